@@ -1,0 +1,11 @@
+// The test projects: one per package that has tests. Vitest 4 reads this list through
+// `test.projects` in vitest.config.ts.
+export const projects = [
+  'packages/content-cache',
+  'packages/git',
+  'packages/aip-26',
+  'packages/skill-providers',
+  'packages/agent-plugins',
+  'packages/cli',
+  'packages/testkit',
+] as const;
