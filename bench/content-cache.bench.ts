@@ -1,0 +1,59 @@
+/**
+ * Content store benchmarks (issue: foundation).
+ *  1. Publishing a 10,000-file tree (1-64 KiB files) against writing the same files to a
+ *     plain folder, in the same run. Target ratio <= 1.2.
+ *  2. A hit on a 10,000-file object. Target median <= 1 ms.
+ *  3. 64 concurrent acquisitions of one key in one process. Target: exactly one fill.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openContentStore } from '@agentproto/content-cache';
+import { median, report, syntheticTree, time, writeAll, writeTree } from './lib.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const files = syntheticTree(10_000, 1024, 64 * 1024);
+const totalBytes = [...files.values()].reduce((n, b) => n + b.length, 0);
+console.log(`tree: ${files.size} files, ${(totalBytes / 2 ** 20).toFixed(1)} MiB; ${ROUNDS} rounds, alternating`);
+
+const work = await mkdtemp(join(tmpdir(), 'agentproto-bench-'));
+try {
+  const plain: number[] = [];
+  const published: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const folder = join(work, `plain-${round}`);
+    plain.push(await time(() => writeTree(folder, files)));
+    await rm(folder, { recursive: true, force: true });
+
+    const store = await openContentStore({ root: join(work, `store-${round}`) });
+    const key = { provider: 'bench', declaration: { round }, version: 'v1', contentId: `tree-${round}` };
+    // The fill writes through the store's writer, which hashes each file while writing it.
+    published.push(await time(() => store.acquire(key, (_dest, ctx) => writeAll(files, (path, data) => ctx.writeFile(path, data)))));
+    await rm(store.root, { recursive: true, force: true });
+  }
+  report('publish 10,000 files vs plain write (median ms)', median(published), median(plain), 'ms', '<= 1.2');
+
+  const store = await openContentStore({ root: join(work, 'store-hit') });
+  const key = { provider: 'bench', declaration: { hit: true }, version: 'v1', contentId: 'hit' };
+  await store.acquire(key, (dest) => writeTree(dest, files));
+  const hits: number[] = [];
+  for (let i = 0; i < 200; i++) hits.push(await time(() => store.acquire(key, () => Promise.reject(new Error('a hit must not fill')))));
+  console.log(`hit on a 10,000-file object: median ${median(hits).toFixed(3)} ms, p90 ${hits.sort((a, b) => a - b)[179]!.toFixed(3)} ms (target median <= 1 ms)`);
+
+  let fills = 0;
+  const small = syntheticTree(100, 1024, 4096, 7);
+  const one = { provider: 'bench', declaration: { concurrent: true }, version: 'v1', contentId: 'concurrent' };
+  const results = await Promise.all(
+    Array.from({ length: 64 }, () =>
+      store.acquire(one, async (dest) => {
+        fills += 1;
+        await writeTree(dest, small);
+      }),
+    ),
+  );
+  const objects = new Set(results.map((r) => r.objectId));
+  console.log(`64 concurrent acquisitions of one key: ${fills} fill(s), ${objects.size} object(s) (target exactly 1 fill)`);
+  if (fills !== 1) process.exitCode = 1;
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

@@ -1,0 +1,66 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/** Median of a list of numbers. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export async function time(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+/** A deterministic tree of `count` files with sizes in [minBytes, maxBytes], nested two levels deep. */
+export function syntheticTree(count: number, minBytes: number, maxBytes: number, seed = 1): Map<string, Buffer> {
+  let state = seed >>> 0 || 1;
+  const next = () => {
+    // xorshift32: fast, deterministic, good enough for file sizes and bytes.
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state;
+  };
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    const size = minBytes + (next() % (maxBytes - minBytes + 1));
+    const data = Buffer.allocUnsafe(size);
+    for (let j = 0; j + 4 <= size; j += 4) data.writeUInt32LE(next(), j);
+    const path = `d${String(i % 20).padStart(2, '0')}/e${String(Math.floor(i / 20) % 25).padStart(2, '0')}/f${String(i).padStart(5, '0')}.bin`;
+    files.set(path, data);
+  }
+  return files;
+}
+
+/** Writes a tree into `root` the plain way: folders, then every file, 32 writes in flight. */
+export async function writeTree(root: string, files: Map<string, Buffer>): Promise<void> {
+  const folders = new Set<string>();
+  for (const path of files.keys()) folders.add(dirname(join(root, path)));
+  await mkdir(root, { recursive: true });
+  for (const folder of [...folders].sort()) await mkdir(folder, { recursive: true });
+  await writeAll(files, (path, data) => writeFile(join(root, path), data));
+}
+
+/** Calls `write` for every file, 32 in flight. */
+export async function writeAll(files: Map<string, Buffer>, write: (path: string, data: Buffer) => Promise<void>): Promise<void> {
+  const entries = [...files];
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const [path, data] = entries[next++]!;
+      await write(path, data);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+}
+
+export function report(name: string, ours: number, baseline: number, unit: string, target: string): void {
+  const ratio = ours / baseline;
+  console.log(`${name}: ours ${ours.toFixed(2)} ${unit}, baseline ${baseline.toFixed(2)} ${unit}, ratio ${ratio.toFixed(3)} (target ${target})`);
+}

@@ -1,0 +1,121 @@
+/**
+ * One class per failure kind. Callers branch on `code`; messages are for humans and name
+ * the offending key, path or step. No error ever carries file contents or secrets: a
+ * store holds public, immutable content, and keys are public identifiers by contract.
+ */
+export type ContentCacheErrorCode =
+  | 'CACHE_INVALID_KEY'
+  | 'CACHE_ROOT_INVALID'
+  | 'CACHE_ROOT_IN_WORKSPACE'
+  | 'CACHE_ROOT_UNUSABLE'
+  | 'CACHE_FILL_FAILED'
+  | 'CACHE_FILL_OUTSIDE_DESTINATION'
+  | 'CACHE_UNSAFE_TREE'
+  | 'CACHE_ABORTED'
+  | 'CACHE_IO'
+  | 'CACHE_LOCK_COMPROMISED'
+  | 'CACHE_CORRUPT_OBJECT';
+
+export class ContentCacheError extends Error {
+  readonly code: ContentCacheErrorCode;
+  /** The file or folder the failure is about, when there is one. */
+  readonly path: string | undefined;
+  constructor(code: ContentCacheErrorCode, message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.path = options.path;
+  }
+}
+
+/** A key is not plain JSON, or one of its names is empty or holds a NUL. */
+export class InvalidKeyError extends ContentCacheError {
+  readonly pointer: string;
+  constructor(pointer: string, reason: string) {
+    super('CACHE_INVALID_KEY', `invalid cache key at ${pointer || '/'}: ${reason}`);
+    this.pointer = pointer;
+  }
+}
+
+export type RootProblem = 'CACHE_ROOT_INVALID' | 'CACHE_ROOT_IN_WORKSPACE' | 'CACHE_ROOT_UNUSABLE';
+
+/** The store's root is relative, inside the caller's workspace, or cannot be used. */
+export class StoreRootError extends ContentCacheError {
+  constructor(code: RootProblem, root: string, reason: string, cause?: unknown) {
+    super(code, `cache root ${root}: ${reason}`, { path: root, cause });
+  }
+}
+
+/** The caller's fill function threw. Its error is the `cause`. */
+export class FillFailedError extends ContentCacheError {
+  constructor(cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super('CACHE_FILL_FAILED', `fill failed: ${reason}`, { cause });
+  }
+}
+
+/** The fill left something in its staging folder beside the destination it was given. */
+export class FillOutsideDestinationError extends ContentCacheError {
+  constructor(entry: string) {
+    super('CACHE_FILL_OUTSIDE_DESTINATION', `fill wrote outside its destination: ${entry}`, { path: entry });
+  }
+}
+
+export type UnsafeTreeReason =
+  | 'missing-destination'
+  | 'destination-not-a-directory'
+  | 'link-escapes'
+  | 'link-absolute'
+  | 'link-dangling'
+  | 'link-loop'
+  | 'special-file';
+
+/** The filled tree cannot be published as it is. `path` is relative to the tree. */
+export class UnsafeTreeError extends ContentCacheError {
+  readonly reason: UnsafeTreeReason;
+  constructor(reason: UnsafeTreeReason, path: string, detail: string) {
+    super('CACHE_UNSAFE_TREE', `unsafe tree entry ${JSON.stringify(path)}: ${detail}`, { path });
+    this.reason = reason;
+  }
+}
+
+/** The acquisition was cancelled before its commit point: nothing was published. */
+export class AcquisitionAbortedError extends ContentCacheError {
+  constructor(cause?: unknown) {
+    super('CACHE_ABORTED', 'acquisition aborted before publication; nothing was published', { cause });
+  }
+}
+
+/**
+ * A filesystem step failed. `step` names it, `errno` is the system code (ENOSPC, EACCES, ...).
+ * `committed` tells whether the object had already been published when the step failed: a
+ * committed object is complete and will be reused by the next acquisition.
+ */
+export class StoreIOError extends ContentCacheError {
+  readonly step: string;
+  readonly errno: string | undefined;
+  readonly committed: boolean;
+  constructor(step: string, path: string, cause: unknown, committed = false) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super('CACHE_IO', `${step} failed for ${path}${errno ? ` (${errno})` : ''}`, { path, cause });
+    this.step = step;
+    this.errno = errno;
+    this.committed = committed;
+  }
+}
+
+/** The publication lock was lost (its lock folder was removed or went stale under us). */
+export class LockCompromisedError extends ContentCacheError {
+  constructor(path: string, cause?: unknown) {
+    super('CACHE_LOCK_COMPROMISED', `lock ${path} was compromised`, { path, cause });
+  }
+}
+
+/** A published object's marker is missing or unreadable, or its content no longer hashes to it. */
+export class CorruptObjectError extends ContentCacheError {
+  readonly objectId: string;
+  constructor(objectId: string, path: string, detail: string, cause?: unknown) {
+    super('CACHE_CORRUPT_OBJECT', `object ${objectId} is corrupt: ${detail}`, { path, cause });
+    this.objectId = objectId;
+  }
+}

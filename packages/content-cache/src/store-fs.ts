@@ -1,0 +1,42 @@
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+
+/**
+ * Every filesystem call the store makes goes through this object, so a host can run the
+ * store over another implementation and a test can make any single step fail (ENOSPC,
+ * EACCES, EIO) to prove that a failure publishes nothing. The default is Node's own.
+ *
+ * Walking and hashing a tree uses the synchronous calls, in short slices between which
+ * the event loop runs: one synchronous read costs a fraction of a round trip through
+ * libuv's thread pool, which made sealing a 10,000-file tree three times slower.
+ */
+export type StoreFs = Pick<
+  typeof fsp,
+  'mkdir' | 'rename' | 'writeFile' | 'readFile' | 'readdir' | 'lstat' | 'chmod' | 'symlink' | 'readlink' | 'realpath' | 'rm' | 'open'
+> &
+  Pick<typeof fs, 'lstatSync' | 'readdirSync' | 'readFileSync' | 'chmodSync' | 'readlinkSync' | 'realpathSync' | 'openSync' | 'readSync' | 'fsyncSync' | 'closeSync'>;
+
+export const nodeStoreFs: StoreFs = {
+  mkdir: fsp.mkdir,
+  rename: fsp.rename,
+  writeFile: fsp.writeFile,
+  readFile: fsp.readFile,
+  readdir: fsp.readdir,
+  lstat: fsp.lstat,
+  chmod: fsp.chmod,
+  symlink: fsp.symlink,
+  readlink: fsp.readlink,
+  realpath: fsp.realpath,
+  rm: fsp.rm,
+  open: fsp.open,
+  lstatSync: fs.lstatSync,
+  readdirSync: fs.readdirSync,
+  readFileSync: fs.readFileSync,
+  chmodSync: fs.chmodSync,
+  readlinkSync: fs.readlinkSync,
+  realpathSync: fs.realpathSync,
+  openSync: fs.openSync,
+  readSync: fs.readSync,
+  fsyncSync: fs.fsyncSync,
+  closeSync: fs.closeSync,
+};

@@ -1,0 +1,693 @@
+import { randomBytes } from 'node:crypto';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { type CacheKey, canonicalJson, canonicalKey, declarationDigest, objectIdOf, sha256Hex } from './canonical-key.js';
+import { defaultCacheRoot } from './default-root.js';
+import {
+  AcquisitionAbortedError,
+  ContentCacheError,
+  CorruptObjectError,
+  FillFailedError,
+  FillOutsideDestinationError,
+  StoreIOError,
+  StoreRootError,
+  UnsafeTreeError,
+} from './errors.js';
+import { CONTENT, MARKER, StoreLayout, TEMP_PREFIX } from './layout.js';
+import { type HeldLock, type LockOptions, isLockHeld, takeLock } from './lock.js';
+import { type StoreFs, nodeStoreFs } from './store-fs.js';
+import { io, sealTree } from './tree.js';
+import { TreeWriter, type WriteFileOptions } from './writer.js';
+
+export interface ContentStoreOptions {
+  /** Absolute folder for the store. Default: the platform cache folder (see defaultCacheRoot). */
+  root?: string;
+  /** The caller's workspace: a root inside it is refused, so cache trees never land in user files. */
+  workspace?: string;
+  /** Filesystem to use; default `node:fs/promises`. */
+  fs?: StoreFs;
+  lock?: LockOptions;
+  /** fsync every file of a tree before its marker is written (survives power loss; slower). */
+  syncFiles?: boolean;
+}
+
+export interface FillContext {
+  /** Aborted when every caller waiting on this acquisition has given up. */
+  signal: AbortSignal;
+  /**
+   * Writes a file at a `/`-separated path under the destination, creating its folders, and
+   * hashes it on the way so publication does not read it back. Optional: a fill may write
+   * the destination any way it likes.
+   */
+  writeFile(path: string, data: Uint8Array | string, options?: WriteFileOptions): Promise<void>;
+}
+
+/** Writes the tree into `destination`, which does not exist yet. Nothing else may be written. */
+export type Fill = (destination: string, context: FillContext) => Promise<void>;
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+}
+
+export interface StoredTree {
+  objectId: string;
+  /** The object's immutable tree. */
+  path: string;
+  /** The declaration link: the folder a consumer of this declaration should use. */
+  linkPath: string;
+  digest: string;
+  files: number;
+  bytes: number;
+  /** True when no fill ran for this call. */
+  fromCache: boolean;
+}
+
+export interface ObjectMarker {
+  format: 1;
+  objectId: string;
+  provider: string;
+  contentId: string;
+  digest: string;
+  files: number;
+  bytes: number;
+}
+
+export interface StoreListing {
+  objects: ObjectMarker[];
+  keys: { key: CacheKey; objectId: string }[];
+  links: { name: string; objectId: string | undefined }[];
+}
+
+export interface VerifyReport {
+  checked: number;
+  ok: string[];
+  corrupt: { objectId: string; reason: string; quarantinedTo?: string }[];
+}
+
+export interface GcReport {
+  removedObjects: string[];
+  removedKeys: number;
+  removedLinks: number;
+  removedStaging: number;
+  freedBytes: number;
+}
+
+interface Flight {
+  promise: Promise<StoredTree>;
+  controller: AbortController;
+  waiters: number;
+}
+
+/** Temporary files older than this were left by a writer that died between write and rename. */
+const TEMP_FILE_GRACE_MS = 60_000;
+
+/**
+ * Opens (creating if needed) a content store. Checks the root before anything is written:
+ * it must be absolute, outside the caller's workspace, and usable.
+ */
+export async function openContentStore(options: ContentStoreOptions = {}): Promise<ContentStore> {
+  const fs = options.fs ?? nodeStoreFs;
+  const root = options.root ?? defaultCacheRoot();
+  if (typeof root !== 'string' || root.includes('\0') || !isAbsolute(root)) {
+    throw new StoreRootError('CACHE_ROOT_INVALID', String(root), 'the root must be an absolute path without NUL');
+  }
+  if (options.workspace !== undefined) await refuseRootInside(fs, root, options.workspace);
+  const layout = new StoreLayout(root);
+  for (const folder of layout.folders) {
+    try {
+      await fs.mkdir(folder, { recursive: true });
+      await fs.readdir(folder);
+    } catch (error) {
+      throw new StoreRootError('CACHE_ROOT_UNUSABLE', root, `cannot use ${folder}: ${(error as NodeJS.ErrnoException).code ?? error}`, error);
+    }
+  }
+  return new ContentStore(layout, fs, options);
+}
+
+async function refuseRootInside(fs: StoreFs, root: string, workspace: string): Promise<void> {
+  const realWorkspace = await realpathOfNearest(fs, workspace);
+  const realRoot = await realpathOfNearest(fs, root);
+  const rel = relative(realWorkspace, realRoot);
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+    throw new StoreRootError('CACHE_ROOT_IN_WORKSPACE', root, `the root is inside the workspace ${workspace}`);
+  }
+}
+
+/** realpath of the longest existing prefix, plus the rest: a root may not exist yet. */
+async function realpathOfNearest(fs: StoreFs, path: string): Promise<string> {
+  let existing = path;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(await fs.realpath(existing), ...rest.reverse());
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) return path;
+      rest.push(existing.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+      existing = parent;
+    }
+  }
+}
+
+export class ContentStore {
+  readonly root: string;
+  private readonly layout: StoreLayout;
+  private readonly fs: StoreFs;
+  private readonly lockOptions: LockOptions;
+  private readonly staleMs: number;
+  private readonly syncFiles: boolean;
+  private readonly flights = new Map<string, Flight>();
+  private readonly markers = new Map<string, ObjectMarker>();
+  private readonly recorded = new Set<string>();
+  private lastSweep = 0;
+
+  constructor(layout: StoreLayout, fs: StoreFs, options: ContentStoreOptions) {
+    this.layout = layout;
+    this.root = layout.root;
+    this.fs = fs;
+    this.lockOptions = options.lock ?? {};
+    this.staleMs = this.lockOptions.staleMs ?? 10_000;
+    this.syncFiles = options.syncFiles ?? false;
+  }
+
+  /**
+   * Returns the tree stored for `key`, running `fill` only on a miss. The fill gets an
+   * absent destination inside a fresh staging folder; what it leaves there is checked,
+   * sealed and published by one rename, then the key record and the declaration link are
+   * written. A fill that throws or is aborted publishes nothing and leaves nothing behind.
+   * Identical acquisitions in one process share one fill.
+   */
+  acquire(key: CacheKey, fill: Fill, options: AcquireOptions = {}): Promise<StoredTree> {
+    let keyText: string;
+    try {
+      keyText = canonicalKey(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (options.signal?.aborted) return Promise.reject(new AcquisitionAbortedError(options.signal.reason));
+    const digest = sha256Hex(keyText);
+    let flight = this.flights.get(digest);
+    if (!flight) {
+      const controller = new AbortController();
+      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal).finally(() => {
+        if (this.flights.get(digest) === flight) this.flights.delete(digest);
+      });
+      flight = { promise, controller, waiters: 0 };
+      this.flights.set(digest, flight);
+    }
+    return this.join(digest, flight, options.signal);
+  }
+
+  /**
+   * Attaches one caller to a shared acquisition. A caller that aborts leaves at once while
+   * others still wait; the last one to abort cancels the fill and receives the outcome only
+   * after cleanup, so it never sees a staging folder still being removed.
+   */
+  private join(digest: string, flight: Flight, signal: AbortSignal | undefined): Promise<StoredTree> {
+    flight.waiters += 1;
+    if (!signal) return flight.promise;
+    return new Promise<StoredTree>((resolve, reject) => {
+      let left = false;
+      const onAbort = () => {
+        flight.waiters -= 1;
+        if (flight.waiters > 0) {
+          left = true;
+          reject(new AcquisitionAbortedError(signal.reason));
+          return;
+        }
+        // A later acquisition of the same key must not join a cancelled one.
+        if (this.flights.get(digest) === flight) this.flights.delete(digest);
+        flight.controller.abort(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      flight.promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          if (!left) resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          if (!left) reject(error);
+        },
+      );
+    });
+  }
+
+  /** The tree stored for `key`, or undefined. Reads at most two small files; never walks the tree. */
+  async lookup(key: CacheKey): Promise<StoredTree | undefined> {
+    const keyText = canonicalKey(key);
+    const objectId = objectIdOf(key);
+    const marker = await this.presentMarker(objectId);
+    if (!marker || !(await this.isRecorded(sha256Hex(keyText), keyText))) return undefined;
+    return this.treeOf(key, marker, true);
+  }
+
+  /** Where the declaration link of `key`'s declaration lives (it may not exist yet). */
+  linkPathOf(key: Pick<CacheKey, 'provider' | 'declaration'>): string {
+    return this.layout.link(declarationDigest(key));
+  }
+
+  private async acquireOnce(key: CacheKey, keyText: string, digest: string, fill: Fill, signal: AbortSignal): Promise<StoredTree> {
+    // The object id follows from the key, so a hit needs no key record read: only proof
+    // that the object is still there, and the declaration link checked in the same turn.
+    const objectId = objectIdOf(key);
+    const [marker, linked] = await Promise.all([this.presentMarker(objectId), this.linkPointsAt(key, objectId)]);
+    if (marker) {
+      if (await this.isRecorded(digest, keyText)) {
+        if (!linked) await this.pointLink(key, objectId, true);
+        return this.treeOf(key, marker, true);
+      }
+      // Another key with the same content identity already published this tree: no fill needed.
+      return this.withPublishLock(() => this.record(key, keyText, digest, marker, true));
+    }
+    return this.fillAndPublish(key, keyText, digest, objectId, fill, signal);
+  }
+
+  /**
+   * The marker of a published object, or undefined. Objects are immutable, so a marker read
+   * once is remembered; later calls only check that the object was not collected since.
+   */
+  private async presentMarker(objectId: string): Promise<ObjectMarker | undefined> {
+    const known = this.markers.get(objectId);
+    if (known) {
+      try {
+        await this.fs.lstat(this.layout.marker(objectId));
+        return known;
+      } catch {
+        this.markers.delete(objectId);
+      }
+    }
+    const marker = await this.readMarker(objectId);
+    if (marker) this.markers.set(objectId, marker);
+    return marker;
+  }
+
+  /** Whether a key record for this key exists; remembered, since a record only ever names one object. */
+  private async isRecorded(digest: string, keyText: string): Promise<boolean> {
+    if (this.recorded.has(digest)) return true;
+    const path = this.layout.key(digest);
+    let text: string;
+    try {
+      text = await this.fs.readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw new StoreIOError('read key record', path, error);
+    }
+    try {
+      const record = JSON.parse(text) as { key?: unknown };
+      if (canonicalJson(record.key) !== keyText) return false;
+    } catch {
+      return false; // A record damaged by hand is a miss; the next publication rewrites it.
+    }
+    this.recorded.add(digest);
+    return true;
+  }
+
+  private async linkPointsAt(key: CacheKey, objectId: string): Promise<boolean> {
+    try {
+      return (await this.fs.readlink(this.linkPathOf(key))) === this.layout.linkTarget(objectId);
+    } catch {
+      return false;
+    }
+  }
+
+  private async fillAndPublish(
+    key: CacheKey,
+    keyText: string,
+    digest: string,
+    objectId: string,
+    fill: Fill,
+    signal: AbortSignal,
+  ): Promise<StoredTree> {
+    const staging = await this.openStaging();
+    let published = false;
+    try {
+      throwIfAborted(signal);
+      const destination = join(staging.dir, CONTENT);
+      const writer = new TreeWriter(this.fs, destination);
+      try {
+        await fill(destination, { signal, writeFile: (path, data, options) => writer.writeFile(path, data, options) });
+      } catch (error) {
+        if (signal.aborted) throw new AcquisitionAbortedError(signal.reason);
+        throw new FillFailedError(error);
+      }
+      throwIfAborted(signal);
+      await this.assertOnlyDestination(staging.dir);
+      const summary = await sealTree(this.fs, destination, { normalize: true, syncFiles: this.syncFiles, known: writer.known });
+      const marker: ObjectMarker = { format: 1, objectId, provider: key.provider, contentId: key.contentId, ...summary };
+      // The marker is written inside the staged folder, so the one rename below publishes the
+      // tree and its marker together: an object without a marker can never be seen.
+      await io('write completion marker', join(staging.dir, MARKER), () =>
+        this.fs.writeFile(join(staging.dir, MARKER), `${JSON.stringify(marker)}\n`, { flag: 'wx', mode: 0o644 }),
+      );
+      if (this.syncFiles) await this.syncPath(join(staging.dir, MARKER));
+      await io('set mode', staging.dir, () => this.fs.chmod(staging.dir, 0o755));
+      throwIfAborted(signal);
+      staging.lock.assertHeld();
+
+      return await this.withPublishLock(async (lock) => {
+        // Check again under the lock: another writer may have published while we filled.
+        let theirs = await this.readMarker(objectId);
+        if (!theirs) {
+          throwIfAborted(signal);
+          lock.assertHeld();
+          staging.lock.assertHeld();
+          try {
+            await this.fs.rename(staging.dir, this.layout.object(objectId));
+            published = true;
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new StoreIOError('publish object', this.layout.object(objectId), error);
+            // The target exists, so another writer won the race without the lock: use
+            // theirs, but only once its marker proves it complete.
+            theirs = await this.readMarker(objectId);
+            if (!theirs) throw new CorruptObjectError(objectId, this.layout.object(objectId), 'the object has no completion marker');
+          }
+          if (published && this.syncFiles) await this.syncPath(this.layout.objects);
+        }
+        return this.record(key, keyText, digest, theirs ?? marker, theirs !== undefined);
+      });
+    } finally {
+      // Before the commit point nothing of ours is visible; the staging folder goes.
+      if (!published) await this.fs.rm(staging.dir, { recursive: true, force: true }).catch(() => undefined);
+      await staging.lock.release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Writes the key record and points the declaration link at the object. Runs after the
+   * object is complete and visible, so a failure here leaves a complete object that the
+   * next acquisition of the same content adopts without a fill.
+   */
+  private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, fromCache: boolean): Promise<StoredTree> {
+    try {
+      await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
+      await this.pointLink(key, marker.objectId, true);
+      await this.sweepDeadWriters(false);
+    } catch (error) {
+      if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
+      throw error;
+    }
+    this.recorded.add(digest);
+    this.markers.set(marker.objectId, marker);
+    return this.treeOf(key, marker, fromCache);
+  }
+
+  private treeOf(key: CacheKey, marker: ObjectMarker, fromCache: boolean): StoredTree {
+    const { objectId, digest, files, bytes } = marker;
+    return {
+      objectId,
+      path: this.layout.content(objectId),
+      linkPath: this.linkPathOf(key),
+      digest,
+      files,
+      bytes,
+      fromCache,
+    };
+  }
+
+  /**
+   * Points the declaration link at an object. The new link is made under a temporary name
+   * and renamed over the old one: rename replaces atomically, so once a link exists a reader
+   * always finds one, pointing at a complete tree.
+   */
+  private async pointLink(key: CacheKey, objectId: string, afterCommit: boolean): Promise<void> {
+    const link = this.linkPathOf(key);
+    const target = this.layout.linkTarget(objectId);
+    if (await this.linkPointsAt(key, objectId)) return;
+    const temp = join(this.layout.links, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
+    try {
+      await io('write declaration link', temp, () => this.fs.symlink(target, temp));
+      await io('replace declaration link', link, () => this.fs.rename(temp, link));
+    } catch (error) {
+      await this.fs.rm(temp, { force: true }).catch(() => undefined);
+      if (error instanceof StoreIOError && afterCommit) throw new StoreIOError(error.step, link, error.cause, true);
+      throw error;
+    }
+  }
+
+  /** Write to a temporary name, then rename: readers see the old file or the whole new one. */
+  private async writeAtomically(folder: string, path: string, text: string): Promise<void> {
+    const temp = join(folder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
+    try {
+      await io('write key record', temp, () => this.fs.writeFile(temp, text, { flag: 'wx', mode: 0o644 }));
+      if (this.syncFiles) await this.syncPath(temp);
+      await io('replace key record', path, () => this.fs.rename(temp, path));
+    } catch (error) {
+      await this.fs.rm(temp, { force: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async syncPath(path: string): Promise<void> {
+    await io('sync', path, async () => {
+      const handle = await this.fs.open(path, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  private async readMarker(objectId: string): Promise<ObjectMarker | undefined> {
+    const path = this.layout.marker(objectId);
+    let text: string;
+    try {
+      text = await this.fs.readFile(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw new StoreIOError('read completion marker', path, error);
+    }
+    try {
+      const marker = JSON.parse(text) as ObjectMarker;
+      if (marker.format !== 1 || marker.objectId !== objectId || typeof marker.digest !== 'string') throw new Error('unexpected fields');
+      return marker;
+    } catch (error) {
+      throw new CorruptObjectError(objectId, path, 'its completion marker is unreadable', error);
+    }
+  }
+
+  /** A staging folder and its liveness lock; the lock is taken first so no folder is ever unowned. */
+  private async openStaging(): Promise<{ dir: string; lock: HeldLock }> {
+    const dir = join(this.layout.staging, randomBytes(12).toString('hex'));
+    const lock = await takeLock(dir, `${dir}.lock`, this.lockOptions, false);
+    try {
+      await io('create staging folder', dir, () => this.fs.mkdir(dir));
+    } catch (error) {
+      await lock.release().catch(() => undefined);
+      throw error;
+    }
+    return { dir, lock };
+  }
+
+  private async assertOnlyDestination(stagingDir: string): Promise<void> {
+    const names = await io('read staging folder', stagingDir, () => this.fs.readdir(stagingDir));
+    const stray = names.find((name) => name !== CONTENT);
+    if (stray !== undefined) throw new FillOutsideDestinationError(join(stagingDir, stray));
+    if (names.length === 0) throw new UnsafeTreeError('missing-destination', '.', 'the fill did not create its destination');
+  }
+
+  private async withPublishLock<T>(run: (lock: HeldLock) => Promise<T>): Promise<T> {
+    const lock = await takeLock(this.layout.objects, this.layout.publishLock, this.lockOptions, true);
+    try {
+      return await run(lock);
+    } finally {
+      await lock.release().catch(() => undefined);
+      await this.emptyTrash();
+    }
+  }
+
+  /**
+   * Moves the staging folders of dead writers to the trash. Only under the publication
+   * lock: a folder is dead when its liveness lock is absent or stale, and the lock keeps
+   * two sweepers from racing over the same folder. Runs at most once per stale period
+   * unless forced (gc).
+   */
+  private async sweepDeadWriters(force: boolean): Promise<number> {
+    const now = Date.now();
+    if (!force && now - this.lastSweep < this.staleMs) return 0;
+    this.lastSweep = now;
+    const names = await io('read staging folder', this.layout.staging, () => this.fs.readdir(this.layout.staging));
+    const owners = new Set(names.map((name) => name.replace(/\.lock$/, '')));
+    let removed = 0;
+    for (const owner of owners) {
+      const dir = join(this.layout.staging, owner);
+      if (await isLockHeld(dir, `${dir}.lock`, this.staleMs)) continue;
+      await this.moveToTrash(dir);
+      await this.fs.rm(`${dir}.lock`, { recursive: true, force: true }).catch(() => undefined);
+      removed += names.includes(owner) ? 1 : 0;
+    }
+    return removed;
+  }
+
+  /** One rename takes a folder out of sight; deleting its files can then happen at leisure. */
+  private async moveToTrash(path: string): Promise<boolean> {
+    try {
+      await this.fs.rename(path, join(this.layout.trash, randomBytes(12).toString('hex')));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw new StoreIOError('move to trash', path, error);
+    }
+  }
+
+  private async emptyTrash(): Promise<void> {
+    let names: string[];
+    try {
+      names = await this.fs.readdir(this.layout.trash);
+    } catch {
+      return;
+    }
+    await Promise.all(names.map((name) => this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined)));
+  }
+
+  /** Every object, key and declaration link in the store. */
+  async list(): Promise<StoreListing> {
+    const objects: ObjectMarker[] = [];
+    for (const id of await this.readFolder(this.layout.objects)) {
+      const marker = await this.readMarker(id).catch(() => undefined);
+      if (marker) objects.push(marker);
+    }
+    const keys: StoreListing['keys'] = [];
+    for (const name of await this.readFolder(this.layout.keys)) {
+      if (name.startsWith(TEMP_PREFIX)) continue;
+      try {
+        const record = JSON.parse(await this.fs.readFile(join(this.layout.keys, name), 'utf8')) as { objectId: string; key: CacheKey };
+        keys.push({ key: record.key, objectId: record.objectId });
+      } catch {
+        // A record that vanished or was damaged by hand is not listed; gc removes it.
+      }
+    }
+    const links: StoreListing['links'] = [];
+    for (const name of await this.readFolder(this.layout.links)) {
+      if (name.startsWith(TEMP_PREFIX)) continue;
+      const target = await this.fs.readlink(join(this.layout.links, name)).catch(() => '');
+      links.push({ name, objectId: this.layout.objectIdOfLinkTarget(target) });
+    }
+    return { objects, keys, links };
+  }
+
+  /**
+   * Re-hashes every object against its marker. With `quarantine`, corrupt objects are moved
+   * to quarantine/ and the keys that led to them are removed, so the next acquisition
+   * fetches the content again; declaration links to them are replaced by that acquisition
+   * (or removed by gc).
+   */
+  async verify(options: { quarantine?: boolean } = {}): Promise<VerifyReport> {
+    const report: VerifyReport = { checked: 0, ok: [], corrupt: [] };
+    for (const objectId of await this.readFolder(this.layout.objects)) {
+      report.checked += 1;
+      const problem = await this.checkObject(objectId);
+      if (problem === undefined) report.ok.push(objectId);
+      else report.corrupt.push({ objectId, reason: problem });
+    }
+    if (options.quarantine && report.corrupt.length > 0) {
+      await this.withPublishLock(async () => {
+        const bad = new Set(report.corrupt.map((c) => c.objectId));
+        for (const entry of report.corrupt) {
+          const to = join(this.layout.quarantine, `${entry.objectId}-${randomBytes(4).toString('hex')}`);
+          await io('quarantine object', this.layout.object(entry.objectId), () => this.fs.rename(this.layout.object(entry.objectId), to));
+          entry.quarantinedTo = to;
+        }
+        for (const { path, objectId } of await this.readKeyObjects()) {
+          if (bad.has(objectId)) await this.fs.rm(path, { force: true });
+        }
+      });
+    }
+    return report;
+  }
+
+  private async checkObject(objectId: string): Promise<string | undefined> {
+    let marker: ObjectMarker | undefined;
+    try {
+      marker = await this.readMarker(objectId);
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+    if (!marker) return 'the completion marker is missing';
+    try {
+      const now = await sealTree(this.fs, this.layout.content(objectId), { normalize: false });
+      if (now.digest !== marker.digest) return `content digest ${now.digest} differs from the marker's ${marker.digest}`;
+      if (now.files !== marker.files || now.bytes !== marker.bytes) return 'file count or size differs from the marker';
+    } catch (error) {
+      if (error instanceof ContentCacheError) return error.message;
+      throw error;
+    }
+    return undefined;
+  }
+
+  /**
+   * Removes objects that no key record or declaration link reaches, keys and links whose
+   * object is gone, staging folders of dead writers, and temporary files they left. Holds
+   * the publication lock throughout, so nothing it judges unreachable is being published.
+   */
+  async gc(): Promise<GcReport> {
+    const report: GcReport = { removedObjects: [], removedKeys: 0, removedLinks: 0, removedStaging: 0, freedBytes: 0 };
+    await this.withPublishLock(async () => {
+      const objects = new Set(await this.readFolder(this.layout.objects));
+      const reached = new Set<string>();
+      for (const { path, objectId } of await this.readKeyObjects()) {
+        if (objects.has(objectId)) reached.add(objectId);
+        else if (await this.removeFile(path)) report.removedKeys += 1;
+      }
+      for (const name of await this.readFolder(this.layout.links)) {
+        const path = join(this.layout.links, name);
+        if (name.startsWith(TEMP_PREFIX)) {
+          await this.removeIfOld(path);
+          continue;
+        }
+        const objectId = this.layout.objectIdOfLinkTarget(await this.fs.readlink(path).catch(() => ''));
+        if (objectId && objects.has(objectId)) reached.add(objectId);
+        else if (await this.removeFile(path)) report.removedLinks += 1;
+      }
+      for (const objectId of objects) {
+        if (reached.has(objectId)) continue;
+        const marker = await this.readMarker(objectId).catch(() => undefined);
+        if (await this.moveToTrash(this.layout.object(objectId))) {
+          report.removedObjects.push(objectId);
+          report.freedBytes += marker?.bytes ?? 0;
+        }
+      }
+      for (const name of await this.readFolder(this.layout.keys)) {
+        if (name.startsWith(TEMP_PREFIX)) await this.removeIfOld(join(this.layout.keys, name));
+      }
+      report.removedStaging = await this.sweepDeadWriters(true);
+    });
+    return report;
+  }
+
+  /** Key record files with the object each names; temporary and unreadable ones are skipped. */
+  private async readKeyObjects(): Promise<{ path: string; objectId: string }[]> {
+    const found: { path: string; objectId: string }[] = [];
+    for (const name of await this.readFolder(this.layout.keys)) {
+      if (name.startsWith(TEMP_PREFIX)) continue;
+      const path = join(this.layout.keys, name);
+      try {
+        const record = JSON.parse(await this.fs.readFile(path, 'utf8')) as { objectId?: unknown };
+        found.push({ path, objectId: typeof record.objectId === 'string' ? record.objectId : '' });
+      } catch {
+        found.push({ path, objectId: '' });
+      }
+    }
+    return found;
+  }
+
+  private async readFolder(folder: string): Promise<string[]> {
+    return (await io('read store folder', folder, () => this.fs.readdir(folder))).sort();
+  }
+
+  private async removeFile(path: string): Promise<boolean> {
+    await io('remove', path, () => this.fs.rm(path, { force: true }));
+    return true;
+  }
+
+  private async removeIfOld(path: string): Promise<void> {
+    const stat = await this.fs.lstat(path).catch(() => undefined);
+    if (stat && Date.now() - stat.mtimeMs > TEMP_FILE_GRACE_MS) await this.fs.rm(path, { force: true }).catch(() => undefined);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new AcquisitionAbortedError(signal.reason);
+}
