@@ -34,7 +34,9 @@ export const nodeStoreFs: StoreFs = {
   readFileSync: fs.readFileSync,
   chmodSync: fs.chmodSync,
   readlinkSync: fs.readlinkSync,
-  realpathSync: fs.realpathSync,
+  // The native call: Node's JavaScript realpathSync folds `..` before following the link
+  // in front of it, so `x -> up/..` with `up -> ..` would seem to stay inside a tree it leaves.
+  realpathSync: fs.realpathSync.native,
   openSync: fs.openSync,
   readSync: fs.readSync,
   fsyncSync: fs.fsyncSync,

@@ -382,13 +382,14 @@ export class ContentStore {
     try {
       await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
       await this.pointLink(key, marker.objectId, true);
-      await this.sweepDeadWriters(false);
     } catch (error) {
       if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
       throw error;
     }
     this.recorded.add(digest);
     this.markers.set(marker.objectId, marker);
+    // Housekeeping: a failure here must not fail an acquisition that already succeeded.
+    await this.sweepDeadWriters(false).catch(() => undefined);
     return this.treeOf(key, marker, fromCache);
   }
 

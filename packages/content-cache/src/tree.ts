@@ -120,6 +120,10 @@ function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, targ
   if (posix.isAbsolute(target) || /^[A-Za-z]:/.test(target) || target.startsWith('\\')) {
     throw new UnsafeTreeError('link-absolute', rel, 'links must be relative');
   }
+  // Judged on paper first, so a link that leaves the tree is named as such even when its
+  // target does not exist.
+  const lexical = posix.normalize(posix.join(posix.dirname(rel), target));
+  if (lexical === '..' || lexical.startsWith('../')) throw new UnsafeTreeError('link-escapes', rel, 'the link points outside the tree');
   let resolved: string;
   try {
     // realpath follows every link on the way, so a chain of links that are each harmless

@@ -1,0 +1,371 @@
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  AcquisitionAbortedError,
+  ContentCacheError,
+  FillFailedError,
+  FillOutsideDestinationError,
+  type StoreFs,
+  UnsafeTreeError,
+  hashTree,
+  nodeStoreFs,
+  openContentStore,
+} from '@agentproto/content-cache';
+import { storeState, visibleProblems } from './support/inspect.js';
+import { tempDir } from './support/temp.js';
+import { fillWith, keyFor } from './support/trees.js';
+
+async function newStore(options: Parameters<typeof openContentStore>[0] = {}) {
+  const root = join(await tempDir(), 'store');
+  return openContentStore({ root, ...options });
+}
+
+describe('acquire', () => {
+  it('publishes a filled tree and points the declaration link at it', async () => {
+    const store = await newStore();
+    const tree = await store.acquire(keyFor('c1'), fillWith({ 'SKILL.md': '# a\n', 'scripts/run.sh': 'echo hi\n' }));
+    expect(tree.fromCache).toBe(false);
+    expect(tree.files).toBe(2);
+    expect(tree.bytes).toBe(12);
+    expect(tree.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await readFile(join(tree.linkPath, 'scripts/run.sh'), 'utf8')).toBe('echo hi\n');
+    expect(await readFile(join(tree.path, 'SKILL.md'), 'utf8')).toBe('# a\n');
+    expect(await readlink(tree.linkPath)).toBe(`../objects/${tree.objectId}/content`);
+    expect(storeState(store.root).staging).toEqual([]);
+    expect(visibleProblems(store.root)).toEqual([]);
+  });
+
+  it('serves a hit without running the fill', async () => {
+    const store = await newStore();
+    const first = await store.acquire(keyFor('c1'), fillWith({ 'SKILL.md': 'x' }));
+    const again = await store.acquire(keyFor('c1'), () => Promise.reject(new Error('a hit must not fill')));
+    expect(again).toEqual({ ...first, fromCache: true });
+  });
+
+  it('serves a hit from a fresh store instance without walking the tree', async () => {
+    const root = join(await tempDir(), 'store');
+    const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d/f${i}.txt`, `${i}`]));
+    await (await openContentStore({ root })).acquire(keyFor('c1'), fillWith(files));
+    const calls: string[] = [];
+    const counting = new Proxy(nodeStoreFs, {
+      get: (target, name: keyof StoreFs) => (...args: unknown[]) => {
+        calls.push(`${String(name)} ${String(args[0])}`);
+        return (target[name] as (...a: unknown[]) => unknown)(...args);
+      },
+    });
+    const store = await openContentStore({ root, fs: counting });
+    calls.length = 0;
+    const hit = await store.acquire(keyFor('c1'), () => Promise.reject(new Error('no fill')));
+    expect(hit.fromCache).toBe(true);
+    expect(calls.length).toBeLessThanOrEqual(4);
+    expect(calls.filter((c) => c.includes('/content'))).toEqual([]);
+  });
+
+  it('stores two keys with the same content identity as one object, with one link each', async () => {
+    const store = await newStore();
+    const a = await store.acquire(keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-1'), fillWith({ 'SKILL.md': 'same' }));
+    const b = await store.acquire(keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-2'), () => Promise.reject(new Error('shared content must not fill')));
+    expect(b.objectId).toBe(a.objectId);
+    expect(b.fromCache).toBe(true);
+    const c = await store.acquire(keyFor('tree-1', { source: 'y' }, 'commit-2'), () => Promise.reject(new Error('no fill')));
+    expect(c.linkPath).not.toBe(a.linkPath);
+    expect(storeState(store.root).objects).toHaveLength(1);
+    expect(storeState(store.root).keys).toHaveLength(3);
+    expect(storeState(store.root).links).toHaveLength(2);
+  });
+
+  it('repoints a declaration link when the declaration resolves to new content', async () => {
+    const store = await newStore();
+    const declaration = { source: 'x', ref: 'main' };
+    const v1 = await store.acquire(keyFor('t1', declaration, 'c1'), fillWith({ 'SKILL.md': 'one' }));
+    const v2 = await store.acquire(keyFor('t2', declaration, 'c2'), fillWith({ 'SKILL.md': 'two' }));
+    expect(v2.linkPath).toBe(v1.linkPath);
+    expect(await readFile(join(v2.linkPath, 'SKILL.md'), 'utf8')).toBe('two');
+    // The old tree stays intact for whoever still uses it.
+    expect(await readFile(join(v1.path, 'SKILL.md'), 'utf8')).toBe('one');
+  });
+
+  it('canonicalises declarations: key order does not make a new key', async () => {
+    const store = await newStore();
+    const a = await store.acquire(keyFor('t', { source: 's', path: 'p', config: { b: 1, a: 2 } }), fillWith({ f: 'x' }));
+    const b = await store.acquire(keyFor('t', { config: { a: 2, b: 1 }, path: 'p', source: 's' }), () => Promise.reject(new Error('no fill')));
+    expect(b.linkPath).toBe(a.linkPath);
+    expect(storeState(store.root).keys).toHaveLength(1);
+  });
+
+  it('shares one fill among 64 concurrent acquisitions of one key', async () => {
+    const store = await newStore();
+    let fills = 0;
+    const fill = async (destination: string) => {
+      fills += 1;
+      await new Promise((r) => setTimeout(r, 20));
+      await fillWith({ 'SKILL.md': 'x' })(destination, { signal: new AbortController().signal, writeFile: async () => {} });
+    };
+    const results = await Promise.all(Array.from({ length: 64 }, () => store.acquire(keyFor('one'), fill)));
+    expect(fills).toBe(1);
+    expect(new Set(results.map((r) => r.objectId)).size).toBe(1);
+  });
+
+  it('hashes files written through the fill context exactly as files written any other way', async () => {
+    const store = await newStore();
+    const viaWriter = await store.acquire(keyFor('w1'), async (_destination, ctx) => {
+      await ctx.writeFile('SKILL.md', '# skill\n');
+      await ctx.writeFile('bin/run', 'echo\n', { mode: 0o755 });
+    });
+    const plain = await store.acquire(keyFor('w2'), fillWith({ 'SKILL.md': '# skill\n', 'bin/run': 'echo\n' }, { 'bin/run': 0o755 }));
+    expect(viaWriter.digest).toBe(plain.digest);
+    expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
+  });
+
+  it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b'])('refuses the fill writer path %j', async (path) => {
+    const store = await newStore();
+    const error = await store.acquire(keyFor('w'), (_d, ctx) => ctx.writeFile(path, 'x')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FillFailedError);
+    expect((error as FillFailedError).cause).toBeInstanceOf(FillOutsideDestinationError);
+    expect(storeState(store.root).objects).toEqual([]);
+  });
+});
+
+describe('modes and links', () => {
+  it('keeps execute bits, strips setuid, setgid and sticky bits, and normalises the rest', async () => {
+    const store = await newStore();
+    const tree = await store.acquire(keyFor('modes'), async (destination) => {
+      await mkdir(join(destination, 'dir'), { recursive: true });
+      const files: Record<string, number> = { 'plain': 0o666, 'private': 0o600, 'exec': 0o700, 'group-exec': 0o614, 'setuid': 0o4755, 'setgid': 0o2755 };
+      for (const [name, mode] of Object.entries(files)) {
+        await writeFile(join(destination, name), name);
+        await chmod(join(destination, name), mode);
+      }
+      await chmod(join(destination, 'dir'), 0o1777);
+    });
+    const mode = async (name: string) => (await stat(join(tree.path, name))).mode & 0o7777;
+    expect(await mode('plain')).toBe(0o644);
+    expect(await mode('private')).toBe(0o644);
+    expect(await mode('exec')).toBe(0o755);
+    expect(await mode('group-exec')).toBe(0o755);
+    expect(await mode('setuid')).toBe(0o755);
+    expect(await mode('setgid')).toBe(0o755);
+    expect(await mode('dir')).toBe(0o755);
+    expect(await mode('.')).toBe(0o755);
+  });
+
+  it('keeps links that resolve inside the tree', async () => {
+    const store = await newStore();
+    const tree = await store.acquire(keyFor('links'), async (destination) => {
+      await mkdir(join(destination, 'a/b'), { recursive: true });
+      await writeFile(join(destination, 'a/b/target.md'), 'T');
+      await symlink('b/target.md', join(destination, 'a/link.md'));
+      await symlink('..', join(destination, 'a/b/up'));
+      await symlink('.', join(destination, 'self'));
+    });
+    expect(await readFile(join(tree.path, 'a/link.md'), 'utf8')).toBe('T');
+    expect(await readlink(join(tree.path, 'a/b/up'))).toBe('..');
+    expect(await readFile(join(tree.path, 'a/b/up/link.md'), 'utf8')).toBe('T');
+  });
+
+  const refused: [string, (destination: string) => Promise<void>, string][] = [
+    ['a link that leaves the tree', (d) => symlink('../../outside', join(d, 'out')), 'link-escapes'],
+    ['an absolute link', (d) => symlink('/etc/passwd', join(d, 'abs')), 'link-absolute'],
+    ['an absolute link to a file inside the tree', async (d) => { await writeFile(join(d, 'f'), 'x'); await symlink(join(d, 'f'), join(d, 'abs')); }, 'link-absolute'],
+    ['a dangling link', (d) => symlink('missing', join(d, 'dangling')), 'link-dangling'],
+    ['a looping link', async (d) => { await symlink('b', join(d, 'a')); await symlink('a', join(d, 'b')); }, 'link-loop'],
+    ['a chain of links that escapes only when followed', async (d) => {
+      await mkdir(join(d, 'x'));
+      await symlink('..', join(d, 'x/up'));
+      await symlink('up/..', join(d, 'x/escape'));
+    }, 'link-escapes'],
+    ['a named pipe', async (d) => { execFileSync('mkfifo', [join(d, 'pipe')]); }, 'special-file'],
+  ];
+  it.each(refused)('refuses %s and publishes nothing', async (_name, make, reason) => {
+    const store = await newStore();
+    const error = await store.acquire(keyFor('bad'), async (destination) => {
+      await mkdir(destination);
+      await make(destination);
+    }).catch((e: unknown) => e);
+    expect(error, String(error)).toBeInstanceOf(UnsafeTreeError);
+    expect((error as UnsafeTreeError).reason).toBe(reason);
+    expect((error as UnsafeTreeError).code).toBe('CACHE_UNSAFE_TREE');
+    expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
+  });
+});
+
+describe('failed and cancelled acquisitions', () => {
+  it('publishes nothing and leaves nothing when the fill throws', async () => {
+    const store = await newStore();
+    const boom = new Error('network down');
+    const error = await store.acquire(keyFor('f'), async (destination) => {
+      await mkdir(destination);
+      await writeFile(join(destination, 'half'), 'x');
+      throw boom;
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FillFailedError);
+    expect((error as FillFailedError).code).toBe('CACHE_FILL_FAILED');
+    expect((error as FillFailedError).cause).toBe(boom);
+    expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
+  });
+
+  it('refuses a fill that writes beside its destination', async () => {
+    const store = await newStore();
+    const error = await store.acquire(keyFor('f'), async (destination) => {
+      await fillWith({ a: 'x' })(destination, {} as never);
+      await writeFile(join(destination, '..', 'stray'), 'x');
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FillOutsideDestinationError);
+    expect((error as ContentCacheError).code).toBe('CACHE_FILL_OUTSIDE_DESTINATION');
+    expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
+  });
+
+  it('refuses a fill that never creates its destination', async () => {
+    const store = await newStore();
+    const error = await store.acquire(keyFor('f'), async () => {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnsafeTreeError);
+    expect((error as UnsafeTreeError).reason).toBe('missing-destination');
+  });
+
+  it('refuses a destination that is a link to elsewhere', async () => {
+    const store = await newStore();
+    const elsewhere = await tempDir();
+    const error = await store.acquire(keyFor('f'), (destination) => symlink(elsewhere, destination)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnsafeTreeError);
+    expect((error as UnsafeTreeError).reason).toBe('destination-not-a-directory');
+  });
+
+  it('rejects at once when the signal is already aborted, without filling', async () => {
+    const store = await newStore();
+    const controller = new AbortController();
+    controller.abort();
+    let filled = false;
+    const error = await store.acquire(keyFor('f'), async () => { filled = true; }, { signal: controller.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AcquisitionAbortedError);
+    expect(filled).toBe(false);
+  });
+
+  it('publishes nothing when cancelled during the fill, and settles only after cleanup', async () => {
+    const store = await newStore();
+    const controller = new AbortController();
+    let sawAbort = false;
+    const pending = store.acquire(keyFor('f'), async (destination, { signal }) => {
+      await mkdir(destination);
+      await writeFile(join(destination, 'a'), 'x');
+      controller.abort(new Error('user went away'));
+      // A fill that keeps writing a little after the abort: cleanup must wait for it.
+      await new Promise((r) => setTimeout(r, 30));
+      sawAbort = signal.aborted;
+      await writeFile(join(destination, 'late'), 'x');
+    }, { signal: controller.signal });
+    const error = await pending.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AcquisitionAbortedError);
+    expect(sawAbort).toBe(true);
+    expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
+  });
+
+  it('lets the other callers of a shared acquisition finish when one of them aborts', async () => {
+    const store = await newStore();
+    const quitter = new AbortController();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const fill = async (destination: string) => {
+      await gate;
+      await fillWith({ a: 'x' })(destination, {} as never);
+    };
+    const leaving = store.acquire(keyFor('s'), fill, { signal: quitter.signal });
+    const staying = store.acquire(keyFor('s'), fill);
+    quitter.abort();
+    await expect(leaving).rejects.toBeInstanceOf(AcquisitionAbortedError);
+    release();
+    const tree = await staying;
+    expect(tree.fromCache).toBe(false);
+    expect(await readFile(join(tree.path, 'a'), 'utf8')).toBe('x');
+  });
+
+  it('starts a new acquisition after a cancelled one instead of joining it', async () => {
+    const store = await newStore();
+    const controller = new AbortController();
+    const first = store.acquire(keyFor('n'), async (destination, { signal }) => {
+      await mkdir(destination);
+      await new Promise((r) => signal.addEventListener('abort', r));
+      throw signal.reason;
+    }, { signal: controller.signal });
+    controller.abort();
+    const second = store.acquire(keyFor('n'), fillWith({ a: 'x' }));
+    await expect(first).rejects.toBeInstanceOf(AcquisitionAbortedError);
+    expect((await second).fromCache).toBe(false);
+  });
+});
+
+describe('lookup', () => {
+  it('finds a published key and misses an unknown one', async () => {
+    const store = await newStore();
+    expect(await store.lookup(keyFor('c1'))).toBeUndefined();
+    const tree = await store.acquire(keyFor('c1'), fillWith({ a: 'x' }));
+    expect(await store.lookup(keyFor('c1'))).toEqual({ ...tree, fromCache: true });
+    expect(await store.lookup(keyFor('c1', { other: true }))).toBeUndefined();
+  });
+});
+
+describe('verify and gc', () => {
+  it('finds an object whose file changed, quarantines it, and the next acquisition fills again', async () => {
+    const store = await newStore();
+    const good = await store.acquire(keyFor('good'), fillWith({ a: 'fine' }));
+    const bad = await store.acquire(keyFor('bad'), fillWith({ a: 'original' }));
+    await writeFile(join(bad.path, 'a'), 'tampered');
+    const report = await store.verify();
+    expect(report.ok).toEqual([good.objectId]);
+    expect(report.corrupt.map((c) => c.objectId)).toEqual([bad.objectId]);
+    expect(report.corrupt[0]!.reason).toMatch(/digest/);
+
+    const quarantined = await store.verify({ quarantine: true });
+    expect(quarantined.corrupt[0]!.quarantinedTo).toContain('quarantine');
+    expect(storeState(store.root).objects).toEqual([good.objectId]);
+    const refilled = await store.acquire(keyFor('bad'), fillWith({ a: 'original' }));
+    expect(refilled.fromCache).toBe(false);
+    expect(await readFile(join(refilled.linkPath, 'a'), 'utf8')).toBe('original');
+    expect((await store.verify()).corrupt).toEqual([]);
+  });
+
+  it('finds a changed mode and a missing file', async () => {
+    const store = await newStore();
+    const tree = await store.acquire(keyFor('m'), fillWith({ a: 'x', b: 'y' }));
+    await chmod(join(tree.path, 'a'), 0o755);
+    expect((await store.verify()).corrupt).toHaveLength(1);
+  });
+
+  it('removes objects no key or link reaches, and keeps the rest', async () => {
+    const store = await newStore();
+    const kept = await store.acquire(keyFor('kept'), fillWith({ a: 'kept' }));
+    const dropped = await store.acquire(keyFor('dropped', { other: 1 }), fillWith({ a: 'dropped' }));
+    // The host forgets the second declaration: its key record and link go.
+    const { rm } = await import('node:fs/promises');
+    await rm(dropped.linkPath);
+    for (const name of storeState(store.root).keys) {
+      const record = JSON.parse(await readFile(join(store.root, 'keys', name), 'utf8'));
+      if (record.objectId === dropped.objectId) await rm(join(store.root, 'keys', name));
+    }
+    const report = await store.gc();
+    expect(report.removedObjects).toEqual([dropped.objectId]);
+    expect(report.freedBytes).toBe(7);
+    expect(storeState(store.root).objects).toEqual([kept.objectId]);
+    expect((await store.acquire(keyFor('kept'), () => Promise.reject(new Error('no fill')))).fromCache).toBe(true);
+  });
+
+  it('removes staging folders of dead writers, and keeps those of live ones', async () => {
+    const store = await newStore({ lock: { staleMs: 2000 } });
+    const dead = join(store.root, 'staging', 'deadbeef');
+    await mkdir(join(dead, 'content'), { recursive: true });
+    await mkdir(`${dead}.lock`);
+    const { utimes } = await import('node:fs/promises');
+    const old = new Date(Date.now() - 60_000);
+    await utimes(`${dead}.lock`, old, old);
+    let gcWhileFilling: Awaited<ReturnType<typeof store.gc>> | undefined;
+    await store.acquire(keyFor('live'), async (destination) => {
+      await mkdir(destination);
+      gcWhileFilling = await store.gc();
+      await writeFile(join(destination, 'a'), 'x');
+    });
+    expect(gcWhileFilling!.removedStaging).toBe(1);
+    expect(storeState(store.root).staging).toEqual([]);
+    expect(visibleProblems(store.root)).toEqual([]);
+  });
+});
