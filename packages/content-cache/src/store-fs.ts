@@ -14,7 +14,10 @@ export type StoreFs = Pick<
   typeof fsp,
   'mkdir' | 'rename' | 'writeFile' | 'readFile' | 'readdir' | 'lstat' | 'chmod' | 'symlink' | 'readlink' | 'realpath' | 'rm' | 'open'
 > &
-  Pick<typeof fs, 'lstatSync' | 'readdirSync' | 'readFileSync' | 'chmodSync' | 'readlinkSync' | 'realpathSync' | 'openSync' | 'readSync' | 'fsyncSync' | 'closeSync'>;
+  Pick<typeof fs, 'lstatSync' | 'readdirSync' | 'readFileSync' | 'chmodSync' | 'readlinkSync' | 'openSync' | 'readSync' | 'fsyncSync' | 'closeSync'> & {
+    /** Resolves every link on the way, as the kernel does (realpath(3)). */
+    realpathSync(path: string): string;
+  };
 
 export const nodeStoreFs: StoreFs = {
   mkdir: fsp.mkdir,

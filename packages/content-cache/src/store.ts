@@ -256,8 +256,14 @@ export class ContentStore {
         if (!linked) await this.pointLink(key, objectId, true);
         return this.treeOf(key, marker, true);
       }
-      // Another key with the same content identity already published this tree: no fill needed.
-      return this.withPublishLock(() => this.record(key, keyText, digest, marker, true));
+      // Another key with the same content identity already published this tree: no fill
+      // needed. Checked again under the lock, since gc may have collected it meanwhile.
+      const adopted = await this.withPublishLock(async () => {
+        const still = await this.readMarker(objectId);
+        return still && this.record(key, keyText, digest, still, true);
+      });
+      if (adopted) return adopted;
+      this.markers.delete(objectId);
     }
     return this.fillAndPublish(key, keyText, digest, objectId, fill, signal);
   }

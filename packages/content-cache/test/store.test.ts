@@ -350,6 +350,42 @@ describe('verify and gc', () => {
     expect((await store.acquire(keyFor('kept'), () => Promise.reject(new Error('no fill')))).fromCache).toBe(true);
   });
 
+  it('fills again when gc collects a shared object between the check and the adoption', async () => {
+    const root = join(await tempDir(), 'store');
+    const other = await openContentStore({ root });
+    const first = await other.acquire(keyFor('t', { a: 1 }), fillWith({ f: 'x' }));
+    const { rm } = await import('node:fs/promises');
+    await rm(first.linkPath);
+    await rm(join(root, 'keys'), { recursive: true });
+    await mkdir(join(root, 'keys'));
+    // The object now exists with nothing reaching it. Run gc in the gap between the
+    // acquirer seeing the object and adopting it under the lock.
+    let collected = false;
+    const hooked = new Proxy(nodeStoreFs, {
+      get: (target, name: keyof StoreFs) => {
+        const real = target[name] as (...a: unknown[]) => unknown;
+        if (name !== 'readFile') return real;
+        return async (...args: unknown[]) => {
+          if (!collected && String(args[0]).includes('/keys/')) {
+            collected = true;
+            expect((await other.gc()).removedObjects).toEqual([first.objectId]);
+          }
+          return real(...args);
+        };
+      },
+    });
+    const store = await openContentStore({ root, fs: hooked });
+    let filled = false;
+    const tree = await store.acquire(keyFor('t', { b: 2 }), async (d) => {
+      filled = true;
+      await fillWith({ f: 'x' })(d, {} as never);
+    });
+    expect(collected).toBe(true);
+    expect(filled).toBe(true);
+    expect(await readFile(join(tree.linkPath, 'f'), 'utf8')).toBe('x');
+    expect(visibleProblems(root)).toEqual([]);
+  });
+
   it('removes staging folders of dead writers, and keeps those of live ones', async () => {
     const store = await newStore({ lock: { staleMs: 2000 } });
     const dead = join(store.root, 'staging', 'deadbeef');
