@@ -1,0 +1,191 @@
+import { cp, realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import {
+  type CacheKey,
+  type ContentStore,
+  type StoreListing,
+  defaultCacheRoot,
+  hashTree,
+  openContentStore,
+} from '@agentproto/content-cache';
+import { CommandError } from '../command-error.js';
+import { alignColumns, formatBytes, plural, shortHash } from '../format.js';
+import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { UsageError, usage } from '../usage.js';
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+const COMMON = {
+  root: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies OptionsConfig;
+
+type Subcommand = (args: string[], io: CliIO) => Promise<number>;
+
+const SUBCOMMANDS: Record<string, Subcommand> = { put, ls, verify, gc };
+
+/** `agentproto cache <put|ls|verify|gc> ...` */
+export async function runCache(args: readonly string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === '-h' || name === '--help') {
+    io.stdout.write(usage());
+    return EXIT_OK;
+  }
+  if (name === undefined) throw new UsageError('cache needs a subcommand: put, ls, verify or gc');
+  const run = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
+  if (!run) throw new UsageError(`unknown command "cache ${name}"`);
+  return run(rest, io);
+}
+
+/** Stores a local folder, keyed by its tree digest; a second put of the same tree fills nothing. */
+async function put(args: string[], io: CliIO): Promise<number> {
+  const options = { ...COMMON, provider: { type: 'string', default: 'local' }, name: { type: 'string' } } as const;
+  const parsed = parse('cache put', args, options, true);
+  if (parsed.values.help) return printUsage(io);
+  const [folder, ...extra] = parsed.positionals;
+  if (folder === undefined || extra.length > 0) throw new UsageError('cache put takes exactly one folder');
+  const { name, provider } = parsed.values;
+  if (name === '') throw new UsageError('--name must not be empty');
+
+  const dir = await existingFolder(folder);
+  // The folder is the caller's workspace here: a store root inside it would be copied into itself.
+  const store = await openStore(parsed.values.root, dir);
+  const { digest } = await hashTree(dir);
+  const key: CacheKey = {
+    provider,
+    declaration: name === undefined ? { path: dir } : { name },
+    version: digest,
+    contentId: digest,
+  };
+  // The fill copies links as links; the store then refuses any that is absolute or leaves
+  // the tree. If the folder changes between the hash above and this copy, the object's
+  // marker still records exactly what was stored, and `cache verify` checks against it.
+  const tree = await store.acquire(key, (destination) =>
+    cp(dir, destination, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }),
+  );
+  if (parsed.values.json) {
+    printJson(io, tree);
+    return EXIT_OK;
+  }
+  const rows = [
+    ['objectId', tree.objectId],
+    ['path', tree.path],
+    ['linkPath', tree.linkPath],
+    ['digest', tree.digest],
+    ['files', `${tree.files} (${formatBytes(tree.bytes)})`],
+    ['fromCache', String(tree.fromCache)],
+  ];
+  io.stdout.write(`${alignColumns(rows).join('\n')}\n`);
+  return EXIT_OK;
+}
+
+/** Lists every object with the keys that reach it, and how many declaration links point at it. */
+async function ls(args: string[], io: CliIO): Promise<number> {
+  const parsed = parse('cache ls', args, COMMON, false);
+  if (parsed.values.help) return printUsage(io);
+  const store = await openStore(parsed.values.root);
+  const listing = await store.list();
+  if (parsed.values.json) {
+    printJson(io, listing);
+    return EXIT_OK;
+  }
+  io.stdout.write(formatListing(store.root, listing));
+  return EXIT_OK;
+}
+
+function formatListing(root: string, listing: StoreListing): string {
+  const summary = `${plural(listing.objects.length, 'object')}, ${plural(listing.keys.length, 'key')}, ${plural(listing.links.length, 'link')} in ${root}\n`;
+  if (listing.objects.length === 0) return summary;
+  const header = ['OBJECT', 'PROVIDER', 'FILES', 'SIZE', 'LINKS', 'DIGEST', 'CONTENT ID'];
+  const rows = listing.objects.map((object) => [
+    shortHash(object.objectId),
+    object.provider,
+    String(object.files),
+    formatBytes(object.bytes),
+    String(listing.links.filter((link) => link.objectId === object.objectId).length),
+    shortHash(object.digest),
+    shortHash(object.contentId),
+  ]);
+  const [headerLine, ...lines] = alignColumns([header, ...rows]);
+  const out = [headerLine];
+  listing.objects.forEach((object, i) => {
+    out.push(lines[i]!);
+    for (const { key } of listing.keys.filter((k) => k.objectId === object.objectId)) {
+      out.push(`  key: provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`);
+    }
+  });
+  return `${out.join('\n')}\n${summary}`;
+}
+
+/** Re-hashes every object; exit 1 when any is corrupt, so a script can act on it. */
+async function verify(args: string[], io: CliIO): Promise<number> {
+  const parsed = parse('cache verify', args, { ...COMMON, quarantine: { type: 'boolean', default: false } }, false);
+  if (parsed.values.help) return printUsage(io);
+  const store = await openStore(parsed.values.root);
+  const report = await store.verify({ quarantine: parsed.values.quarantine });
+  const status = report.corrupt.length === 0 ? EXIT_OK : EXIT_FAILURE;
+  if (parsed.values.json) {
+    printJson(io, report);
+    return status;
+  }
+  const lines = [`checked ${plural(report.checked, 'object')}: ${report.ok.length} ok, ${report.corrupt.length} corrupt`];
+  for (const entry of report.corrupt) {
+    lines.push(`corrupt ${entry.objectId}: ${entry.reason}`);
+    if (entry.quarantinedTo !== undefined) lines.push(`  quarantined to ${entry.quarantinedTo}`);
+  }
+  if (report.corrupt.length > 0 && !parsed.values.quarantine) {
+    lines.push('run `agentproto cache verify --quarantine` to set them aside; the next acquisition fetches them again');
+  }
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return status;
+}
+
+/** Removes what nothing reaches, and the leftovers of writers that died. */
+async function gc(args: string[], io: CliIO): Promise<number> {
+  const parsed = parse('cache gc', args, COMMON, false);
+  if (parsed.values.help) return printUsage(io);
+  const store = await openStore(parsed.values.root);
+  const report = await store.gc();
+  if (parsed.values.json) {
+    printJson(io, report);
+    return EXIT_OK;
+  }
+  const lines = [
+    `removed ${plural(report.removedObjects.length, 'object')} (${formatBytes(report.freedBytes)}), ` +
+      `${plural(report.removedKeys, 'key')}, ${plural(report.removedLinks, 'link')}, ` +
+      `${plural(report.removedStaging, 'staging folder')}`,
+    ...report.removedObjects.map((id) => `removed ${id}`),
+  ];
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return EXIT_OK;
+}
+
+/** parseArgs with its errors turned into usage errors that name the command. */
+function parse<O extends OptionsConfig, P extends boolean>(command: string, args: string[], options: O, allowPositionals: P) {
+  try {
+    return parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: P }>({ args, options, strict: true, allowPositionals });
+  } catch (error) {
+    throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function printUsage(io: CliIO): number {
+  io.stdout.write(usage());
+  return EXIT_OK;
+}
+
+/** A relative --root is taken from the working directory; the library itself only accepts absolute roots. */
+function openStore(root: string | undefined, workspace?: string): Promise<ContentStore> {
+  if (root === '') throw new UsageError('--root must not be empty');
+  return openContentStore({ root: root === undefined ? defaultCacheRoot() : resolve(root), workspace });
+}
+
+/** The real path of a folder, so one folder reached by two paths is one declaration. */
+async function existingFolder(path: string): Promise<string> {
+  const absolute = resolve(path);
+  const info = await stat(absolute).catch(() => undefined);
+  if (!info?.isDirectory()) throw new CommandError(`cache put: ${absolute} is not a folder`);
+  return realpath(absolute);
+}

@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+// tsx is a root devDependency; --import needs a URL, so resolve it to an absolute one.
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** Runs the real bin in a child node, loading workspace packages from their TypeScript source. */
+function agentproto(args: string[], cwd?: string) {
+  return run(process.execPath, ['--conditions=@agentproto/source', '--import', TSX, BIN, ...args], { encoding: 'utf8', cwd });
+}
+
+describe('the agentproto bin', () => {
+  it('prints the version of package.json when node runs it', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { stdout, stderr } = await agentproto(['--version']);
+    expect(stdout).toBe(`${version}\n`);
+    expect(stderr).toBe('');
+  });
+
+  it('sets the process exit code: 2 for an unknown command', async () => {
+    const failure = await agentproto(['frobnicate']).then(
+      () => undefined,
+      (error: unknown) => error as { code: number; stdout: string; stderr: string },
+    );
+    expect(failure?.code).toBe(2);
+    expect(failure?.stdout).toBe('');
+    expect(failure?.stderr).toMatch(/^agentproto: unknown command "frobnicate"\n/);
+  });
+
+  it('takes a relative --root from the working directory', async () => {
+    const cwd = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-cli-')));
+    try {
+      const { stdout } = await agentproto(['cache', 'ls', '--root', 'store'], cwd);
+      expect(stdout).toBe(`0 objects, 0 keys, 0 links in ${join(cwd, 'store')}\n`);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,50 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { run } from './support/run.js';
+
+const COMMANDS = ['cache put <dir>', 'cache ls', 'cache verify', 'cache gc'];
+
+describe('agentproto', () => {
+  it('--version prints the version from package.json', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await run(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it.each([[['--help']], [['-h']], [['help']], [[]], [['cache', '--help']], [['cache', 'ls', '--help']], [['cache', 'put', '-h']]])(
+    '%j prints the usage, listing every command, on stdout and exits 0',
+    async (argv) => {
+      const outcome = await run(argv);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stderr).toBe('');
+      for (const command of COMMANDS) expect(outcome.stdout).toContain(command);
+      expect(outcome.stdout).toContain('--version');
+    },
+  );
+
+  it('an unknown command prints a message and the usage on stderr and exits 2', async () => {
+    const outcome = await run(['frobnicate']);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toMatch(/^agentproto: unknown command "frobnicate"\n/);
+    for (const command of COMMANDS) expect(outcome.stderr).toContain(command);
+  });
+
+  it.each([
+    { argv: ['--frobnicate'], message: 'unknown option --frobnicate' },
+    { argv: ['cache'], message: 'cache needs a subcommand' },
+    { argv: ['cache', 'frobnicate'], message: 'unknown command "cache frobnicate"' },
+    { argv: ['cache', 'ls', '--quarantine'], message: "cache ls: Unknown option '--quarantine'" },
+    { argv: ['cache', 'ls', 'extra'], message: 'cache ls: Unexpected argument' },
+    { argv: ['cache', 'gc', '--root'], message: "cache gc: Option '--root <value>' argument missing" },
+    { argv: ['cache', 'put'], message: 'cache put takes exactly one folder' },
+    { argv: ['cache', 'put', 'a', 'b'], message: 'cache put takes exactly one folder' },
+    { argv: ['cache', 'put', 'a', '--name='], message: '--name must not be empty' },
+    { argv: ['cache', 'verify', '--root='], message: '--root must not be empty' },
+  ])('a wrong command line exits 2 before doing anything: $argv', async ({ argv, message }) => {
+    const outcome = await run(argv);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toContain(`agentproto: ${message}`);
+    expect(outcome.stderr).toContain('Usage: agentproto');
+  });
+});

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// The tests start real git and OpenSSH servers (packages/testkit), so they need these
+// programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
+// containers); otherwise we name the command and fail: tests are never skipped silently.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** Program → Debian package that provides it. */
+const REQUIRED = [
+  { program: 'git', pkg: 'git' },
+  { program: 'sshd', pkg: 'openssh-server', also: ['/usr/sbin/sshd'] },
+  { program: 'ssh', pkg: 'openssh-client' },
+  { program: 'ssh-keygen', pkg: 'openssh-client' },
+];
+
+function isExecutable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Found on PATH, or in the sbin folders a non-root PATH often leaves out (sshd lives there). */
+function find(program, also = []) {
+  const folders = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/sbin'];
+  return [...also, ...folders.map((folder) => join(folder, program))].find(isExecutable);
+}
+
+function missingPackages() {
+  const packages = REQUIRED.filter(({ program, also }) => !find(program, also)).map(({ pkg }) => pkg);
+  // openssh-server depends on openssh-client: asking for both is harmless but noisy.
+  return [...new Set(packages)].filter((pkg, _, all) => pkg !== 'openssh-client' || !all.includes('openssh-server'));
+}
+
+function run(command, args, env = process.env) {
+  console.error(`ensure-system-deps: ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  return result.status === 0;
+}
+
+let missing = missingPackages();
+if (missing.length === 0) process.exit(0);
+
+const isRoot = process.getuid?.() === 0;
+const aptGet = find('apt-get');
+if (isRoot && aptGet) {
+  console.error(`ensure-system-deps: the tests need ${missing.join(', ')}; installing with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (run(aptGet, ['update'], env)) run(aptGet, ['install', '-y', '--no-install-recommends', ...missing], env);
+  missing = missingPackages();
+  if (missing.length === 0) process.exit(0);
+}
+
+console.error(
+  `ensure-system-deps: the tests need programs that are not installed (${missing.join(', ')}).\n` +
+    `Install them, then run the tests again:\n\n` +
+    `  sudo apt-get install -y ${missing.join(' ')}\n`,
+);
+process.exit(1);
