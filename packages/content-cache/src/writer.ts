@@ -10,16 +10,19 @@ export interface WriteFileOptions {
 }
 
 /**
- * Writes files into a fill's destination and remembers the SHA-256 of what it wrote, so
- * publication need not read the tree back to hash it: the data is hashed while it is in
- * memory, overlapping the write itself. A file written any other way is read and hashed
- * at publication as usual. A file written here and later changed to other bytes of the
- * same length by other means would keep the old hash: the fill is the host's own code,
- * and `verify()` re-hashes every file from disk.
+ * Writes files into a fill's destination and remembers what it wrote, so publication need
+ * not read the tree back: each file is hashed while its write is in flight, and a file this
+ * writer created keeps the mode it was created with, so sealing needs no `lstat` for it.
+ * A file written any other way is read, hashed and checked at publication as usual. A file
+ * written here and later changed by other means (to bytes of the same length, or another
+ * mode) would keep what was recorded: the fill is the host's own code, and `verify()`
+ * re-hashes every file from disk.
  */
 export class TreeWriter {
   readonly known = new Map<string, KnownFile>();
   private readonly folders = new Map<string, Promise<unknown>>();
+  /** Per normalised mode: whether a file created with it was seen to keep it (the umask may strip bits). */
+  private readonly modeHolds = new Map<number, Promise<boolean>>();
 
   constructor(
     private readonly fs: StoreFs,
@@ -30,12 +33,31 @@ export class TreeWriter {
     const rel = checkRelative(path);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     const abs = join(this.destination, rel);
+    const mode = (options.mode ?? 0o644) & 0o111 ? 0o755 : 0o644;
     await this.folder(dirname(abs));
-    // Start the write, then hash while the thread pool copies the bytes: neither waits on the other.
-    const written = this.fs.writeFile(abs, bytes, { mode: options.mode ?? 0o644 });
+    // Start the write, then hash while the thread pool copies the bytes. `wx` creates the
+    // file, so its mode is the one asked for (less the umask, checked once per mode).
+    const created = this.fs.writeFile(abs, bytes, { mode, flag: 'wx' }).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        return false;
+      },
+    );
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    await written;
-    this.known.set(rel, { size: bytes.byteLength, sha256 });
+    let trustMode = await created;
+    if (!trustMode) await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
+    else trustMode = await this.modeHoldsFor(mode, abs);
+    this.known.set(rel, trustMode && !this.known.has(rel) ? { size: bytes.byteLength, sha256, mode } : { size: bytes.byteLength, sha256 });
+  }
+
+  private modeHoldsFor(mode: number, abs: string): Promise<boolean> {
+    let holds = this.modeHolds.get(mode);
+    if (!holds) {
+      holds = this.fs.lstat(abs).then((stat) => (stat.mode & 0o7777) === mode);
+      this.modeHolds.set(mode, holds);
+    }
+    return holds;
   }
 
   /** Creates a folder (and its parents) once, however many files go into it. */

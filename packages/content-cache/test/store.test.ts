@@ -119,6 +119,20 @@ describe('acquire', () => {
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
   });
 
+  it('records the mode a file really has when the writer overwrites an existing file', async () => {
+    const store = await newStore();
+    const tree = await store.acquire(keyFor('ow'), async (destination, ctx) => {
+      await mkdir(destination);
+      await writeFile(join(destination, 'tool'), 'old', { mode: 0o755 });
+      await ctx.writeFile('tool', 'new'); // asks for 0644, but an overwrite keeps 0755
+      await ctx.writeFile('twice', 'a', { mode: 0o755 });
+      await ctx.writeFile('twice', 'b');
+    });
+    expect((await stat(join(tree.path, 'tool'))).mode & 0o777).toBe(0o755);
+    expect((await hashTree(tree.path)).digest).toBe(tree.digest);
+    expect((await store.verify()).corrupt).toEqual([]);
+  });
+
   it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b'])('refuses the fill writer path %j', async (path) => {
     const store = await newStore();
     const error = await store.acquire(keyFor('w'), (_d, ctx) => ctx.writeFile(path, 'x')).catch((e: unknown) => e);
