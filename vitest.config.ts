@@ -5,5 +5,7 @@ export default defineConfig({
   test: {
     projects: [...projects],
     passWithNoTests: false,
+    // CI also writes a JSON report, from which .ci/run prints one plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-report.json' }]] : ['default'],
   },
 });
