@@ -253,7 +253,7 @@ export class ContentStore {
     const [marker, linked] = await Promise.all([this.presentMarker(objectId), this.linkPointsAt(key, objectId)]);
     if (marker) {
       if (await this.isRecorded(digest, keyText)) {
-        if (!linked) await this.pointLink(key, objectId, true);
+        if (!linked) await this.pointLink(key, objectId);
         return this.treeOf(key, marker, true);
       }
       // Another key with the same content identity already published this tree: no fill
@@ -387,7 +387,7 @@ export class ContentStore {
   private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, fromCache: boolean): Promise<StoredTree> {
     try {
       await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
-      await this.pointLink(key, marker.objectId, true);
+      await this.pointLink(key, marker.objectId);
     } catch (error) {
       if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
       throw error;
@@ -413,21 +413,21 @@ export class ContentStore {
   }
 
   /**
-   * Points the declaration link at an object. The new link is made under a temporary name
-   * and renamed over the old one: rename replaces atomically, so once a link exists a reader
-   * always finds one, pointing at a complete tree.
+   * Points the declaration link at an object, which is published already (so a failure is
+   * reported as `committed`). The new link is made under a temporary name and renamed over
+   * the old one: rename replaces atomically, so once a link exists a reader always finds
+   * one, pointing at a complete tree.
    */
-  private async pointLink(key: CacheKey, objectId: string, afterCommit: boolean): Promise<void> {
+  private async pointLink(key: CacheKey, objectId: string): Promise<void> {
     const link = this.linkPathOf(key);
     const target = this.layout.linkTarget(objectId);
-    if (await this.linkPointsAt(key, objectId)) return;
     const temp = join(this.layout.links, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
     try {
       await io('write declaration link', temp, () => this.fs.symlink(target, temp));
       await io('replace declaration link', link, () => this.fs.rename(temp, link));
     } catch (error) {
       await this.fs.rm(temp, { force: true }).catch(() => undefined);
-      if (error instanceof StoreIOError && afterCommit) throw new StoreIOError(error.step, link, error.cause, true);
+      if (error instanceof StoreIOError) throw new StoreIOError(error.step, link, error.cause, true);
       throw error;
     }
   }
