@@ -1,2 +1,58 @@
-// This package is filled by a later issue; see README.md for what it will hold.
-export {};
+// @agentproto/git: list a remote's refs, resolve a ref to a commit, fetch one directory of one commit.
+export { listRefs } from './list-refs.js';
+export type { ListRefsOptions } from './list-refs.js';
+export type { RemoteRef, RemoteRefs } from './remote-refs.js';
+export { resolveRef } from './resolve-ref.js';
+export type { RefKind, ResolvedRef } from './resolve-ref.js';
+export { fetchDirectory } from './fetch-directory.js';
+export type { FetchDirectoryOptions, FetchedDirectory } from './fetch-directory.js';
+export type { RemoteOptions } from './remote.js';
+export type { GitAuth } from './credentials.js';
+
+// Pure checks, for validating a declaration before anything is fetched.
+export { normalizeRemoteUrl, maskUrl } from './url.js';
+export type { RemoteUrlOptions } from './url.js';
+export { assertRefName, refNameProblem } from './ref-name.js';
+export { isFullCommitId } from './commit-id.js';
+export { normalizeDirectoryPath } from './repo-path.js';
+
+// Engines.
+export { isomorphicGitEngine } from './isomorphic-git/engine.js';
+export type { IsomorphicGitEngineOptions } from './isomorphic-git/engine.js';
+export type {
+  GitEngine,
+  GitFetchRequest,
+  GitObjectReader,
+  GitObjectType,
+  GitRawObject,
+  GitRemoteRequest,
+} from './engine.js';
+
+export {
+  GitError,
+  GitAbbreviatedShaError,
+  GitAbortedError,
+  GitAmbiguousRefError,
+  GitAuthFailedError,
+  GitCommitMismatchError,
+  GitCommitUnavailableError,
+  GitCorruptObjectError,
+  GitDestinationExistsError,
+  GitInsecureUrlError,
+  GitInvalidArgumentError,
+  GitInvalidCommitIdError,
+  GitInvalidPathError,
+  GitInvalidRefNameError,
+  GitInvalidUrlError,
+  GitIoError,
+  GitNotACommitError,
+  GitNotADirectoryError,
+  GitRefNotFoundError,
+  GitRepositoryNotFoundError,
+  GitTransportError,
+  GitUnsafeTreeError,
+  GitUnsupportedUrlError,
+  GitUppercaseShaError,
+  GitUrlHasCredentialsError,
+} from './errors.js';
+export type { GitErrorCode } from './errors.js';

@@ -1,0 +1,46 @@
+import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { startGitHttpServer, tempDir, type GitHttpServer, type GitHttpServerOptions } from '@agentproto/testkit';
+
+const cleanups: Array<() => Promise<void>> = [];
+
+// Every test tears down what it started, servers before the folders they serve.
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A fresh folder under os.tmpdir(), removed after the test. */
+export async function scratch(): Promise<string> {
+  const dir = await tempDir('agentproto-git-test-');
+  cleanups.push(dir.cleanup);
+  return dir.path;
+}
+
+/** A git smart-HTTP server on 127.0.0.1, closed after the test. */
+export async function serve(options: GitHttpServerOptions): Promise<GitHttpServer> {
+  const server = await startGitHttpServer(options);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+/**
+ * Everything under `dir`, one line per entry, as a test expects it:
+ * `'file 755 <content>'`, `'link <target>'`, `'dir'`.
+ */
+export async function listTree(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (rel: string): Promise<void> => {
+    for (const name of (await readdir(join(dir, rel))).sort()) {
+      const path = rel === '' ? name : `${rel}/${name}`;
+      const stat = await lstat(join(dir, path));
+      if (stat.isSymbolicLink()) out[path] = `link ${await readlink(join(dir, path))}`;
+      else if (stat.isDirectory()) {
+        out[path] = 'dir';
+        await walk(path);
+      } else out[path] = `file ${(stat.mode & 0o777).toString(8)} ${await readFile(join(dir, path), 'utf8')}`;
+    }
+  };
+  await walk('');
+  return out;
+}
