@@ -1,0 +1,107 @@
+import Ajv2020 from 'ajv/dist/2020.js';
+import type { Options, ValidateFunction } from 'ajv/dist/2020.js';
+import { codeSchemas } from './code-schema.js';
+import type { CheckResult, SchemaProblem } from './errors.js';
+import { CODE_SCHEMA_ID, type CodeSchemaDef, codeSchemaRef } from './ids.js';
+import { discriminatorMessage, explainSchemaErrors, problemId } from './problems.js';
+
+/**
+ * The Ajv options the checks use: every error (not the first), the schema beside each error
+ * (`verbose`, which `explainSchemaErrors` needs to collapse `oneOf` noise), and strict mode
+ * (unknown keywords are errors) without `strictTypes`. CODE.schema.json passes full strict
+ * mode as published, but host schemas compiled with this Ajv need not: the usage skill's
+ * own step 1 (`{ "properties": { "code": { "$ref": … } } }`, no `"type": "object"`) fails
+ * `strictTypes`, and it is valid JSON Schema.
+ */
+export const CODE_AJV_OPTIONS: Readonly<Options> = Object.freeze({ allErrors: true, verbose: true, strict: true, strictTypes: false });
+
+/**
+ * Adds AIP-26's schema to a host's Ajv under both ids, so a host manifest schema that
+ * `$ref`s `https://agentproto.sh/…` or `https://agentproto.dev/…CODE.schema.json#/$defs/…`
+ * compiles offline. The Ajv must speak JSON Schema 2020-12 (`ajv/dist/2020`). Idempotent.
+ */
+export function addCodeSchemas<A extends Ajv2020>(ajv: A): A {
+  for (const schema of codeSchemas) {
+    const id = schema.$id as string;
+    if (ajv.getSchema(id) !== undefined) continue;
+    try {
+      ajv.addSchema(schema);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new TypeError(`cannot add ${id} to this Ajv (it needs JSON Schema 2020-12: import Ajv2020 from "ajv/dist/2020.js"): ${reason}`, { cause: error });
+    }
+  }
+  return ajv;
+}
+
+/** A new 2020-12 Ajv with `CODE_AJV_OPTIONS` (overridable) and both AIP-26 schemas added. */
+export function createCodeValidator(options: Options = {}): Ajv2020 {
+  return addCodeSchemas(new Ajv2020({ ...CODE_AJV_OPTIONS, ...options }));
+}
+
+// Compiled once, on first use, and never changed afterwards: the checks below are pure.
+let shared: Ajv2020 | undefined;
+const compiled = new Map<CodeSchemaDef, ValidateFunction>();
+
+function validatorFor(def: CodeSchemaDef): ValidateFunction {
+  let validate = compiled.get(def);
+  if (validate === undefined) {
+    shared ??= createCodeValidator();
+    validate = shared.getSchema(codeSchemaRef(def, CODE_SCHEMA_ID)) as ValidateFunction;
+    compiled.set(def, validate);
+  }
+  return validate;
+}
+
+export interface CheckOptions {
+  /** Where the value sits in its manifest (`'/code'`): prefixed to every problem's pointer. */
+  pointer?: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const SOURCE_KEYS = ['inline', 'local', 'github', 'ref'];
+const RUN_KEYS = ['file', 'exec', 'shell'];
+
+/**
+ * The schema's `oneOf` lets `{ inline: <invalid>, local: <valid> }` through: exactly one
+ * branch passes. A source (or explicit `run`) with two discriminators is ambiguous whatever
+ * their values, so we report it too, with the message the collapsed `oneOf` would give.
+ */
+function ambiguousDiscriminators(value: unknown, keys: readonly string[], pointer: string): SchemaProblem[] {
+  if (!isObject(value)) return [];
+  const found = keys.filter((k) => Object.hasOwn(value, k));
+  return found.length > 1 ? [{ pointer, message: discriminatorMessage(keys, found), keyword: 'oneOf' }] : [];
+}
+
+function codeAmbiguities(code: unknown, at: string): SchemaProblem[] {
+  if (!isObject(code) || !Array.isArray(code.sources)) return [];
+  return code.sources.flatMap((source, i) => ambiguousDiscriminators(source, SOURCE_KEYS, `${at}/sources/${i}`));
+}
+
+function check(def: CodeSchemaDef, value: unknown, prefix: string, extra: SchemaProblem[]): CheckResult {
+  const validate = validatorFor(def);
+  const problems = validate(value) ? [] : explainSchemaErrors(validate.errors, { pointer: prefix });
+  const seen = new Set(problems.map(problemId));
+  for (const p of extra) if (!seen.has(problemId(p))) problems.push(p);
+  return problems.length === 0 ? { ok: true } : { ok: false, problems };
+}
+
+/** Checks a `code` block (string shorthand or `{ sources }`) against `$defs/code`. */
+export function checkCode(value: unknown, options: CheckOptions = {}): CheckResult {
+  const at = options.pointer ?? '';
+  return check('code', value, at, codeAmbiguities(value, at));
+}
+
+/** Checks a `run` block (string, argv array, or `{ file | exec | shell }`) against `$defs/run`. */
+export function checkRun(value: unknown, options: CheckOptions = {}): CheckResult {
+  const at = options.pointer ?? '';
+  return check('run', value, at, ambiguousDiscriminators(value, RUN_KEYS, at));
+}
+
+/** Checks a whole `kind: code-workspace` manifest against `$defs/codeWorkspaceManifest`. */
+export function checkCodeWorkspaceManifest(value: unknown, options: CheckOptions = {}): CheckResult {
+  const at = options.pointer ?? '';
+  const extra = isObject(value) ? [...codeAmbiguities(value.code, `${at}/code`), ...ambiguousDiscriminators(value.run, RUN_KEYS, `${at}/run`)] : [];
+  return check('codeWorkspaceManifest', value, at, extra);
+}
