@@ -1,0 +1,111 @@
+import { BundleEntryError } from './errors.js';
+
+/** One file of a bundle, as the merge produced it. */
+export interface BundleEntry {
+  /** Bundle path: relative, '/'-separated, NFC, no "." or ".." or empty segment. */
+  path: string;
+  data: Buffer;
+  /** Packed with mode 0755 when true, 0644 otherwise. */
+  executable?: boolean;
+}
+
+/** One tar entry to write, in archive order. Directory names end with "/". */
+export interface TarItem {
+  name: string;
+  type: 'file' | 'directory';
+  mode: number;
+  data: Buffer | undefined;
+}
+
+export const FILE_MODE = 0o644;
+export const EXECUTABLE_MODE = 0o755;
+export const DIRECTORY_MODE = 0o755;
+
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const DRIVE_LETTER = /^[A-Za-z]:/;
+
+/**
+ * What is wrong with a bundle path, or undefined when it is a normalised bundle path. The
+ * rules are the extractor's rules (see entry-name.ts), so every bundle this module writes is
+ * one `extractTarGz` accepts.
+ */
+export function bundlePathProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string') return 'the path is not a string';
+  if (path === '') return 'the path is empty';
+  if (path.includes('\0')) return 'the path holds NUL';
+  if (path.includes('\\')) return 'the path holds a backslash';
+  if (path.startsWith('/')) return 'the path is absolute';
+  if (DRIVE_LETTER.test(path)) return 'the path starts with a drive letter';
+  if (LONE_SURROGATE.test(path)) return 'the path is not well-formed Unicode (lone surrogate)';
+  // Not normalised here on purpose: two spellings of one name folding into one entry
+  // would be a silent overwrite; the caller normalises, this only checks.
+  if (path.normalize('NFC') !== path) return 'the path is not in Unicode NFC form';
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'the path has an empty segment (leading, trailing or double "/")';
+    if (segment === '.' || segment === '..') return `the path has a "${segment}" segment`;
+  }
+  return undefined;
+}
+
+/** A Buffer view of the same bytes (tar-stream wants a Buffer): never a copy. */
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** Byte order of UTF-8 names: the order of `LC_ALL=C sort`, the same on every platform. */
+function byNameBytes(a: { key: Buffer }, b: { key: Buffer }): number {
+  return Buffer.compare(a.key, b.key);
+}
+
+/**
+ * Checks the entries and lays out the archive: every file, plus one directory entry for
+ * every parent folder, all sorted by the UTF-8 bytes of their tar name, where a directory's
+ * name ends in "/". All names below a folder "d/" share that prefix, so this single sort puts
+ * each directory immediately before its whole subtree. The input order never matters: it is
+ * sorted before it is checked, so even the error reported for a bad input is the same for
+ * any order of the same entries.
+ */
+export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
+  const files: { key: Buffer; entry: BundleEntry }[] = [];
+  for (const entry of entries) {
+    const problem = bundlePathProblem(entry?.path);
+    if (problem !== undefined) throw new BundleEntryError('invalid-path', String(entry?.path), problem);
+    if (!(entry.data instanceof Uint8Array)) throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
+    files.push({ key: Buffer.from(entry.path, 'utf8'), entry });
+  }
+  files.sort(byNameBytes);
+
+  const filePaths = new Set<string>();
+  for (let i = 0; i < files.length; i++) {
+    const path = files[i]!.entry.path;
+    if (i > 0 && files[i - 1]!.entry.path === path) {
+      throw new BundleEntryError('duplicate-path', path, 'the path appears twice', path);
+    }
+    filePaths.add(path);
+  }
+
+  const directories = new Set<string>();
+  for (const { entry } of files) {
+    const path = entry.path;
+    for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) {
+      const parent = path.slice(0, slash);
+      if (filePaths.has(parent)) {
+        throw new BundleEntryError('file-is-parent', parent, `is a file and also a folder of ${JSON.stringify(path)}`, path);
+      }
+      // Seen before means its own parents were walked (and checked) then.
+      if (directories.has(parent)) break;
+      directories.add(parent);
+    }
+  }
+
+  const items: { key: Buffer; item: TarItem }[] = files.map(({ key, entry }) => ({
+    key,
+    item: { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data) },
+  }));
+  for (const directory of directories) {
+    const name = `${directory}/`;
+    items.push({ key: Buffer.from(name, 'utf8'), item: { name, type: 'directory', mode: DIRECTORY_MODE, data: undefined } });
+  }
+  items.sort(byNameBytes);
+  return items.map(({ item }) => item);
+}

@@ -1,0 +1,282 @@
+import { Readable, Transform, pipeline, type TransformCallback, type TransformOptions, type Writable } from 'node:stream';
+import { createGzip, type ZlibOptions } from 'node:zlib';
+import { pack as tarPack, type Header, type Pack } from 'tar-stream';
+import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
+
+/**
+ * Deterministic bundle archives. The same set of entries gives the same bytes in every run
+ * and process:
+ *
+ * - entries are sorted by the UTF-8 bytes of their names, whatever order they came in;
+ * - every parent folder gets an explicit directory entry (mode 0755, name ending in "/"),
+ *   which that sort places right before the folder's subtree;
+ * - mtime 0 (1970-01-01T00:00:00Z), uid and gid 0, empty uname and gname, modes 0644 or
+ *   0755 and nothing else (no setuid, setgid or sticky bit);
+ * - POSIX ustar headers, with a pax extended header (type "x", path record only) for an entry
+ *   whose name ustar cannot hold: longer than its 100-byte name + 155-byte prefix split, or
+ *   not ASCII. pax `path` is UTF-8 by definition, so every reader decodes such a name the
+ *   same way, whatever its locale; a UTF-8 ustar name would be read in the reader's locale.
+ *   No global pax header, no other pax record (no atime/ctime, which would vary);
+ * - gzip at a fixed level (6 unless asked: the level of `gzip` and of GNU `tar -z`), header
+ *   mtime 0, no name, and the OS byte pinned to 3 (Unix): zlib writes its build platform
+ *   there (3 on Linux, but not on macOS or Windows), so it is overwritten.
+ *
+ * The tar bytes are the same on every platform. The deflate stream is the same for the same
+ * zlib build; a different zlib (another Node release, another platform's build) may choose
+ * other matches for the same input, so digest the bundle where you build it.
+ */
+
+/** Pinned header values. */
+const EPOCH = new Date(0);
+const GZIP_OS_OFFSET = 9;
+const GZIP_OS_UNIX = 3;
+export const DEFAULT_GZIP_LEVEL = 6;
+
+/**
+ * tar-stream emits a 512-byte header, the data and the padding as separate chunks: ~3 per
+ * file. Each write into zlib is a round trip to the thread pool, so they are copied into
+ * 1 MiB batches first (10,000 files: 30,000 writes become ~110; 6.7 s became 4.0 s). Data
+ * this large or larger is written as it is, without a copy.
+ */
+const BATCH_BYTES = 1 << 20;
+/** Batches zlib may queue while it compresses: keeps its thread busy while we pack. */
+const GZIP_QUEUE_BYTES = 4 * BATCH_BYTES;
+const GZIP_CHUNK_BYTES = 64 * 1024;
+
+export interface WriteBundleOptions {
+  /** gzip level, 0-9. Default 6. Part of the output's identity: a bundle's digest depends on it. */
+  level?: number;
+}
+
+export type BundleEntries = Iterable<BundleEntry> | AsyncIterable<BundleEntry>;
+
+/**
+ * Packs the entries into a deterministic tar.gz. Refuses (BundleEntryError) an invalid
+ * path, a path given twice, and a file that is also a folder of another entry.
+ *
+ * Entry data is never copied as a whole: headers and small files pass through reused 1 MiB
+ * batches on their way into zlib, and the compressed output is written into one buffer sized
+ * from the archive's bound. Measured for 10,000 files (103 MiB in, 63 MiB out): peak RSS
+ * 87-99 MiB above the entries, where joining output chunks at the end gave 134-140 MiB. The
+ * returned Buffer may be a view of that larger, zero-filled allocation: its pages past
+ * `length` were never touched, so they use address space, not memory.
+ */
+export async function writeBundle(entries: BundleEntries, options: WriteBundleOptions = {}): Promise<Buffer> {
+  const level = checkLevel(options.level);
+  const items = planBundle(await collect(entries));
+  const output = new OutputBuffer(gzipBound(tarBound(items)));
+  for await (const chunk of gzipTar(items, level)) output.append(chunk as Buffer);
+  return output.bytes();
+}
+
+/**
+ * The same bytes as `writeBundle`, as a stream: for a host that uploads or hashes the bundle
+ * as it is made. Input errors (BundleEntryError) arrive as the stream's error.
+ */
+export function bundleStream(entries: BundleEntries, options: WriteBundleOptions = {}): Readable {
+  const level = checkLevel(options.level);
+  async function* bundle(): AsyncGenerator<Buffer> {
+    const items = planBundle(await collect(entries));
+    yield* gzipTar(items, level);
+  }
+  return Readable.from(bundle(), { objectMode: false });
+}
+
+function checkLevel(level: number | undefined): number {
+  if (level === undefined) return DEFAULT_GZIP_LEVEL;
+  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`gzip level must be an integer 0-9, got ${level}`);
+  return level;
+}
+
+/** Entries are sorted, so all of them are needed before the first byte: collect references. */
+async function collect(entries: BundleEntries): Promise<BundleEntry[]> {
+  if (Array.isArray(entries)) return entries as BundleEntry[];
+  const all: BundleEntry[] = [];
+  for await (const entry of entries) all.push(entry);
+  return all;
+}
+
+/** The gzipped tar of `items`, header pinned, as a stream that starts packing at once. */
+function gzipTar(items: readonly TarItem[], level: number): Readable {
+  // zlib passes stream options through to its Transform; @types/node lists only zlib's own.
+  const gzipOptions: ZlibOptions & TransformOptions = { level, chunkSize: GZIP_CHUNK_BYTES, writableHighWaterMark: GZIP_QUEUE_BYTES };
+  const gzip = createGzip(gzipOptions);
+  const pinned = new PinGzipHeader();
+  // pipeline destroys both streams when either fails or the reader stops early; the reader
+  // sees the error on `pinned`, so the callback has nothing left to do.
+  pipeline(gzip, pinned, () => {});
+  writeTar(items, gzip).then(
+    () => gzip.end(),
+    (error: unknown) => gzip.destroy(error as Error),
+  );
+  return pinned;
+}
+
+/** Writes the tar stream of `items` into `sink` (without ending it), honouring backpressure. */
+async function writeTar(items: readonly TarItem[], sink: Writable): Promise<void> {
+  const pack = tarPack();
+  let addError: unknown;
+  const adding = addEntries(pack, items).catch((error: unknown) => {
+    addError = error;
+    pack.destroy(error as Error);
+  });
+  const batch = new Batcher(sink);
+  try {
+    for await (const chunk of pack) await batch.write(chunk as Buffer);
+    await adding;
+    if (addError !== undefined) throw addError;
+    await batch.flush();
+  } catch (error) {
+    // Stops tar-stream and fails any entry still waiting, so `adding` settles.
+    pack.destroy();
+    await adding;
+    throw addError ?? error;
+  }
+}
+
+/** Adds one entry at a time: tar-stream then holds one entry's data, not all of them queued. */
+async function addEntries(pack: Pack, items: readonly TarItem[]): Promise<void> {
+  for (const item of items) {
+    const header: Partial<Header> & Pick<Header, 'name'> = {
+      name: item.name,
+      type: item.type,
+      mode: item.mode,
+      size: item.data?.length ?? 0,
+      mtime: EPOCH,
+      uid: 0,
+      gid: 0,
+      uname: '',
+      gname: '',
+    };
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      if (item.data === undefined) pack.entry(header, done);
+      else pack.entry(header, item.data, done);
+    });
+  }
+  pack.finalize();
+}
+
+/**
+ * Copies small chunks into 1 MiB batches for zlib; passes large ones through. A batch is
+ * reused once zlib has consumed it (its write callback), so the batches in use stay at the
+ * few zlib has queued instead of 100 MiB of garbage waiting for a GC.
+ */
+class Batcher {
+  private readonly spare: Buffer[] = [];
+  private buffer: Buffer = Buffer.allocUnsafe(BATCH_BYTES);
+  private used = 0;
+  constructor(private readonly sink: Writable) {}
+
+  async write(chunk: Buffer): Promise<void> {
+    if (chunk.length >= BATCH_BYTES) {
+      await this.flush();
+      await this.send(chunk, undefined);
+      return;
+    }
+    let offset = 0;
+    while (offset < chunk.length) {
+      const copied = chunk.copy(this.buffer, this.used, offset);
+      this.used += copied;
+      offset += copied;
+      if (this.used === BATCH_BYTES) await this.flush();
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (this.used === 0) return;
+    const full = this.buffer;
+    const used = this.used;
+    // Never the one zlib holds: it reads a batch until its write callback.
+    this.buffer = this.spare.pop() ?? Buffer.allocUnsafe(BATCH_BYTES);
+    this.used = 0;
+    await this.send(full.subarray(0, used), full);
+  }
+
+  private async send(chunk: Buffer, batch: Buffer | undefined): Promise<void> {
+    if (this.sink.destroyed) throw new Error('bundle output closed');
+    const consumed = batch === undefined ? undefined : () => this.spare.push(batch);
+    if (!this.sink.write(chunk, consumed)) await drained(this.sink);
+  }
+}
+
+/** Resolves on 'drain'; rejects if the stream fails or closes first, so a writer never hangs. */
+function drained(stream: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      stream.off('drain', onDrain);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = () => settle();
+    const onError = (error: Error) => settle(error);
+    const onClose = () => settle(new Error('bundle output closed'));
+    stream.on('drain', onDrain);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
+/**
+ * Overwrites the gzip header's OS byte with 3 (Unix). zlib puts its build platform there;
+ * everything else in its header is already fixed (no name, no mtime, XFL from the level).
+ * Node's zlib never reuses an output region it has pushed, so patching it in place is safe.
+ */
+class PinGzipHeader extends Transform {
+  private seen = 0;
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.seen <= GZIP_OS_OFFSET && this.seen + chunk.length > GZIP_OS_OFFSET) {
+      chunk[GZIP_OS_OFFSET - this.seen] = GZIP_OS_UNIX;
+    }
+    this.seen += chunk.length;
+    callback(null, chunk);
+  }
+}
+
+/** At least the tar size of `items` (a pax header is counted for every name that might need one). */
+function tarBound(items: readonly TarItem[]): number {
+  let bytes = 1024; // end-of-archive marker
+  for (const item of items) {
+    const size = item.data?.length ?? 0;
+    bytes += 512 + roundUp512(size);
+    const nameBytes = Buffer.byteLength(item.name);
+    if (nameBytes > 100 || nameBytes !== item.name.length) bytes += 1024 + roundUp512(nameBytes + 32);
+  }
+  return bytes;
+}
+
+/** At least zlib's deflateBound for gzip output of `bytes` input (stored blocks, header, trailer). */
+function gzipBound(bytes: number): number {
+  return bytes + (bytes >> 11) + 1024;
+}
+
+function roundUp512(n: number): number {
+  return Math.ceil(n / 512) * 512;
+}
+
+/**
+ * Collects the compressed output in one buffer allocated at its bound up front, instead of
+ * chunks joined at the end, which would hold the bundle twice for a moment. `Buffer.alloc`
+ * of a large size maps fresh zero pages; only the pages written become resident.
+ */
+class OutputBuffer {
+  private buffer: Buffer;
+  private length = 0;
+  constructor(bound: number) {
+    this.buffer = Buffer.alloc(bound);
+  }
+  append(chunk: Buffer): void {
+    if (this.length + chunk.length > this.buffer.length) {
+      // Not expected (the bound holds for zlib), but never wrong: grow.
+      const grown = Buffer.alloc(Math.max(this.buffer.length * 2, this.length + chunk.length));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    this.length += chunk.copy(this.buffer, this.length);
+  }
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
