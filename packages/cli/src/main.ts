@@ -1,5 +1,6 @@
 import { ContentCacheError } from '@agentproto/content-cache';
 import { runCache } from './commands/cache.js';
+import { runCode } from './commands/code.js';
 import { CommandError } from './command-error.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 import { UsageError, usage } from './usage.js';
@@ -34,9 +35,16 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
       return EXIT_OK;
     case 'cache':
       return runCache(rest, io);
+    case 'code':
+      return runCode(rest, io);
     default:
       throw new UsageError(command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`);
   }
+}
+
+function hasStableCode(error: unknown): error is Error & { code: string } {
+  const code: unknown = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code);
 }
 
 function reportFailure(error: unknown, io: CliIO): number {
@@ -45,7 +53,7 @@ function reportFailure(error: unknown, io: CliIO): number {
     return EXIT_USAGE;
   }
   // Library errors carry a stable code a script can match on; the message names the path or key.
-  if (error instanceof ContentCacheError) {
+  if (error instanceof ContentCacheError || hasStableCode(error)) {
     io.stderr.write(`agentproto: ${error.code}: ${error.message}\n`);
     return EXIT_FAILURE;
   }

@@ -13,6 +13,9 @@ Commands:
   cache ls          list stored objects and the keys that reach them
   cache verify      re-hash every object against its marker; exit 1 if one is corrupt
   cache gc          remove objects, keys and links that nothing reaches
+  code check <m>    check an AIP-26 manifest's code and run blocks; resolve every source
+  code bundle <m>   build its deterministic tar.gz (--out FILE)
+  code run <m>      build it and run it locally, with only PATH and --env KEY=VALUE
 
 Options:
   --root DIR        the store (default: ${defaultCacheRoot()})
@@ -20,6 +23,11 @@ Options:
   --provider ID     cache put: the provider recorded in the key (default: local)
   --name NAME       cache put: declare the folder as {"name": NAME} instead of its path
   --quarantine      cache verify: move corrupt objects to quarantine/ and drop their keys
+  --workspace DIR   code: the workspace (default: the manifest's folder)
+  --out FILE        code bundle: where the tar.gz goes
+  --github-url URL  code: the git host of github sources (default https://github.com);
+                    a token is read from GITHUB_TOKEN
+  --cache-root DIR  code: where fetched github sources are cached (default: --root's default)
   -h, --help        show this help
   --version         print the version
 

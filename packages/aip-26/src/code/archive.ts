@@ -1,0 +1,21 @@
+import { readBundleEntries, writeBundle } from '../tar/index.js';
+import type { BundleFile } from './overlay.js';
+
+/**
+ * Reads a fetched tar.gz with every archive rule applied (no links, devices, traversal or
+ * bombs). The tar stream's own limit includes headers and padding, so it gets headroom;
+ * the overlay enforces the bundle's exact limit as files are added.
+ */
+export async function readArchive(archive: Buffer, limits: { bytes: number; files: number }): Promise<Map<string, { data: Buffer; executable: boolean }>> {
+  const entries = await readBundleEntries(archive, {
+    // Headers, folder entries, pax names and end padding: up to ~2 KiB a file, plus a tail.
+    maxBytes: Math.max(0, limits.bytes) + limits.files * 2048 + 16 * 1024,
+    maxFiles: limits.files,
+  });
+  return new Map(entries.map((entry) => [entry.path, { data: entry.data, executable: entry.executable === true }]));
+}
+
+/** The deterministic tar.gz of the merged bundle. */
+export function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
+  return writeBundle([...files].map(([path, file]) => ({ path, data: file.data, executable: file.executable })));
+}

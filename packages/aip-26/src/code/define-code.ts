@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
+import { buildArchive } from './archive.js';
+import { SourceResolutionError } from './errors.js';
+import { Overlay } from './overlay.js';
+import { type PlannedSource, planCode } from './plan.js';
+import { findCaseTwins } from './path-rules.js';
+import { resolveGithub } from './resolve-github.js';
+import { resolveLocal } from './resolve-local.js';
+import { validateCode } from './validate.js';
+import { type BundleLimits, DEFAULT_LIMITS, type DefineCodeArgs, type Source, type WorkspaceFs } from './types.js';
+
+export interface DefineCodeOptions extends DefineCodeArgs {
+  limits?: BundleLimits;
+  signal?: AbortSignal;
+}
+
+export interface SourceReport {
+  /** `sources[i]`, with the chain of `ref`s that led to it. */
+  source: string;
+  kind: PlannedSource['kind'];
+  declaration: Source;
+  /** For github: the commit the ref resolved to. */
+  commit?: string;
+  files: number;
+  bytes: number;
+}
+
+export interface CodeReport {
+  sources: SourceReport[];
+  /** Code-workspaces reached through `ref`, depth-first. */
+  workspaces: string[];
+  files: number;
+  bytes: number;
+}
+
+export interface BundleReport extends CodeReport {
+  /** SHA-256 of the tar.gz. */
+  sha256: string;
+  compressedBytes: number;
+}
+
+/**
+ * AIP-26 `defineCode`, the normative signature: materializes the bundle a `code` block
+ * declares and returns it as a deterministic tar.gz.
+ */
+export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
+  return (await defineCodeWithReport(args)).bundle;
+}
+
+/** `defineCode` plus what each source resolved to and the bundle's digest, for a trust UI and audit. */
+export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const { overlay, report } = await materialize(args);
+  const bundle = await buildArchive(overlay.files);
+  return {
+    bundle,
+    report: { ...report, sha256: createHash('sha256').update(bundle).digest('hex'), compressedBytes: bundle.length },
+  };
+}
+
+/**
+ * Resolves every source and applies every rule without building the tarball: the
+ * registration-time check a host runs before it provisions anything.
+ */
+export async function scanCode(args: DefineCodeOptions): Promise<CodeReport> {
+  return (await materialize(args)).report;
+}
+
+async function materialize(args: DefineCodeOptions): Promise<{ overlay: Overlay; report: CodeReport }> {
+  validateCode(args.code);
+  const fs: WorkspaceFs = args.fs ?? nodeWorkspaceFs(args.workspaceRoot);
+  const plan = await planCode(args.code, fs);
+  const limits = { ...DEFAULT_LIMITS, ...args.limits };
+  const overlay = new Overlay(limits);
+  const sources: SourceReport[] = [];
+  for (const source of plan.sources) {
+    args.signal?.throwIfAborted();
+    const entry: SourceReport = { source: source.label, kind: source.kind, declaration: source.declaration, files: 0, bytes: 0 };
+    if (source.kind === 'inline') {
+      const data = Buffer.from(source.content, 'utf8');
+      overlay.set(source.path, { data, executable: false, source: source.label }, source.declaration);
+      entry.files = 1;
+      entry.bytes = data.length;
+    } else if (source.kind === 'local') {
+      Object.assign(entry, await resolveLocal(source, fs, overlay, args.signal));
+    } else {
+      const remaining = { bytes: limits.maxBytes - overlay.totalBytes, files: limits.maxFiles };
+      Object.assign(entry, await resolveGithub(source, args.github, overlay, remaining));
+    }
+    sources.push(entry);
+  }
+  const twins = findCaseTwins(overlay.files.keys());
+  if (twins.length > 0) {
+    const [a, b] = twins[0]!;
+    // A twin may be a folder prefix (`Lib` / `lib`): name the source of a file below it.
+    const ownerOf = (prefix: string) => [...overlay.files].find(([path]) => path === prefix || path.startsWith(`${prefix}/`))![1].source;
+    const firstSource = ownerOf(a);
+    const secondSource = ownerOf(b);
+    const declaration = plan.sources.find((s) => s.label === secondSource)?.declaration ?? secondSource;
+    throw new SourceResolutionError(secondSource, declaration, 'case-twin', `${JSON.stringify(b)} differs from ${JSON.stringify(a)} (from ${firstSource}) only by case: they collide on case-insensitive filesystems`);
+  }
+  return {
+    overlay,
+    report: { sources, workspaces: plan.workspaces.map((w) => w.path), files: overlay.files.size, bytes: overlay.totalBytes },
+  };
+}

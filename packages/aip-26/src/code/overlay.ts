@@ -1,0 +1,64 @@
+import { BundleSizeError, SourceResolutionError } from './errors.js';
+import type { Source } from './types.js';
+import type { BundleLimits } from './types.js';
+import { DEFAULT_LIMITS } from './types.js';
+
+export interface BundleFile {
+  data: Buffer;
+  executable: boolean;
+  /** Which source wrote it last. */
+  source: string;
+}
+
+/**
+ * The merged bundle: bundle path → file, later sources overwriting earlier ones (AIP-26
+ * overlay, last wins). Limits are checked on every insert, so a source that would push the
+ * bundle over them fails while it is being read, not after.
+ */
+export class Overlay {
+  readonly files = new Map<string, BundleFile>();
+  /** Every folder implied by a file path → the first source that implied it. */
+  private readonly folders = new Map<string, string>();
+  private bytes = 0;
+  private readonly limits: Required<BundleLimits>;
+
+  constructor(limits: BundleLimits = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
+
+  get totalBytes(): number {
+    return this.bytes;
+  }
+
+  /** Fails before anything is read when a file of `size` bytes could not fit. */
+  assertRoom(size: number, source: string): void {
+    if (this.bytes + size > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, this.bytes + size, source);
+  }
+
+  set(path: string, file: BundleFile, declaration: Source | string): void {
+    const folderOwner = this.folders.get(path);
+    if (folderOwner !== undefined) {
+      throw new SourceResolutionError(file.source, declaration, 'file-directory-clash', `${JSON.stringify(path)} is a file here but a folder in ${folderOwner}`);
+    }
+    const parents = parentsOf(path);
+    for (const parent of parents) {
+      const owner = this.files.get(parent);
+      if (owner) {
+        throw new SourceResolutionError(file.source, declaration, 'file-directory-clash', `${JSON.stringify(parent)} is a folder here but a file in ${owner.source}`);
+      }
+    }
+    const previous = this.files.get(path);
+    const bytes = this.bytes - (previous?.data.length ?? 0) + file.data.length;
+    if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
+    if (!previous && this.files.size + 1 > this.limits.maxFiles) throw new BundleSizeError('files', this.limits.maxFiles, this.files.size + 1, file.source);
+    this.bytes = bytes;
+    this.files.set(path, file);
+    for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);
+  }
+}
+
+function parentsOf(path: string): string[] {
+  const parents: string[] = [];
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) parents.push(path.slice(0, i));
+  return parents;
+}

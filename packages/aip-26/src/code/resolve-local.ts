@@ -1,0 +1,123 @@
+import { posix } from 'node:path';
+import { Minimatch } from 'minimatch';
+import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
+import { BundleSizeError, SourceResolutionError } from './errors.js';
+import type { Overlay } from './overlay.js';
+import type { PlannedSource } from './plan.js';
+import type { WorkspaceFs } from './types.js';
+
+type LocalSource = Extract<PlannedSource, { kind: 'local' }>;
+
+export interface SourceTally {
+  files: number;
+  bytes: number;
+}
+
+/**
+ * A `local` source: a file, a folder (recursive), or a glob, read from the workspace.
+ * Targets: a file goes to `as` (or `as/<name>` when `as` ends in `/`), else its own path; a
+ * folder's files go under `as`, else under the folder's own path (the spec's default, `as`
+ * = `path`); a glob's files keep their path below the glob's fixed prefix, under `as` when
+ * given, else under that prefix.
+ */
+export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay: Overlay, signal?: AbortSignal): Promise<SourceTally> {
+  const tally: SourceTally = { files: 0, bytes: 0 };
+  const fail = (reason: 'not-found' | 'read-failed', detail: string, cause?: unknown): never => {
+    // A link out of the workspace, a loop or a dangling link is a safety refusal, not a read error.
+    const why = cause instanceof WorkspaceLinkError ? 'unsafe-link' : reason;
+    throw new SourceResolutionError(source.label, source.declaration, why, detail, { cause });
+  };
+  const add = async (from: string, to: string, executable: boolean, size: number | undefined) => {
+    signal?.throwIfAborted();
+    if (size !== undefined) overlay.assertRoom(size, source.label);
+    let data: Uint8Array;
+    try {
+      data = await fs.readFile(from);
+    } catch (error) {
+      return fail('read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+    }
+    const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    overlay.set(to, { data: buffer, executable, source: source.label }, source.declaration);
+    tally.files += 1;
+    tally.bytes += buffer.length;
+  };
+
+  const glob = source.glob !== undefined ? new Minimatch(source.glob, { dot: true }) : undefined;
+  const pathGlob = hasMagic(source.path) ? splitGlob(source.path) : undefined;
+  const base = pathGlob ? pathGlob.base : source.path;
+  const info = await probe(fs, base).catch((error: unknown) => fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error));
+  if (!info) return fail('not-found', `${JSON.stringify(base)} does not exist in the workspace`);
+
+  if (info.type === 'file') {
+    if (pathGlob) return fail('not-found', `${JSON.stringify(base)} is a file, not a folder to match a glob in`);
+    if (source.directory) return fail('not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
+    const target = source.as === undefined ? source.path : source.as.endsWith('/') || source.as === '' ? posix.join(source.as, posix.basename(source.path)) : source.as;
+    await add(source.path, target, info.executable, info.size);
+    return tally;
+  }
+
+  const match = pathGlob ? new Minimatch(pathGlob.pattern, { dot: true }) : glob;
+  const targetRoot = source.as === undefined ? base : source.as.replace(/\/$/, '');
+  try {
+    for await (const file of walk(fs, base, '')) {
+      if (match && !match.match(file.rel)) continue;
+      await add(join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
+    }
+  } catch (error) {
+    if (error instanceof SourceResolutionError || error instanceof BundleSizeError || error instanceof DOMException) throw error;
+    return fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error);
+  }
+  return tally;
+}
+
+function join(a: string, b: string): string {
+  return a === '' ? b : `${a}/${b}`;
+}
+
+async function probe(fs: WorkspaceFs, path: string): Promise<{ type: 'file' | 'directory'; size?: number; executable: boolean } | undefined> {
+  if (fs.stat) return fs.stat(path);
+  // A WorkspaceFs with only the normative calls: a folder lists, a file reads.
+  try {
+    await fs.readDir(path);
+    return { type: 'directory', executable: false };
+  } catch {
+    try {
+      await fs.readFile(path);
+      return { type: 'file', executable: false };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Files below `dir`, depth-first in name order; `rel` is relative to the top folder. */
+async function* walk(fs: WorkspaceFs, top: string, rel: string): AsyncGenerator<{ rel: string; executable: boolean; size?: number }> {
+  const entries = await fs.readDir(join(top, rel));
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const childRel = join(rel, entry.name);
+    if (entry.type === 'directory') yield* walk(fs, top, childRel);
+    else if (entry.executable !== undefined) yield { rel: childRel, executable: entry.executable, size: entry.size };
+    else {
+      const info = fs.stat ? await fs.stat(join(top, childRel)) : undefined;
+      yield { rel: childRel, executable: info?.executable ?? false, size: info?.size };
+    }
+  }
+}
+
+const MAGIC = /[*?[\]{}]/;
+
+function hasMagic(path: string): boolean {
+  return MAGIC.test(path);
+}
+
+/** `src/**\/*.ts` → base `src`, pattern `**\/*.ts`: the fixed folders before the first magic segment. */
+function splitGlob(path: string): { base: string; pattern: string } {
+  const segments = path.split('/');
+  const first = segments.findIndex((s) => MAGIC.test(s));
+  return { base: segments.slice(0, first).join('/'), pattern: segments.slice(first).join('/') };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,59 @@
+/** A source as a manifest declares it (AIP-26 §"defineCode standard signature", normative). */
+export type Source =
+  | { inline: { path: string; content: string } }
+  | { local: string | { path: string; as?: string; glob?: string } }
+  | { github: { repo: string; ref: string; path?: string; as?: string } }
+  | { ref: string | { path: string } };
+
+export interface CodeSpec {
+  sources: Source[];
+}
+
+/** The `code` block: a string shorthand for one `ref` source, or the object form. */
+export type Code = string | CodeSpec;
+
+/** The connector for `github` sources: the only place that sees credentials. */
+export interface GithubAccess {
+  /** A tar.gz of the repository at `ref` (a resolved commit), narrowed to `subpath` when given. */
+  fetch(repo: string, ref: string, subpath?: string): Promise<Buffer>;
+  /** The full commit a ref names. */
+  resolveRef(repo: string, ref: string): Promise<string>;
+}
+
+export interface WorkspaceEntry {
+  name: string;
+  type: 'file' | 'directory';
+  /** Optional facts a reader may give for free, saving a `stat` per file. */
+  size?: number;
+  executable?: boolean;
+}
+
+/**
+ * The workspace reader for `local` and `ref` sources. Paths are workspace-relative,
+ * normalised, `/`-separated; `''` is the workspace root.
+ */
+export interface WorkspaceFs {
+  readFile(path: string): Promise<Uint8Array>;
+  readDir(path: string): Promise<WorkspaceEntry[]>;
+  /** The manifest of a code-workspace folder (`manifest.yaml` or a lean `CODE.md`), parsed. */
+  readManifest(path: string): Promise<Record<string, unknown>>;
+  /** Optional: what is at a path, so a huge file is refused before it is read. */
+  stat?(path: string): Promise<{ type: 'file' | 'directory'; size: number; executable: boolean } | undefined>;
+}
+
+/** The normative arguments of `defineCode`. */
+export interface DefineCodeArgs {
+  code: Code;
+  workspaceRoot: string;
+  github?: GithubAccess;
+  fs?: WorkspaceFs;
+}
+
+export interface BundleLimits {
+  /** Uncompressed bytes of the merged bundle. Default 100 MiB. */
+  maxBytes?: number;
+  /** Files in the merged bundle. Default 50,000. */
+  maxFiles?: number;
+}
+
+export const DEFAULT_LIMITS: Required<BundleLimits> = { maxBytes: 100 * 1024 * 1024, maxFiles: 50_000 };

@@ -1,0 +1,144 @@
+import * as fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import type { ContentStore } from '@agentproto/content-cache';
+import { type GitAuth, type RemoteOptions, fetchDirectory, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
+import type { GithubAccess } from '../code/types.js';
+import { writeBundle } from '../tar/index.js';
+
+/** What a floating ref resolved to, for the host to record (AIP-26: "record the resolved SHA"). */
+export interface ResolvedGithubRef {
+  repo: string;
+  ref: string;
+  commit: string;
+  kind: 'branch' | 'tag' | 'head';
+  /** True when a tag's resolution came from the 24 h cache. */
+  cached: boolean;
+}
+
+export interface GithubConnectorOptions {
+  /** A token for private repositories (PAT, OAuth or installation token). Never leaves the connector. */
+  token?: string;
+  /** Asked for a fresh token on every request that needs one (short-lived installation tokens). */
+  getToken?: () => Promise<string | undefined> | string | undefined;
+  /** Where repositories live: `${baseUrl}/${owner}/${name}.git`. Default https://github.com. */
+  baseUrl?: string;
+  /** Content store for fetched directories, keyed by (repo, commit, path) and kept forever. */
+  cache?: ContentStore;
+  /** Milliseconds since the epoch; for the tag cache. Default Date.now. */
+  clock?: () => number;
+  /** Called with every floating ref's resolution. */
+  onResolved?: (resolved: ResolvedGithubRef) => void;
+  /** Refuse every ref that is not a full commit id (production registration policy). */
+  requirePin?: boolean;
+  /** Passed to the git client (engine, http, allowInsecureHttp for test servers). */
+  git?: Omit<RemoteOptions, 'auth' | 'signal'>;
+}
+
+/** A ref that is not a full commit, refused because the connector requires pins. */
+export class PinRequiredError extends Error {
+  readonly code = 'AIP26_PIN_REQUIRED';
+  constructor(
+    readonly repo: string,
+    readonly ref: string,
+  ) {
+    super(`${repo}@${ref}: only full 40-character commit ids are accepted (requirePin)`);
+    this.name = 'PinRequiredError';
+  }
+}
+
+/** Tags may move (AIP-26: cached 24 h); branches are resolved on every scan. */
+const TAG_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The `github` connector of AIP-26 over git smart HTTP, so it works with GitHub, GitHub
+ * Enterprise and any git host. Cache contract (seed, step 4): content is cached by
+ * (repo, resolved commit, path) forever; a full commit is used as is; a tag's resolution is
+ * reused for 24 h; a branch is resolved every time. What kind a ref is comes from the
+ * server's refs, and a name that is both a branch and a tag is refused.
+ */
+export function githubConnector(options: GithubConnectorOptions = {}): GithubAccess {
+  const baseUrl = (options.baseUrl ?? 'https://github.com').replace(/\/+$/, '');
+  const clock = options.clock ?? Date.now;
+  const tags = new Map<string, { commit: string; at: number }>();
+  const auth: GitAuth = async () => {
+    const token = options.getToken ? await options.getToken() : options.token;
+    return token ? { Authorization: `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}` } : undefined;
+  };
+  const urlOf = (repo: string) => `${baseUrl}/${repo}.git`;
+  const remote = { ...options.git, auth };
+
+  return {
+    async resolveRef(repo, ref) {
+      if (isFullCommitId(ref)) return ref;
+      if (options.requirePin) throw new PinRequiredError(repo, ref);
+      const cacheKey = `${repo}\0${ref}`;
+      const tag = tags.get(cacheKey);
+      if (tag && clock() - tag.at < TAG_TTL_MS) {
+        options.onResolved?.({ repo, ref, commit: tag.commit, kind: 'tag', cached: true });
+        return tag.commit;
+      }
+      const resolved = resolveRef(await listRefs(urlOf(repo), remote), ref);
+      if (resolved.kind === 'tag') tags.set(cacheKey, { commit: resolved.commit, at: clock() });
+      if (resolved.kind !== 'commit') options.onResolved?.({ repo, ref, commit: resolved.commit, kind: resolved.kind, cached: false });
+      return resolved.commit;
+    },
+
+    async fetch(repo, commit, subpath) {
+      if (!isFullCommitId(commit)) throw new PinRequiredError(repo, commit);
+      const path = subpath ?? '';
+      if (!options.cache) {
+        const work = await mkdtemp(join(tmpdir(), 'agentproto-github-'));
+        try {
+          const dest = join(work, 'tree');
+          await fetchDirectory(urlOf(repo), commit, path, dest, { ...remote, privateDir: work });
+          return await bundleFolder(dest);
+        } finally {
+          await rm(work, { recursive: true, force: true });
+        }
+      }
+      const key = {
+        provider: 'github',
+        declaration: { baseUrl, repo, path },
+        version: commit,
+        contentId: `${baseUrl}/${repo}@${commit}:${path}`,
+      };
+      const stored = await options.cache.acquire(key, async (destination) => {
+        await fetchDirectory(urlOf(repo), commit, path, destination, remote);
+      });
+      return bundleFolder(stored.path);
+    },
+  };
+}
+
+/**
+ * The files of a fetched folder as a tar.gz, links read through (they were checked to stay
+ * inside the folder when it was written), so the archive holds no links.
+ */
+async function bundleFolder(root: string): Promise<Buffer> {
+  const realRoot = fs.realpathSync.native(root);
+  const entries: { path: string; data: Buffer; executable: boolean }[] = [];
+  const walk = (rel: string) => {
+    const abs = rel === '' ? root : join(root, rel);
+    for (const dirent of fs.readdirSync(abs, { withFileTypes: true })) {
+      const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+      const childAbs = join(abs, dirent.name);
+      let isDir = dirent.isDirectory();
+      if (dirent.isSymbolicLink()) {
+        const real = fs.realpathSync.native(childAbs);
+        if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new Error(`${JSON.stringify(childRel)} links out of the fetched folder`);
+        isDir = fs.statSync(real).isDirectory();
+        // A link to a folder is not followed: its files are bundled at their own path already.
+        if (isDir) continue;
+      }
+      if (isDir) walk(childRel);
+      else {
+        const stat = fs.statSync(childAbs);
+        entries.push({ path: childRel, data: fs.readFileSync(childAbs), executable: (stat.mode & 0o111) !== 0 });
+      }
+    }
+  };
+  walk('');
+  return writeBundle(entries);
+}

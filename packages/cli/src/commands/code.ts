@@ -1,0 +1,120 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  type Code,
+  type GithubAccess,
+  ManifestValidationError,
+  type RunValue,
+  checkRun,
+  defineCodeWithReport,
+  githubConnector,
+  parseRun,
+  scanCode,
+  subprocessRunner,
+} from '@agentproto/aip-26';
+import { defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import { parse as parseYaml } from 'yaml';
+import { CommandError } from '../command-error.js';
+import { formatBytes } from '../format.js';
+import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { UsageError } from '../usage.js';
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  out: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'github-url': { type: 'string' },
+  'cache-root': { type: 'string' },
+  env: { type: 'string', multiple: true },
+} as const;
+
+/** `agentproto code <check|bundle|run> <manifest>` */
+export async function runCode(args: readonly string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'check' && sub !== 'bundle' && sub !== 'run') throw new UsageError(sub === undefined ? 'code needs a subcommand: check, bundle or run' : `unknown command "code ${sub}"`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(`code ${sub}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const [manifestPath, ...extra] = parsed.positionals;
+  if (manifestPath === undefined || extra.length > 0) throw new UsageError(`code ${sub} takes exactly one manifest`);
+  const manifest = await readManifest(resolve(manifestPath));
+  const workspaceRoot = resolve(parsed.values.workspace ?? dirname(resolve(manifestPath)));
+  const code = manifest.code as Code;
+  const run = manifest.run as RunValue | undefined;
+  if (run !== undefined) {
+    const checked = checkRun(run, { pointer: '/run' });
+    if (!checked.ok) throw new ManifestValidationError(checked.problems, { subject: 'run block' });
+    parseRun(run);
+  }
+  const github = connector(parsed.values['github-url'], parsed.values['cache-root']);
+
+  if (sub === 'check') {
+    const report = await scanCode({ code, workspaceRoot, github });
+    if (parsed.values.json) printJson(io, report);
+    else {
+      for (const source of report.sources) io.stdout.write(`${source.source}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`);
+      io.stdout.write(`ok: ${report.files} files, ${formatBytes(report.bytes)}\n`);
+    }
+    return EXIT_OK;
+  }
+
+  const { bundle, report } = await defineCodeWithReport({ code, workspaceRoot, github });
+  if (sub === 'bundle') {
+    if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
+    await writeFile(resolve(parsed.values.out), bundle);
+    if (parsed.values.json) printJson(io, report);
+    else io.stdout.write(`${resolve(parsed.values.out)}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`);
+    return EXIT_OK;
+  }
+
+  if (run === undefined) throw new CommandError('code run: the manifest has no run block');
+  const limits = (manifest.runner as { limits?: { timeout_ms?: number } } | undefined)?.limits;
+  // The process gets PATH (to find node, python, bash) and the --env pairs, nothing else.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const pair of parsed.values.env ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  const result = await subprocessRunner().run({ bundle, run, env, timeoutMs: limits?.timeout_ms });
+  if (parsed.values.json) printJson(io, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
+  else {
+    io.stdout.write(result.stdout.toString());
+    io.stderr.write(result.stderr.toString());
+  }
+  if (result.timedOut) io.stderr.write(`agentproto: timed out after ${limits?.timeout_ms} ms\n`);
+  return result.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
+}
+
+async function readManifest(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CommandError(`cannot read manifest ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  // YAML is a superset of JSON: one parser reads both.
+  const value: unknown = parseYaml(text);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${path} is not a manifest (a mapping)`);
+  return value as Record<string, unknown>;
+}
+
+/**
+ * GitHub sources go through a connector; the token comes from GITHUB_TOKEN and never leaves
+ * it. The cache is opened on first use, so a manifest without github sources touches no store.
+ */
+function connector(baseUrl: string | undefined, cacheRoot: string | undefined): GithubAccess {
+  let access: Promise<GithubAccess> | undefined;
+  const get = () =>
+    (access ??= openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot) }).then((cache) =>
+      githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN }),
+    ));
+  return {
+    resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),
+    fetch: async (repo, ref, subpath) => (await get()).fetch(repo, ref, subpath),
+  };
+}
