@@ -128,3 +128,21 @@ describe('githubConnector', () => {
     expect(JSON.stringify(report)).not.toContain(TOKEN);
   });
 });
+
+describe('bundle cache', () => {
+  it('returns the stored tar.gz for the same merged files, and a new one when a file changes', async () => {
+    const cache = await openContentStore({ root: join(root.path, 'bundles') });
+    const workspaceRoot = await makeWorkspace({ 'a.ts': 'one' });
+    const code = { sources: [{ local: 'a.ts' }] };
+    const first = await defineCodeWithReport({ workspaceRoot, code, cache });
+    const listed = (await cache.list()).objects.length;
+    const again = await defineCodeWithReport({ workspaceRoot, code, cache });
+    expect(again.bundle.equals(first.bundle)).toBe(true);
+    expect((await cache.list()).objects.length).toBe(listed);
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(join(workspaceRoot, 'a.ts'), 'two');
+    const changed = await defineCodeWithReport({ workspaceRoot, code, cache });
+    expect(changed.report.sha256).not.toBe(first.report.sha256);
+    expect((await extractWithGnuTar(changed.bundle)).get('a.ts')?.text).toBe('two');
+  });
+});

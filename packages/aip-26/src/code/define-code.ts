@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ContentStore } from '@agentproto/content-cache';
+import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive } from './archive.js';
 import { SourceResolutionError } from './errors.js';
-import { Overlay } from './overlay.js';
+import { type BundleFile, Overlay } from './overlay.js';
 import { type PlannedSource, planCode } from './plan.js';
 import { findCaseTwins } from './path-rules.js';
 import { resolveGithub } from './resolve-github.js';
@@ -13,6 +17,12 @@ import { type BundleLimits, DEFAULT_LIMITS, type DefineCodeArgs, type Source, ty
 export interface DefineCodeOptions extends DefineCodeArgs {
   limits?: BundleLimits;
   signal?: AbortSignal;
+  /**
+   * Keeps finished bundles by the digest of their merged files, so materializing the same
+   * inputs again (at scan time, then at invocation) returns the stored tar.gz instead of
+   * compressing again. The sources are still resolved and read every time.
+   */
+  cache?: ContentStore;
 }
 
 export interface SourceReport {
@@ -51,7 +61,7 @@ export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
 /** `defineCode` plus what each source resolved to and the bundle's digest, for a trust UI and audit. */
 export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
   const { overlay, report } = await materialize(args);
-  const bundle = await buildArchive(overlay.files);
+  const bundle = args.cache ? await cachedArchive(args.cache, overlay.files) : await buildArchive(overlay.files);
   return {
     bundle,
     report: { ...report, sha256: createHash('sha256').update(bundle).digest('hex'), compressedBytes: bundle.length },
@@ -64,6 +74,27 @@ export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ b
  */
 export async function scanCode(args: DefineCodeOptions): Promise<CodeReport> {
   return (await materialize(args)).report;
+}
+
+const BUNDLE = 'bundle.tar.gz';
+
+/** The merged files' identity: sorted paths, execute bits and SHA-256 of contents. */
+function mergedDigest(files: ReadonlyMap<string, BundleFile>): string {
+  const digest = createHash('sha256');
+  for (const path of [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) {
+    const file = files.get(path)!;
+    digest.update(`${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256').update(file.data).digest('hex')}\n`);
+  }
+  return digest.digest('hex');
+}
+
+async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
+  const digest = mergedDigest(files);
+  const key = { provider: 'aip-26-bundle', declaration: { format: 1, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: digest };
+  const stored = await cache.acquire(key, async (_destination, ctx) => {
+    await ctx.writeFile(BUNDLE, await buildArchive(files));
+  });
+  return readFile(join(stored.path, BUNDLE));
 }
 
 async function materialize(args: DefineCodeOptions): Promise<{ overlay: Overlay; report: CodeReport }> {

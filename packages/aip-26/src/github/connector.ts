@@ -48,6 +48,8 @@ export class PinRequiredError extends Error {
   }
 }
 
+const ARCHIVE = 'archive.tar.gz';
+
 /** Tags may move (AIP-26: cached 24 h); branches are resolved on every scan. */
 const TAG_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -98,16 +100,18 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
           await rm(work, { recursive: true, force: true });
         }
       }
-      const key = {
-        provider: 'github',
-        declaration: { baseUrl, repo, path },
-        version: commit,
-        contentId: `${baseUrl}/${repo}@${commit}:${path}`,
-      };
-      const stored = await options.cache.acquire(key, async (destination) => {
-        await fetchDirectory(urlOf(repo), commit, path, destination, remote);
+      const declaration = { baseUrl, repo, path };
+      const contentId = `${baseUrl}/${repo}@${commit}:${path}`;
+      const cache = options.cache;
+      // Two objects per (repo, commit, path), both kept forever: the fetched folder, and the
+      // tar.gz made from it, so a later fetch of the same commit reads one file.
+      const archive = await cache.acquire({ provider: 'github-archive', declaration, version: commit, contentId }, async (_destination, ctx) => {
+        const folder = await cache.acquire({ provider: 'github', declaration, version: commit, contentId }, async (destination) => {
+          await fetchDirectory(urlOf(repo), commit, path, destination, remote);
+        });
+        await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
       });
-      return bundleFolder(stored.path);
+      return fs.readFileSync(join(archive.path, ARCHIVE));
     },
   };
 }
