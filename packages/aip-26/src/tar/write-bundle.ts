@@ -1,7 +1,7 @@
-import { Readable, Transform, pipeline, type TransformCallback, type TransformOptions, type Writable } from 'node:stream';
-import { createGzip, type ZlibOptions } from 'node:zlib';
+import { Readable, type Writable } from 'node:stream';
 import { pack as tarPack, type Header, type Pack } from 'tar-stream';
 import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
+import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 
 /**
  * Deterministic bundle archives. The same set of entries gives the same bytes in every run
@@ -18,8 +18,8 @@ import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
  *   same way, whatever its locale; a UTF-8 ustar name would be read in the reader's locale.
  *   No global pax header, no other pax record (no atime/ctime, which would vary);
  * - gzip at a fixed level (6 unless asked: the level of `gzip` and of GNU `tar -z`), header
- *   mtime 0, no name, and the OS byte pinned to 3 (Unix): zlib writes its build platform
- *   there (3 on Linux, but not on macOS or Windows), so it is overwritten.
+ *   mtime 0, no name, OS byte 3 (Unix) on every platform; compressed in independent 1 MiB
+ *   blocks on every core (see parallelGzip), cut at fixed offsets of the tar stream.
  *
  * The tar bytes are the same on every platform. The deflate stream is the same for the same
  * zlib build; a different zlib (another Node release, another platform's build) may choose
@@ -28,20 +28,15 @@ import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
 
 /** Pinned header values. */
 const EPOCH = new Date(0);
-const GZIP_OS_OFFSET = 9;
-const GZIP_OS_UNIX = 3;
 export const DEFAULT_GZIP_LEVEL = 6;
 
 /**
  * tar-stream emits a 512-byte header, the data and the padding as separate chunks: ~3 per
- * file. Each write into zlib is a round trip to the thread pool, so they are copied into
- * 1 MiB batches first (10,000 files: 30,000 writes become ~110; 6.7 s became 4.0 s). Data
- * this large or larger is written as it is, without a copy.
+ * file. They are copied into 1 MiB batches before they reach the compressor (10,000 files:
+ * 30,000 writes become ~110; with a single zlib stream, 6.7 s became 4.0 s). Data this
+ * large or larger is written as it is, without a copy.
  */
 const BATCH_BYTES = 1 << 20;
-/** Batches zlib may queue while it compresses: keeps its thread busy while we pack. */
-const GZIP_QUEUE_BYTES = 4 * BATCH_BYTES;
-const GZIP_CHUNK_BYTES = 64 * 1024;
 
 export interface WriteBundleOptions {
   /** gzip level, 0-9. Default 6. Part of the output's identity: a bundle's digest depends on it. */
@@ -96,20 +91,14 @@ async function collect(entries: BundleEntries): Promise<BundleEntry[]> {
   return all;
 }
 
-/** The gzipped tar of `items`, header pinned, as a stream that starts packing at once. */
+/** The gzipped tar of `items`, as a stream that starts packing at once. */
 function gzipTar(items: readonly TarItem[], level: number): Readable {
-  // zlib passes stream options through to its Transform; @types/node lists only zlib's own.
-  const gzipOptions: ZlibOptions & TransformOptions = { level, chunkSize: GZIP_CHUNK_BYTES, writableHighWaterMark: GZIP_QUEUE_BYTES };
-  const gzip = createGzip(gzipOptions);
-  const pinned = new PinGzipHeader();
-  // pipeline destroys both streams when either fails or the reader stops early; the reader
-  // sees the error on `pinned`, so the callback has nothing left to do.
-  pipeline(gzip, pinned, () => {});
+  const gzip = new ParallelGzip(level);
   writeTar(items, gzip).then(
     () => gzip.end(),
     (error: unknown) => gzip.destroy(error as Error),
   );
-  return pinned;
+  return Readable.from(gzip.output(), { objectMode: false });
 }
 
 /** Writes the tar stream of `items` into `sink` (without ending it), honouring backpressure. */
@@ -219,22 +208,6 @@ function drained(stream: Writable): Promise<void> {
   });
 }
 
-/**
- * Overwrites the gzip header's OS byte with 3 (Unix). zlib puts its build platform there;
- * everything else in its header is already fixed (no name, no mtime, XFL from the level).
- * Node's zlib never reuses an output region it has pushed, so patching it in place is safe.
- */
-class PinGzipHeader extends Transform {
-  private seen = 0;
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (this.seen <= GZIP_OS_OFFSET && this.seen + chunk.length > GZIP_OS_OFFSET) {
-      chunk[GZIP_OS_OFFSET - this.seen] = GZIP_OS_UNIX;
-    }
-    this.seen += chunk.length;
-    callback(null, chunk);
-  }
-}
-
 /** At least the tar size of `items` (a pax header is counted for every name that might need one). */
 function tarBound(items: readonly TarItem[]): number {
   let bytes = 1024; // end-of-archive marker
@@ -249,7 +222,8 @@ function tarBound(items: readonly TarItem[]): number {
 
 /** At least zlib's deflateBound for gzip output of `bytes` input (stored blocks, header, trailer). */
 function gzipBound(bytes: number): number {
-  return bytes + (bytes >> 11) + 1024;
+  // deflateBound per block, plus a sync-flush marker and a block header for each block.
+  return bytes + (bytes >> 11) + Math.ceil(bytes / GZIP_BLOCK_BYTES) * 64 + 1024;
 }
 
 function roundUp512(n: number): number {

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { readTarGz, writeBundle } from '../src/index.js';
+
+describe('gzip in independent blocks', () => {
+  it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
+    const entries = Array.from({ length: 5 }, (_, i) => ({ path: `blob${i}.bin`, data: i % 2 ? randomBytes(1_300_000) : Buffer.alloc(1_300_000, i) }));
+    const bundle = await writeBundle(entries);
+    execFileSync('gzip', ['-t'], { input: bundle });
+    expect(gunzipSync(bundle).length).toBeGreaterThan(5 * 1_300_000);
+    const listed = execFileSync('tar', ['-tzf', '-'], { input: bundle }).toString().trim().split('\n');
+    expect(listed).toEqual(entries.map((e) => e.path));
+    const read = await readTarGz(bundle, { maxBytes: 64 * 1024 * 1024, maxFiles: 10 });
+    for (const entry of entries) expect(read.get(entry.path)!.equals(entry.data)).toBe(true);
+  });
+
+  it('round-trips many small files spanning several blocks (batched writes are copied before reuse)', async () => {
+    const entries = Array.from({ length: 3000 }, (_, i) => ({ path: `s/${String(i).padStart(4, '0')}.txt`, data: randomBytes(1000 + (i % 1000)) }));
+    const bundle = await writeBundle(entries);
+    const read = await readTarGz(bundle, { maxBytes: 64 * 1024 * 1024, maxFiles: 5000 });
+    expect(read.size).toBe(entries.length);
+    for (const entry of entries) expect(read.get(entry.path)!.equals(entry.data)).toBe(true);
+    execFileSync('tar', ['-tzf', '-'], { input: bundle });
+  });
+
+  it('gives the same bytes however the entries are ordered or wrapped', async () => {
+    const entries = Array.from({ length: 40 }, (_, i) => ({ path: `d/f${i}`, data: Buffer.alloc(100_000 + i, i) }));
+    const a = await writeBundle(entries);
+    const b = await writeBundle((async function* () {
+      yield* [...entries].reverse();
+    })());
+    expect(b.equals(a)).toBe(true);
+  });
+});
