@@ -14,21 +14,13 @@ import { dirname, join } from 'node:path';
 import { defineCode, defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
 import { openContentStore } from '@agentproto/content-cache';
 import { makeRepo, startGitHttpServer } from '@agentproto/testkit';
-import { median, time } from './lib.ts';
+import { median, time, xorshift } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 /** Source-like files: words from a small vocabulary with some random tokens, 1-20 KiB each. */
 function workspaceFiles(count: number, seed = 3): Map<string, Buffer> {
-  let state = seed;
-  const next = () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state;
-  };
+  const next = xorshift(seed);
   const words = 'const let function return import export from await async class extends new this if else for while of in true false null undefined string number object'.split(' ');
   const files = new Map<string, Buffer>();
   for (let i = 0; i < count; i++) {

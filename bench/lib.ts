@@ -15,11 +15,10 @@ export async function time(run: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-/** A deterministic tree of `count` files with sizes in [minBytes, maxBytes], nested two levels deep. */
-export function syntheticTree(count: number, minBytes: number, maxBytes: number, seed = 1): Map<string, Buffer> {
+/** xorshift32: a fast, deterministic stream of 32-bit numbers, good enough for sizes and bytes. */
+export function xorshift(seed: number): () => number {
   let state = seed >>> 0 || 1;
-  const next = () => {
-    // xorshift32: fast, deterministic, good enough for file sizes and bytes.
+  return () => {
     state ^= state << 13;
     state >>>= 0;
     state ^= state >>> 17;
@@ -27,6 +26,11 @@ export function syntheticTree(count: number, minBytes: number, maxBytes: number,
     state >>>= 0;
     return state;
   };
+}
+
+/** A deterministic tree of `count` files with sizes in [minBytes, maxBytes], nested two levels deep. */
+export function syntheticTree(count: number, minBytes: number, maxBytes: number, seed = 1): Map<string, Buffer> {
+  const next = xorshift(seed);
   const files = new Map<string, Buffer>();
   for (let i = 0; i < count; i++) {
     const size = minBytes + (next() % (maxBytes - minBytes + 1));

@@ -172,6 +172,7 @@ const workspaceSpec = {
   '.cw/d6/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { inline: { path: a, content: a } } ] }\n',
   '.cw/tool/manifest.yaml': 'kind: tool\nname: x\n',
   '.cw/bad/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { inline: { path: 1 } } ] }\n',
+  '.cw/linked/manifest.yaml': { symlink: '../../../../../etc/hostname' },
 };
 
 const unsafe = (reason = 'unsafe-path'): Expectation => ({ error: SourceResolutionError, reason });
@@ -213,6 +214,7 @@ const badInputs: [string, unknown, Expectation][] = [
   ['a ref to something that is not a code-workspace', './.cw/tool', unsafe('not-a-code-workspace')],
   ['a ref to a folder without a manifest', './lib', unsafe('not-found')],
   ['a ref whose manifest fails the schema', './.cw/bad', unsafe('invalid-manifest')],
+  ['a ref whose manifest is a link out of the workspace', './.cw/linked', unsafe('unsafe-link')],
   ['a workspace link that escapes', { sources: [{ local: 'link-out' }] }, unsafe('unsafe-link')],
   ['a looping workspace link', { sources: [{ local: 'loop-a' }] }, unsafe('unsafe-link')],
   ['a dangling workspace link', { sources: [{ local: 'dangling' }] }, unsafe('unsafe-link')],

@@ -2,6 +2,7 @@ import { SourceResolutionError } from './errors.js';
 import { safePath, safeWorkspacePath } from './path-rules.js';
 import { validateCode } from './validate.js';
 import { refNameProblem } from '@agentproto/git';
+import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
 import type { Code, Source, WorkspaceFs } from './types.js';
 
 /** GitHub owners: letters, digits, single hyphens; repository names: letters, digits, `.`, `_`, `-`. */
@@ -141,6 +142,7 @@ async function readWorkspaceManifest(fs: WorkspaceFs, path: string, label: strin
   try {
     manifest = await fs.readManifest(path);
   } catch (error) {
+    if (error instanceof WorkspaceLinkError) throw new SourceResolutionError(label, source, 'unsafe-link', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
     throw new SourceResolutionError(label, source, 'not-found', `no code-workspace manifest in ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const rich = manifest.kind === 'code-workspace';

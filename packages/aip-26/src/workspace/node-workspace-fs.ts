@@ -92,7 +92,17 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       }
     },
     async readManifest(rel) {
-      return readManifestIn(resolveInside(rel));
+      // Each candidate is resolved like any workspace path: a manifest that is a link out of
+      // the workspace is refused, not read.
+      const inside = (name: string) => {
+        try {
+          return resolveInside(rel === '' ? name : `${rel}/${name}`);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+          throw error;
+        }
+      };
+      return readManifestIn(inside);
     },
   };
 }
@@ -101,25 +111,17 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
  * A code-workspace folder's manifest: `manifest.yaml` (or `.yml`) in the rich form, else
  * the YAML front matter of a lean `CODE.md`.
  */
-function readManifestIn(folder: string): Record<string, unknown> {
+function readManifestIn(inside: (name: string) => string | undefined): Record<string, unknown> {
   for (const name of ['manifest.yaml', 'manifest.yml']) {
-    const text = readIfExists(join(folder, name));
-    if (text !== undefined) return asRecord(parseYaml(text), name);
+    const path = inside(name);
+    if (path !== undefined) return asRecord(parseYaml(fs.readFileSync(path, 'utf8')), name);
   }
-  const code = readIfExists(join(folder, 'CODE.md'));
-  if (code === undefined) throw new Error('no manifest.yaml or CODE.md');
+  const codePath = inside('CODE.md');
+  if (codePath === undefined) throw new Error('no manifest.yaml or CODE.md');
+  const code = fs.readFileSync(codePath, 'utf8');
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(code);
   if (!match) throw new Error('CODE.md has no front matter');
   return asRecord(parseYaml(match[1]!), 'CODE.md');
-}
-
-function readIfExists(path: string): string | undefined {
-  try {
-    return fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
 }
 
 function asRecord(value: unknown, name: string): Record<string, unknown> {
