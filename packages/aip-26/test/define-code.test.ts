@@ -141,6 +141,24 @@ describe('defineCode', () => {
     expect(calls).toEqual([`resolve mycompany/shell v1.2.3`, `fetch mycompany/shell ${SHELL_SHA} `, `fetch mycompany/shell ${SHELL_SHA} src`]);
   });
 
+  it('builds a plan of pinned sources once, then reads it back from the cache without fetching', async () => {
+    const { openContentStore } = await import('@agentproto/content-cache');
+    const cache = await openContentStore({ root: `${await makeWorkspace({})}/cache` });
+    const workspaceRoot = await makeWorkspace({ 'a.ts': 'a' });
+    const { access, calls } = fakeGithub({ 'o/r': { refs: {}, commits: { [SHELL_SHA]: { 'x.ts': 'x' } } } });
+    const code = { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA } }, { inline: { path: 'i.ts', content: 'i' } }] };
+    const first = await defineCodeWithReport({ workspaceRoot, github: access, code, cache });
+    const second = await defineCodeWithReport({ workspaceRoot, github: access, code, cache });
+    expect(calls).toEqual([`fetch o/r ${SHELL_SHA} `]);
+    expect(second.bundle.equals(first.bundle)).toBe(true);
+    expect(second.report).toEqual(first.report);
+    // A workspace source is read every time: its file may have changed.
+    const withLocal = { sources: [...code.sources, { local: 'a.ts' }] };
+    await defineCodeWithReport({ workspaceRoot, github: access, code: withLocal, cache });
+    await defineCodeWithReport({ workspaceRoot, github: access, code: withLocal, cache });
+    expect(calls).toHaveLength(3);
+  });
+
   it('scans every source without building a tarball', async () => {
     const workspaceRoot = await makeWorkspace({ 'a.ts': 'aaaa' });
     const report = await scanCode({ workspaceRoot, code: { sources: [{ local: 'a.ts' }, { inline: { path: 'b.ts', content: 'bb' } }] } });

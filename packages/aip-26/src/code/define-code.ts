@@ -7,7 +7,7 @@ import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive } from './archive.js';
 import { SourceResolutionError } from './errors.js';
 import { type BundleFile, Overlay } from './overlay.js';
-import { type PlannedSource, planCode } from './plan.js';
+import { type CodePlan, type PlannedSource, planCode } from './plan.js';
 import { findCaseTwins } from './path-rules.js';
 import { resolveGithub } from './resolve-github.js';
 import { resolveLocal } from './resolve-local.js';
@@ -18,9 +18,10 @@ export interface DefineCodeOptions extends DefineCodeArgs {
   limits?: BundleLimits;
   signal?: AbortSignal;
   /**
-   * Keeps finished bundles by the digest of their merged files, so materializing the same
-   * inputs again (at scan time, then at invocation) returns the stored tar.gz instead of
-   * compressing again. The sources are still resolved and read every time.
+   * Keeps finished bundles. A plan whose every source is immutable (inline content, github
+   * pinned to a full commit) is built once and then read back with its report, fetching
+   * nothing. Any other plan is resolved and read every time, and its tar.gz is kept by the
+   * digest of the merged files, so scan time and invocation time compress once.
    */
   cache?: ContentStore;
 }
@@ -60,7 +61,14 @@ export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
 
 /** `defineCode` plus what each source resolved to and the bundle's digest, for a trust UI and audit. */
 export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
-  const { overlay, report } = await materialize(args);
+  const { fs, plan } = await prepare(args);
+  const pinned = args.cache ? pinnedDigest(plan) : undefined;
+  if (args.cache && pinned) return pinnedBundle(args.cache, pinned, () => build(args, fs, plan));
+  return build(args, fs, plan);
+}
+
+async function build(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodePlan): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const { overlay, report } = await materialize(args, fs, plan);
   const bundle = args.cache ? await cachedArchive(args.cache, overlay.files) : await buildArchive(overlay.files);
   return {
     bundle,
@@ -69,14 +77,50 @@ export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ b
 }
 
 /**
+ * The identity of a plan whose every source is immutable: inline content and github
+ * sources pinned to a full commit (a commit id names its content, whichever host serves
+ * it). Undefined when a source can change (a workspace file, a branch or a tag).
+ */
+function pinnedDigest(plan: CodePlan): string | undefined {
+  const parts: unknown[] = [];
+  for (const source of plan.sources) {
+    if (source.kind === 'local') return undefined;
+    if (source.kind === 'github' && !/^[0-9a-f]{40}$/.test(source.ref)) return undefined;
+    parts.push(source.kind === 'inline' ? ['inline', source.path, source.content] : ['github', source.repo, source.ref, source.path, source.as ?? null]);
+  }
+  return createHash('sha256').update(JSON.stringify([plan.workspaces.map((w) => w.path), parts])).digest('hex');
+}
+
+/** A pinned plan's bundle and report, built once and then read from the store: no source is fetched again. */
+async function pinnedBundle(cache: ContentStore, digest: string, make: () => Promise<{ bundle: Buffer; report: BundleReport }>): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const key = { provider: 'aip-26-pinned', declaration: { format: 1, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: digest };
+  const stored = await cache.acquire(key, async (_destination, ctx) => {
+    const made = await make();
+    await ctx.writeFile(BUNDLE, made.bundle);
+    await ctx.writeFile(REPORT, `${JSON.stringify(made.report)}\n`);
+  });
+  const [bundle, report] = await Promise.all([readFile(join(stored.path, BUNDLE)), readFile(join(stored.path, REPORT), 'utf8')]);
+  return { bundle, report: JSON.parse(report) as BundleReport };
+}
+
+/**
  * Resolves every source and applies every rule without building the tarball: the
  * registration-time check a host runs before it provisions anything.
  */
 export async function scanCode(args: DefineCodeOptions): Promise<CodeReport> {
-  return (await materialize(args)).report;
+  const { fs, plan } = await prepare(args);
+  return (await materialize(args, fs, plan)).report;
+}
+
+/** Schema check and plan: everything that is refused before any source content is read. */
+async function prepare(args: DefineCodeOptions): Promise<{ fs: WorkspaceFs; plan: CodePlan }> {
+  validateCode(args.code);
+  const fs: WorkspaceFs = args.fs ?? nodeWorkspaceFs(args.workspaceRoot);
+  return { fs, plan: await planCode(args.code, fs) };
 }
 
 const BUNDLE = 'bundle.tar.gz';
+const REPORT = 'report.json';
 
 /** The merged files' identity: sorted paths, execute bits and SHA-256 of contents. */
 function mergedDigest(files: ReadonlyMap<string, BundleFile>): string {
@@ -97,10 +141,7 @@ async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, Bun
   return readFile(join(stored.path, BUNDLE));
 }
 
-async function materialize(args: DefineCodeOptions): Promise<{ overlay: Overlay; report: CodeReport }> {
-  validateCode(args.code);
-  const fs: WorkspaceFs = args.fs ?? nodeWorkspaceFs(args.workspaceRoot);
-  const plan = await planCode(args.code, fs);
+async function materialize(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodePlan): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
   const overlay = new Overlay(limits);
   const sources: SourceReport[] = [];
