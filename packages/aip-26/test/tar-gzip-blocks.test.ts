@@ -34,3 +34,19 @@ describe('gzip in independent blocks', () => {
     expect(b.equals(a)).toBe(true);
   });
 });
+
+describe('lazily read entries', () => {
+  it('reads each file only when the archive reaches it, giving the same bytes as in-memory entries', async () => {
+    const data = Array.from({ length: 50 }, (_, i) => randomBytes(20_000 + i));
+    const order: number[] = [];
+    const lazy = await writeBundle(data.map((d, i) => ({ path: `f${String(i).padStart(2, '0')}`, size: d.length, read: async () => (order.push(i), d) })));
+    const eager = await writeBundle(data.map((d, i) => ({ path: `f${String(i).padStart(2, '0')}`, data: d })));
+    expect(lazy.equals(eager)).toBe(true);
+    expect(order).toEqual(data.map((_, i) => i));
+  });
+
+  it('refuses a file whose size changed between planning and reading', async () => {
+    const error = await writeBundle([{ path: 'a', size: 3, read: async () => Buffer.from('four') }]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'AIP26_BUNDLE_ENTRY', reason: 'size-changed', path: 'a' });
+  });
+});

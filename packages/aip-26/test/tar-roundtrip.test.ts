@@ -2,7 +2,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bundlePathProblem, extractTarGz, readBundleEntries, writeBundle, type BundleEntry } from '../src/tar/index.js';
+import { bundlePathProblem, extractTarGz, readBundleEntries, writeBundle, type InMemoryEntry as BundleEntry } from '../src/tar/index.js';
 import { sha256 } from './fixtures/tar/sample-bundle.js';
 import { tempDir } from './fixtures/tar/temp.js';
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BundleEntryError, bundleStream, writeBundle, type BundleEntry } from '../src/tar/index.js';
+import { BundleEntryError, bundleStream, writeBundle, type InMemoryEntry as BundleEntry } from '../src/tar/index.js';
 import { listHeaders, listNames, paxRecords } from './fixtures/tar/craft.js';
 import { sampleEntries, sha256, shuffled } from './fixtures/tar/sample-bundle.js';
 import { tempDir } from './fixtures/tar/temp.js';

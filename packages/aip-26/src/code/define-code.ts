@@ -6,7 +6,7 @@ import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive } from './archive.js';
 import { SourceResolutionError } from './errors.js';
-import { type BundleFile, Overlay } from './overlay.js';
+import { type BundleFile, Overlay, contentOf } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
 import { findCaseTwins } from './path-rules.js';
 import { resolveGithub } from './resolve-github.js';
@@ -123,17 +123,17 @@ const BUNDLE = 'bundle.tar.gz';
 const REPORT = 'report.json';
 
 /** The merged files' identity: sorted paths, execute bits and SHA-256 of contents. */
-function mergedDigest(files: ReadonlyMap<string, BundleFile>): string {
+async function mergedDigest(files: ReadonlyMap<string, BundleFile>): Promise<string> {
   const digest = createHash('sha256');
   for (const path of [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) {
     const file = files.get(path)!;
-    digest.update(`${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256').update(file.data).digest('hex')}\n`);
+    digest.update(`${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256').update(await contentOf(file)).digest('hex')}\n`);
   }
   return digest.digest('hex');
 }
 
 async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
-  const digest = mergedDigest(files);
+  const digest = await mergedDigest(files);
   const key = { provider: 'aip-26-bundle', declaration: { format: 1, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: digest };
   const stored = await cache.acquire(key, async (_destination, ctx) => {
     await ctx.writeFile(BUNDLE, await buildArchive(files));

@@ -3,11 +3,23 @@ import type { Source } from './types.js';
 import type { BundleLimits } from './types.js';
 import { DEFAULT_LIMITS } from './types.js';
 
-export interface BundleFile {
-  data: Buffer;
+/**
+ * One file of the merged bundle: its bytes, or (for workspace files) its size and a reader,
+ * so the files are read one at a time while the archive is written instead of all held in
+ * memory at once.
+ */
+export type BundleFile = {
   executable: boolean;
   /** Which source wrote it last. */
   source: string;
+} & ({ data: Buffer } | { size: number; read: () => Promise<Buffer> });
+
+export function sizeOf(file: BundleFile): number {
+  return 'data' in file ? file.data.length : file.size;
+}
+
+export function contentOf(file: BundleFile): Promise<Buffer> {
+  return 'data' in file ? Promise.resolve(file.data) : file.read();
 }
 
 /**
@@ -48,7 +60,7 @@ export class Overlay {
       }
     }
     const previous = this.files.get(path);
-    const bytes = this.bytes - (previous?.data.length ?? 0) + file.data.length;
+    const bytes = this.bytes - (previous ? sizeOf(previous) : 0) + sizeOf(file);
     if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
     if (!previous && this.files.size + 1 > this.limits.maxFiles) throw new BundleSizeError('files', this.limits.maxFiles, this.files.size + 1, file.source);
     this.bytes = bytes;

@@ -27,19 +27,28 @@ export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay
     const why = cause instanceof WorkspaceLinkError ? 'unsafe-link' : reason;
     throw new SourceResolutionError(source.label, source.declaration, why, detail, { cause });
   };
-  const add = async (from: string, to: string, executable: boolean, size: number | undefined) => {
-    signal?.throwIfAborted();
-    if (size !== undefined) overlay.assertRoom(size, source.label);
+  const read = async (from: string): Promise<Buffer> => {
     let data: Uint8Array;
     try {
       data = await fs.readFile(from);
     } catch (error) {
       return fail('read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
     }
-    const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    overlay.set(to, { data: buffer, executable, source: source.label }, source.declaration);
+    return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  };
+  const add = async (from: string, to: string, executable: boolean, size: number | undefined) => {
+    signal?.throwIfAborted();
+    if (size !== undefined) {
+      // The size is known: the bytes are read when the archive reaches this file.
+      overlay.set(to, { size, read: () => read(from), executable, source: source.label }, source.declaration);
+      tally.files += 1;
+      tally.bytes += size;
+      return;
+    }
+    const data = await read(from);
+    overlay.set(to, { data, executable, source: source.label }, source.declaration);
     tally.files += 1;
-    tally.bytes += buffer.length;
+    tally.bytes += data.length;
   };
 
   const glob = source.glob !== undefined ? new Minimatch(source.glob, { dot: true }) : undefined;

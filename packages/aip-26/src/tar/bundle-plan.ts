@@ -1,11 +1,20 @@
 import { BundleEntryError } from './errors.js';
 
-/** One file of a bundle, as the merge produced it. */
-export interface BundleEntry {
+/**
+ * One file of a bundle, as the merge produced it: its bytes, or its size and a way to read
+ * them when the archive reaches it (so a large bundle is never all in memory at once).
+ */
+export type BundleEntry = {
   /** Bundle path: relative, '/'-separated, NFC, no "." or ".." or empty segment. */
   path: string;
-  data: Buffer;
   /** Packed with mode 0755 when true, 0644 otherwise. */
+  executable?: boolean;
+} & ({ data: Buffer } | { size: number; read: () => Promise<Buffer> });
+
+/** A bundle entry with its bytes in memory (what reading an archive gives). */
+export interface InMemoryEntry {
+  path: string;
+  data: Buffer;
   executable?: boolean;
 }
 
@@ -15,6 +24,8 @@ export interface TarItem {
   type: 'file' | 'directory';
   mode: number;
   data: Buffer | undefined;
+  size: number;
+  read?: () => Promise<Buffer>;
 }
 
 export const FILE_MODE = 0o644;
@@ -70,7 +81,8 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
   for (const entry of entries) {
     const problem = bundlePathProblem(entry?.path);
     if (problem !== undefined) throw new BundleEntryError('invalid-path', String(entry?.path), problem);
-    if (!(entry.data instanceof Uint8Array)) throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
+    const lazy = 'read' in entry && typeof entry.read === 'function' && Number.isSafeInteger(entry.size) && entry.size >= 0;
+    if (!lazy && !('data' in entry && entry.data instanceof Uint8Array)) throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
     files.push({ key: Buffer.from(entry.path, 'utf8'), entry });
   }
   files.sort(byNameBytes);
@@ -100,11 +112,14 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
 
   const items: { key: Buffer; item: TarItem }[] = files.map(({ key, entry }) => ({
     key,
-    item: { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data) },
+    item:
+      'data' in entry
+        ? { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data), size: entry.data.length }
+        : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read },
   }));
   for (const directory of directories) {
     const name = `${directory}/`;
-    items.push({ key: Buffer.from(name, 'utf8'), item: { name, type: 'directory', mode: DIRECTORY_MODE, data: undefined } });
+    items.push({ key: Buffer.from(name, 'utf8'), item: { name, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 } });
   }
   items.sort(byNameBytes);
   return items.map(({ item }) => item);

@@ -5,7 +5,7 @@
  */
 
 /** Why a bundle's input entries cannot be packed. */
-export type BundleEntryProblem = 'invalid-path' | 'duplicate-path' | 'file-is-parent';
+export type BundleEntryProblem = 'invalid-path' | 'duplicate-path' | 'file-is-parent' | 'size-changed';
 
 /**
  * `writeBundle` refused its input. `path` is the entry at fault; for `file-is-parent`,

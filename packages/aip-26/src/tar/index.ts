@@ -2,7 +2,7 @@
 export { writeBundle, bundleStream, DEFAULT_GZIP_LEVEL } from './write-bundle.js';
 export type { WriteBundleOptions, BundleEntries } from './write-bundle.js';
 export { bundlePathProblem } from './bundle-plan.js';
-export type { BundleEntry } from './bundle-plan.js';
+export type { BundleEntry, InMemoryEntry } from './bundle-plan.js';
 export { extractTarGz } from './extract.js';
 export type { ExtractOptions, ExtractResult } from './extract.js';
 export { readTarGz, readBundleEntries } from './read-tar-gz.js';

@@ -23,7 +23,9 @@ const OS_UNIX = 3;
  * copied into a block before its write completes, so a writer may reuse its buffer at once.
  */
 export class ParallelGzip extends Writable {
-  private block = Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+  /** Input blocks whose compression finished: reused, so a bundle churns a few MiB, not its size. */
+  private readonly spare: Buffer[] = [];
+  private block: Buffer = Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
   private used = 0;
   private crc = 0;
   private size = 0;
@@ -45,7 +47,7 @@ export class ParallelGzip extends Writable {
       offset += copied;
       if (this.used === GZIP_BLOCK_BYTES) {
         this.submit(this.block, false);
-        this.block = Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+        this.block = this.spare.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
         this.used = 0;
       }
     }
@@ -95,7 +97,13 @@ export class ParallelGzip extends Writable {
     this.crc = crc32(data, this.crc);
     this.size += data.length;
     const job = deflateRaw(data, { level: this.level, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
-    job.catch(() => undefined); // Observed by output(); never an unhandled rejection meanwhile.
+    // zlib has read the block once its job settles: only then may it be written again.
+    job.then(
+      () => {
+        if (!last) this.spare.push(data);
+      },
+      () => undefined, // Observed by output(); never an unhandled rejection meanwhile.
+    );
     this.jobs.push(job);
   }
 

@@ -1,4 +1,4 @@
-import type { BundleEntry } from './bundle-plan.js';
+import type { InMemoryEntry } from './bundle-plan.js';
 import { readArchive, type ArchiveSource, type ReadArchiveOptions } from './read-archive.js';
 
 /**
@@ -15,8 +15,8 @@ export async function readTarGz(source: ArchiveSource, options: ReadArchiveOptio
  * As `readTarGz`, keeping the execute bit: entries ready for `writeBundle` (a GitHub
  * directory narrowed with `stripComponents: 1` and `selectFolder`, say).
  */
-export async function readBundleEntries(source: ArchiveSource, options: ReadArchiveOptions): Promise<BundleEntry[]> {
-  const entries: { key: Buffer; entry: BundleEntry }[] = [];
+export async function readBundleEntries(source: ArchiveSource, options: ReadArchiveOptions): Promise<InMemoryEntry[]> {
+  const entries: { key: Buffer; entry: InMemoryEntry }[] = [];
   await readArchive(source, options, {
     async directory() {},
     async file(file, body) {

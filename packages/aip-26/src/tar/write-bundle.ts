@@ -1,6 +1,7 @@
 import { Readable, type Writable } from 'node:stream';
 import { pack as tarPack, type Header, type Pack } from 'tar-stream';
 import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
+import { BundleEntryError } from './errors.js';
 import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 
 /**
@@ -126,11 +127,17 @@ async function writeTar(items: readonly TarItem[], sink: Writable): Promise<void
 /** Adds one entry at a time: tar-stream then holds one entry's data, not all of them queued. */
 async function addEntries(pack: Pack, items: readonly TarItem[]): Promise<void> {
   for (const item of items) {
+    // A lazily read file is read only now, just before it is packed, and must still have the
+    // size it had when the archive was laid out.
+    const data = item.data ?? (item.read ? await item.read() : undefined);
+    if (item.read && data?.length !== item.size) {
+      throw new BundleEntryError('size-changed', item.name, `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`);
+    }
     const header: Partial<Header> & Pick<Header, 'name'> = {
       name: item.name,
       type: item.type,
       mode: item.mode,
-      size: item.data?.length ?? 0,
+      size: data?.length ?? 0,
       mtime: EPOCH,
       uid: 0,
       gid: 0,
@@ -139,8 +146,8 @@ async function addEntries(pack: Pack, items: readonly TarItem[]): Promise<void> 
     };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      if (item.data === undefined) pack.entry(header, done);
-      else pack.entry(header, item.data, done);
+      if (data === undefined) pack.entry(header, done);
+      else pack.entry(header, data, done);
     });
   }
   pack.finalize();
@@ -212,7 +219,7 @@ function drained(stream: Writable): Promise<void> {
 function tarBound(items: readonly TarItem[]): number {
   let bytes = 1024; // end-of-archive marker
   for (const item of items) {
-    const size = item.data?.length ?? 0;
+    const size = item.size;
     bytes += 512 + roundUp512(size);
     const nameBytes = Buffer.byteLength(item.name);
     if (nameBytes > 100 || nameBytes !== item.name.length) bytes += 1024 + roundUp512(nameBytes + 32);
