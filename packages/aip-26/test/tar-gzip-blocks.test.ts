@@ -45,6 +45,24 @@ describe('lazily read entries', () => {
     expect(order).toEqual(data.map((_, i) => i));
   });
 
+  it('reads files into a few reused buffers and still writes exactly their bytes', async () => {
+    const data = Array.from({ length: 400 }, (_, i) => randomBytes(5_000 + ((i * 7919) % 60_000)));
+    const memories = new Set<ArrayBufferLike>();
+    const entries = data.map((d, i) => ({
+      path: `r/${String(i).padStart(3, '0')}`,
+      size: d.length,
+      read: async () => Buffer.from(d),
+      readInto: async (target: Buffer) => {
+        memories.add(target.buffer);
+        d.copy(target);
+      },
+    }));
+    const reused = await writeBundle(entries);
+    const eager = await writeBundle(data.map((d, i) => ({ path: `r/${String(i).padStart(3, '0')}`, data: d })));
+    expect(reused.equals(eager)).toBe(true);
+    expect(memories.size).toBeLessThanOrEqual(8);
+  });
+
   it('refuses a file whose size changed between planning and reading', async () => {
     const error = await writeBundle([{ path: 'a', size: 3, read: async () => Buffer.from('four') }]).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'AIP26_BUNDLE_ENTRY', reason: 'size-changed', path: 'a' });

@@ -18,6 +18,6 @@ export async function readArchive(archive: Buffer, limits: { bytes: number; file
 /** The deterministic tar.gz of the merged bundle. */
 export function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
   return writeBundle(
-    [...files].map(([path, file]) => ('data' in file ? { path, data: file.data, executable: file.executable } : { path, size: file.size, read: file.read, executable: file.executable })),
+    [...files].map(([path, file]) => ('data' in file ? { path, data: file.data, executable: file.executable } : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable })),
   );
 }

@@ -40,7 +40,16 @@ export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay
     signal?.throwIfAborted();
     if (size !== undefined) {
       // The size is known: the bytes are read when the archive reaches this file.
-      overlay.set(to, { size, read: () => read(from), executable, source: source.label }, source.declaration);
+      const readInto = fs.readFileInto
+        ? async (target: Buffer) => {
+            try {
+              await fs.readFileInto!(from, target);
+            } catch (error) {
+              fail('read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+            }
+          }
+        : undefined;
+      overlay.set(to, { size, read: () => read(from), readInto, executable, source: source.label }, source.declaration);
       tally.files += 1;
       tally.bytes += size;
       return;

@@ -37,6 +37,8 @@ export interface WorkspaceFs {
   readDir(path: string): Promise<WorkspaceEntry[]>;
   /** The manifest of a code-workspace folder (`manifest.yaml` or a lean `CODE.md`), parsed. */
   readManifest(path: string): Promise<Record<string, unknown>>;
+  /** Optional: reads a file of known size into `target`, so the bundle writer can reuse its buffers. */
+  readFileInto?(path: string, target: Buffer): Promise<void>;
   /** Optional: what is at a path, so a huge file is refused before it is read. */
   stat?(path: string): Promise<{ type: 'file' | 'directory'; size: number; executable: boolean } | undefined>;
 }

@@ -9,7 +9,7 @@ export type BundleEntry = {
   path: string;
   /** Packed with mode 0755 when true, 0644 otherwise. */
   executable?: boolean;
-} & ({ data: Buffer } | { size: number; read: () => Promise<Buffer> });
+} & ({ data: Buffer } | { size: number; read: () => Promise<Buffer>; readInto?: (target: Buffer) => Promise<void> });
 
 /** A bundle entry with its bytes in memory (what reading an archive gives). */
 export interface InMemoryEntry {
@@ -26,6 +26,8 @@ export interface TarItem {
   data: Buffer | undefined;
   size: number;
   read?: () => Promise<Buffer>;
+  /** Fills `target` (exactly `size` bytes) with the file: lets the writer reuse its buffers. */
+  readInto?: (target: Buffer) => Promise<void>;
 }
 
 export const FILE_MODE = 0o644;
@@ -115,7 +117,7 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
     item:
       'data' in entry
         ? { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data), size: entry.data.length }
-        : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read },
+        : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read, readInto: entry.readInto },
   }));
   for (const directory of directories) {
     const name = `${directory}/`;

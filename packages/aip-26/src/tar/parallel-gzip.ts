@@ -67,7 +67,9 @@ export class ParallelGzip extends Writable {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.failure = error ?? new Error('gzip input closed early');
     this.notify();
-    callback(error);
+    // The failure reaches the reader through output(); an 'error' event here would have no
+    // listener and take the process down.
+    callback();
   }
 
   async *output(): AsyncGenerator<Buffer> {

@@ -105,14 +105,19 @@ function gzipTar(items: readonly TarItem[], level: number): Readable {
 /** Writes the tar stream of `items` into `sink` (without ending it), honouring backpressure. */
 async function writeTar(items: readonly TarItem[], sink: Writable): Promise<void> {
   const pack = tarPack();
+  const buffers = new ReadBuffers();
   let addError: unknown;
-  const adding = addEntries(pack, items).catch((error: unknown) => {
+  const adding = addEntries(pack, items, buffers).catch((error: unknown) => {
     addError = error;
     pack.destroy(error as Error);
   });
   const batch = new Batcher(sink);
   try {
-    for await (const chunk of pack) await batch.write(chunk as Buffer);
+    for await (const chunk of pack) {
+      await batch.write(chunk as Buffer);
+      // Its bytes are copied now (into a batch, or into the compressor's block).
+      buffers.consumed(chunk as Buffer);
+    }
     await adding;
     if (addError !== undefined) throw addError;
     await batch.flush();
@@ -125,11 +130,11 @@ async function writeTar(items: readonly TarItem[], sink: Writable): Promise<void
 }
 
 /** Adds one entry at a time: tar-stream then holds one entry's data, not all of them queued. */
-async function addEntries(pack: Pack, items: readonly TarItem[]): Promise<void> {
+async function addEntries(pack: Pack, items: readonly TarItem[], buffers: ReadBuffers): Promise<void> {
   for (const item of items) {
     // A lazily read file is read only now, just before it is packed, and must still have the
     // size it had when the archive was laid out.
-    const data = item.data ?? (item.read ? await item.read() : undefined);
+    const data = await contentOf(item, buffers);
     if (item.read && data?.length !== item.size) {
       throw new BundleEntryError('size-changed', item.name, `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`);
     }
@@ -151,6 +156,47 @@ async function addEntries(pack: Pack, items: readonly TarItem[]): Promise<void> 
     });
   }
   pack.finalize();
+}
+
+async function contentOf(item: TarItem, buffers: ReadBuffers): Promise<Buffer | undefined> {
+  if (item.data !== undefined || !item.read) return item.data;
+  const target = item.readInto && item.size > 0 ? buffers.take(item.size) : undefined;
+  if (!target) return item.read();
+  await item.readInto!(target);
+  return target;
+}
+
+/** Largest file read into a reused buffer, and how many such buffers may be in flight. */
+const READ_BUFFER_BYTES = 1 << 20;
+const READ_BUFFERS = 8;
+
+/**
+ * Reused buffers for lazily read files. Reading every file into a new Buffer left a
+ * bundle's worth of garbage that V8 collects only after ~64 MiB of growth; here a file is
+ * read into one of a few buffers, handed to tar-stream (which passes that very Buffer on as
+ * a chunk), and the buffer is free again once the consumer has copied that chunk. A file
+ * too large, or all buffers in flight, gets a fresh Buffer as before.
+ */
+class ReadBuffers {
+  private readonly free: Buffer[] = [];
+  /** Views handed out, oldest first, with the buffer each is a view of. */
+  private readonly lent: { view: Buffer; whole: Buffer }[] = [];
+
+  take(size: number): Buffer | undefined {
+    if (size > READ_BUFFER_BYTES || this.lent.length >= READ_BUFFERS) return undefined;
+    const whole = this.free.pop() ?? Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const view = whole.subarray(0, size);
+    this.lent.push({ view, whole });
+    return view;
+  }
+
+  /** Called with every chunk once it is copied; frees the buffer whose view it is. */
+  consumed(chunk: Buffer): void {
+    const index = this.lent.findIndex((loan) => loan.view === chunk);
+    if (index === -1) return;
+    const [loan] = this.lent.splice(index, 1);
+    this.free.push(loan!.whole);
+  }
 }
 
 /**

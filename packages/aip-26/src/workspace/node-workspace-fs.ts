@@ -63,6 +63,22 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       await breathe();
       return fs.readFileSync(resolveInside(rel));
     },
+    async readFileInto(rel, target) {
+      await breathe();
+      const fd = fs.openSync(resolveInside(rel), 'r');
+      try {
+        let filled = 0;
+        while (filled < target.length) {
+          const read = fs.readSync(fd, target, filled, target.length - filled, filled);
+          if (read === 0) throw new Error(`${JSON.stringify(rel)} is shorter than when it was listed`);
+          filled += read;
+        }
+        // One more byte would mean the file grew: the bundle would not hold all of it.
+        if (fs.readSync(fd, Buffer.alloc(1), 0, 1, filled) !== 0) throw new Error(`${JSON.stringify(rel)} is longer than when it was listed`);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
     async readDir(rel) {
       await breathe();
       const dir = resolveInside(rel);
