@@ -52,6 +52,13 @@ describe('agentproto code', () => {
     expect(outcome.stderr).toContain('/run');
   });
 
+  it('code check refuses a runner language that contradicts the run file, inherited or not', async () => {
+    const { manifest, dir } = await manifestIn('code: ./cw\nrun: tool.js\n', { 'cw/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { local: cw/tool.js } ] }\nrunner: { needs: { language: python } }\n', 'cw/tool.js': '' });
+    const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain('AIP26_RUNNER_CONFLICT');
+  });
+
   it('code bundle writes the tar.gz GNU tar lists', async () => {
     const { manifest, dir } = await manifestIn(TOOL, { 'lib/a.txt': 'from lib\n' });
     const out = join(dir, 'bundle.tar.gz');

@@ -6,8 +6,12 @@ import {
   type GithubAccess,
   ManifestValidationError,
   type RunValue,
+  assertRunnerFitsRun,
   checkRun,
   defineCodeWithReport,
+  inheritBlocks,
+  nodeWorkspaceFs,
+  planCode,
   githubConnector,
   parseRun,
   scanCode,
@@ -48,7 +52,11 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
   if (run !== undefined) {
     const checked = checkRun(run, { pointer: '/run' });
     if (!checked.ok) throw new ManifestValidationError(checked.problems, { subject: 'run block' });
-    parseRun(run);
+    // The runner the manifest ends up with (its own over its code-workspaces') must speak the
+    // language of its run file.
+    const parsed = parseRun(run);
+    const { workspaces } = await planCode(code, nodeWorkspaceFs(workspaceRoot));
+    assertRunnerFitsRun(inheritBlocks(manifest, workspaces).runner, parsed.form === 'file' ? parsed.file : undefined);
   }
   const github = connector(parsed.values['github-url'], parsed.values['cache-root']);
 
