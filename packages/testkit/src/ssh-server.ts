@@ -182,7 +182,7 @@ function waitForListening(sshd: ChildProcess, log: { text: string }, port: numbe
 }
 
 /** "Server listening" is logged right after listen(); a connect proves clients can reach it. */
-function waitForTcp(port: number): Promise<void> {
+export function waitForTcp(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {

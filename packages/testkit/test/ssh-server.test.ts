@@ -15,6 +15,7 @@ import {
   type TempDir,
 } from '@agentproto/testkit';
 import { git, gitFails } from './support.js';
+import { waitForTcp } from '../src/ssh-server.js';
 
 // One sshd for the file: starting one costs ~100 ms, and each test only reads.
 let root: TempDir;
@@ -143,17 +144,6 @@ describe('startGitSshServer', () => {
 
     await other.close();
 
-    await expect(tcpConnect(other.port)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(waitForTcp(other.port)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
-
-function tcpConnect(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve();
-    });
-    socket.once('error', reject);
-  });
-}
