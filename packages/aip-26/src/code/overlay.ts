@@ -1,7 +1,5 @@
 import { BundleSizeError, SourceResolutionError } from './errors.js';
-import type { Source } from './types.js';
-import type { BundleLimits } from './types.js';
-import { DEFAULT_LIMITS } from './types.js';
+import type { BundleLimits, Source } from './types.js';
 
 /**
  * One file of the merged bundle: its bytes, or (for workspace files) its size and a reader,
@@ -32,19 +30,10 @@ export class Overlay {
   /** Every folder implied by a file path → the first source that implied it. */
   private readonly folders = new Map<string, string>();
   private bytes = 0;
-  private readonly limits: Required<BundleLimits>;
-
-  constructor(limits: BundleLimits = {}) {
-    this.limits = { ...DEFAULT_LIMITS, ...limits };
-  }
+  constructor(private readonly limits: Required<BundleLimits>) {}
 
   get totalBytes(): number {
     return this.bytes;
-  }
-
-  /** Fails before anything is read when a file of `size` bytes could not fit. */
-  assertRoom(size: number, source: string): void {
-    if (this.bytes + size > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, this.bytes + size, source);
   }
 
   set(path: string, file: BundleFile, declaration: Source | string): void {
