@@ -8,7 +8,7 @@ import type { HttpClient } from 'isomorphic-git';
 import { request as nodeRequest } from 'isomorphic-git/http/node';
 import { makeRepo } from '@agentproto/testkit';
 import { fetchDirectory, isomorphicGitEngine, listRefs, type GitEngine } from '../src/index.js';
-import { scratch, serve } from './support/fixtures.js';
+import { rejection, scratch, serve } from './support/fixtures.js';
 
 async function setup() {
   const root = await scratch();
@@ -22,15 +22,6 @@ async function setup() {
   const privateDir = join(work, 'private');
   await mkdir(privateDir);
   return { work, server, privateDir, url: server.urlFor('r.git'), commit: repo.commits[0] as string, dest: join(work, 'out') };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** The node client, with a hook on every request (and on the first chunk of each response body). */

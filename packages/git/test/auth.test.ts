@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { basicAuthorizationHeader, makeRepo } from '@agentproto/testkit';
 import { fetchDirectory, isomorphicGitEngine, listRefs, type GitAuth } from '../src/index.js';
-import { scratch, serve } from './support/fixtures.js';
+import { rejection, scratch, serve } from './support/fixtures.js';
 
 const CANARY = 'CANARY-SECRET-123';
 
@@ -16,15 +16,6 @@ async function protectedRepo() {
   const repo = await makeRepo({ root, name: 'private.git', commits: [{ files: { 'skills/a/SKILL.md': 'a' } }] });
   const server = await serve({ root, auth: { username: 'alice', password: 'correct-horse' } });
   return { work, repo, server, url: server.urlFor('private.git') };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** Every way an error gets printed or logged, causes and hidden properties included. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedGitEnv, makeRepo, run, type MadeRepo } from '@agentproto/testkit';
 import { fetchDirectory, isomorphicGitEngine, listRefs, type GitEngine } from '../src/index.js';
-import { listTree, scratch, serve } from './support/fixtures.js';
+import { listTree, rejection, scratch, serve } from './support/fixtures.js';
 
 /** A repository with executable files, links inside and outside, and three commits of skills/a. */
 async function skillsRepo(root: string): Promise<MadeRepo> {
@@ -42,15 +42,6 @@ async function setup() {
   const repo = await skillsRepo(root);
   const server = await serve({ root });
   return { root, work, repo, server, url: server.urlFor('skills.git') };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('fetchDirectory', () => {

@@ -44,3 +44,13 @@ export async function listTree(dir: string): Promise<Record<string, string>> {
   await walk('');
   return out;
 }
+
+/** The error a promise rejects with (a test fails if it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & Record<string, unknown>;
+  }
+  throw new Error('expected a rejection');
+}
