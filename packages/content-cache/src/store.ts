@@ -159,6 +159,8 @@ export class ContentStore {
   private readonly markers = new Map<string, ObjectMarker>();
   private readonly recorded = new Set<string>();
   private lastSweep = 0;
+  /** Something was moved to the trash since it was last emptied. */
+  private trashed = false;
 
   constructor(layout: StoreLayout, fs: StoreFs, options: ContentStoreOptions) {
     this.layout = layout;
@@ -501,7 +503,8 @@ export class ContentStore {
       return await run(lock);
     } finally {
       await lock.release().catch(() => undefined);
-      await this.emptyTrash();
+      // Only when this publication moved something there: most publish nothing to delete.
+      if (this.trashed) await this.emptyTrash();
     }
   }
 
@@ -532,6 +535,7 @@ export class ContentStore {
   private async moveToTrash(path: string): Promise<boolean> {
     try {
       await this.fs.rename(path, join(this.layout.trash, randomBytes(12).toString('hex')));
+      this.trashed = true;
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
@@ -540,6 +544,7 @@ export class ContentStore {
   }
 
   private async emptyTrash(): Promise<void> {
+    this.trashed = false;
     let names: string[];
     try {
       names = await this.fs.readdir(this.layout.trash);
@@ -661,6 +666,8 @@ export class ContentStore {
       }
       report.removedStaging = await this.sweepDeadWriters(true);
     });
+    // Also what processes that died before emptying it left in the trash.
+    await this.emptyTrash();
     return report;
   }
 
