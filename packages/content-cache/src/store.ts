@@ -382,14 +382,16 @@ export class ContentStore {
   }
 
   /**
-   * Writes the key record and points the declaration link at the object. Runs after the
+   * Points the declaration link at the object, then writes the key record. Runs after the
    * object is complete and visible, so a failure here leaves a complete object that the
-   * next acquisition of the same content adopts without a fill.
+   * next acquisition of the same content adopts without a fill. The link comes first so
+   * that a `lookup`, which answers once the key record exists, never returns a link path
+   * that is not there yet.
    */
   private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, fromCache: boolean): Promise<StoredTree> {
     try {
-      await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
       await this.pointLink(key, marker.objectId);
+      await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
     } catch (error) {
       if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
       throw error;

@@ -317,6 +317,27 @@ describe('lookup', () => {
     expect(await store.lookup(keyFor('c1'))).toEqual({ ...tree, fromCache: true });
     expect(await store.lookup(keyFor('c1', { other: true }))).toBeUndefined();
   });
+
+  it('never answers with a link path that is not there yet: the link is in place before the key record', async () => {
+    const root = join(await tempDir(), 'store');
+    const seen: string[] = [];
+    let probe: ReturnType<typeof openContentStore> | undefined;
+    // Every time a file lands in keys/, ask a second store what it sees at that instant.
+    const fs: StoreFs = {
+      ...nodeStoreFs,
+      rename: async (from, to) => {
+        await nodeStoreFs.rename(from, to);
+        if (String(to).includes('/keys/')) {
+          const found = await (await probe!).lookup(keyFor('c1'));
+          seen.push(found ? await readFile(join(found.linkPath, 'a'), 'utf8') : 'miss');
+        }
+      },
+    };
+    probe = openContentStore({ root });
+    const store = await openContentStore({ root, fs });
+    await store.acquire(keyFor('c1'), fillWith({ a: 'x' }));
+    expect(seen).toEqual(['x']);
+  });
 });
 
 describe('verify and gc', () => {
