@@ -11,6 +11,7 @@ import { join } from 'node:path';
  *   staging/<random>/ + <random>.lock/  one acquisition's private folder and its liveness lock
  *   trash/                              objects and leftovers on their way out
  *   quarantine/                         corrupt objects set aside by verify
+ *   facts/<nameDigest>.json             small immutable facts callers remember (recall/remember)
  *   publish.lock/                       the publication lock (proper-lockfile)
  */
 export const MARKER = 'COMPLETE.json';
@@ -25,13 +26,15 @@ export class StoreLayout {
   get staging() { return join(this.root, 'staging'); }
   get trash() { return join(this.root, 'trash'); }
   get quarantine() { return join(this.root, 'quarantine'); }
+  get facts() { return join(this.root, 'facts'); }
   get publishLock() { return join(this.root, 'publish.lock'); }
-  get folders() { return [this.objects, this.keys, this.links, this.staging, this.trash, this.quarantine]; }
+  get folders() { return [this.objects, this.keys, this.links, this.staging, this.trash, this.quarantine, this.facts]; }
   object(id: string) { return join(this.objects, id); }
   content(id: string) { return join(this.objects, id, CONTENT); }
   marker(id: string) { return join(this.objects, id, MARKER); }
   key(digest: string) { return join(this.keys, `${digest}.json`); }
   link(digest: string) { return join(this.links, digest); }
+  fact(digest: string) { return join(this.facts, `${digest}.json`); }
   /** A link's target, relative so the store can be moved or mounted elsewhere whole. */
   linkTarget(objectId: string) { return `../objects/${objectId}/${CONTENT}`; }
   objectIdOfLinkTarget(target: string): string | undefined {

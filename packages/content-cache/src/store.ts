@@ -436,13 +436,42 @@ export class ContentStore {
     }
   }
 
+  /**
+   * Remembers a small fact that never changes once true (the tree id of a directory at a
+   * commit, say), so a later call in any process can skip the work of finding it again.
+   * Never a secret: facts are plain files. Written to a temporary name and renamed, so a
+   * reader sees the whole value or none; writing a name again replaces it with what must
+   * be the same value.
+   */
+  async remember(name: string, value: string): Promise<void> {
+    if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('remember(name, value) takes two strings');
+    await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value })}\n`, 'fact');
+  }
+
+  /** A fact `remember` stored under `name`, or undefined. A damaged or foreign file is a miss. */
+  async recall(name: string): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await this.fs.readFile(this.layout.fact(sha256Hex(name)), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new StoreIOError('read fact', this.layout.fact(sha256Hex(name)), error);
+    }
+    try {
+      const record = JSON.parse(text) as { name?: unknown; value?: unknown };
+      return record.name === name && typeof record.value === 'string' ? record.value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Write to a temporary name, then rename: readers see the old file or the whole new one. */
-  private async writeAtomically(folder: string, path: string, text: string): Promise<void> {
+  private async writeAtomically(folder: string, path: string, text: string, what = 'key record'): Promise<void> {
     const temp = join(folder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
     try {
-      await io('write key record', temp, () => this.fs.writeFile(temp, text, { flag: 'wx', mode: 0o644 }));
+      await io(`write ${what}`, temp, () => this.fs.writeFile(temp, text, { flag: 'wx', mode: 0o644 }));
       if (this.syncFiles) await this.syncPath(temp);
-      await io('replace key record', path, () => this.fs.rename(temp, path));
+      await io(`replace ${what}`, path, () => this.fs.rename(temp, path));
     } catch (error) {
       await this.fs.rm(temp, { force: true }).catch(() => undefined);
       throw error;

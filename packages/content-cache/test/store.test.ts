@@ -340,6 +340,30 @@ describe('lookup', () => {
   });
 });
 
+describe('facts', () => {
+  it('remembers a fact for any later store over the same root, and misses an unknown name', async () => {
+    const root = join(await tempDir(), 'store');
+    const store = await openContentStore({ root });
+    expect(await store.recall('tree:https://h/r.git:c1:skills/a')).toBeUndefined();
+    await store.remember('tree:https://h/r.git:c1:skills/a', 'a'.repeat(40));
+    const again = await openContentStore({ root });
+    expect(await again.recall('tree:https://h/r.git:c1:skills/a')).toBe('a'.repeat(40));
+    expect(await again.recall('tree:https://h/r.git:c1:skills/b')).toBeUndefined();
+    expect(visibleProblems(root)).toEqual([]);
+  });
+
+  it('treats a damaged fact file as a miss, and gc keeps facts', async () => {
+    const root = join(await tempDir(), 'store');
+    const store = await openContentStore({ root });
+    await store.remember('n', 'v');
+    await store.gc();
+    expect(await store.recall('n')).toBe('v');
+    const [file] = (await import('node:fs')).readdirSync(join(root, 'facts'));
+    await writeFile(join(root, 'facts', file!), '{"name":"n","val');
+    expect(await store.recall('n')).toBeUndefined();
+  });
+});
+
 describe('verify and gc', () => {
   it('finds an object whose file changed, quarantines it, and the next acquisition fills again', async () => {
     const store = await newStore();

@@ -35,7 +35,8 @@ esac
 # The user's git config must not change what a test sees.
 GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_CONFIG_GLOBAL GIT_CONFIG_NOSYSTEM
-exec git upload-pack "$root/$repo"
+# Partial clone and wants by object id, as on hosted services (see the HTTP server).
+exec git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack "$root/$repo"
 `;
 }
 

@@ -141,9 +141,15 @@ function spawnHttpBackend(
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_CONFIG_NOSYSTEM: '1',
     // Config from the environment outranks the repository's: no push, whatever the fixture says.
-    GIT_CONFIG_COUNT: '1',
+    // Partial clone and wants by object id are on, as on the hosted services clients meet
+    // (GitHub, GitLab): `--filter=blob:none` and fetching blobs by id both depend on them.
+    GIT_CONFIG_COUNT: '3',
     GIT_CONFIG_KEY_0: 'http.receivepack',
     GIT_CONFIG_VALUE_0: 'false',
+    GIT_CONFIG_KEY_1: 'uploadpack.allowFilter',
+    GIT_CONFIG_VALUE_1: 'true',
+    GIT_CONFIG_KEY_2: 'uploadpack.allowAnySHA1InWant',
+    GIT_CONFIG_VALUE_2: 'true',
     GIT_PROJECT_ROOT: root,
     GIT_HTTP_EXPORT_ALL: '1',
     GATEWAY_INTERFACE: 'CGI/1.1',
