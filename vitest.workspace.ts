@@ -8,4 +8,5 @@ export const projects = [
   'packages/agent-plugins',
   'packages/cli',
   'packages/testkit',
+  'examples/custom-provider',
 ] as const;

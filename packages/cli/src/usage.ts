@@ -16,6 +16,9 @@ Commands:
   code check <m>    check an AIP-26 manifest's code and run blocks; resolve every source
   code bundle <m>   build its deterministic tar.gz (--out FILE)
   code run <m>      build it and run it locally, with only PATH and --env KEY=VALUE
+  skills resolve <d>  resolve every skill of a declaration (JSON/YAML) to a commit and
+                    content id, authorizing each; say which are cached
+  skills prepare <d>  resolve, fetch what is missing, and print each skill's directory
 
 Options:
   --root DIR        the store (default: ${defaultCacheRoot()})
@@ -28,6 +31,13 @@ Options:
   --github-url URL  code: the git host of github sources (default https://github.com);
                     a token is read from GITHUB_TOKEN
   --cache-root DIR  code: where fetched github sources are cached (default: --root's default)
+  --cache DIR       skills: the store (default: --root's default)
+  --vault FILE      skills: HTTP Basic credentials, {"<url prefix>": {"username": …,
+                    "passwordEnv": "<variable holding the password>"}}
+  --local-root DIR  skills: allow the local provider for folders under DIR
+  --provider-package SPEC  skills: load skill providers from an installed package
+                    Deploy keys: named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES, read from
+                    the environment variable of that name
   -h, --help        show this help
   --version         print the version
 

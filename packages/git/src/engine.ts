@@ -14,27 +14,54 @@ export interface GitEngine {
   /** Every ref of the remote with peeled tags and HEAD's symref, like `git ls-remote`. */
   listRefs(request: GitRemoteRequest): Promise<RemoteRef[]>;
   /**
-   * Fetches one commit and its tree into `request.gitdir` (history is not needed) and
-   * returns a reader over what it received. The objects are untrusted: the caller hashes
-   * every one it uses.
+   * Fetches one commit and its trees into `request.gitdir` (history is not needed) and
+   * returns a reader over what it holds. When the gitdir already holds everything asked
+   * for (a previous call with the same work folder), nothing is fetched again. The objects
+   * are untrusted: the caller hashes every one it uses.
    */
   fetchCommit(request: GitFetchRequest): Promise<GitObjectReader>;
+  /**
+   * Full ids of the commits reachable from the remote's branches and tags whose id starts
+   * with `prefix` (4 to 39 lower-case hex digits), in any order. Needs the history, so it
+   * fetches it into `request.gitdir` (commits only, where the server allows a filter).
+   * Optional: expandCommit refuses engines without it.
+   */
+  findCommits?(request: GitRemoteRequest & { gitdir: string }, prefix: string): Promise<string[]>;
 }
 
 export interface GitRemoteRequest {
-  /** Normalized: `https://host/path`, no credentials, query or trailing slash. */
+  /**
+   * Normalized: `https://host/path`, `ssh://[user@]host[:port]/path` or `[user@]host:path`;
+   * never with a password, query or trailing slash.
+   */
   url: string;
   /** From the caller's `auth`; an engine sends them with every request and never logs them. */
   headers: Readonly<Record<string, string>>;
   /** Once aborted, the engine stops its requests and writes nothing more. */
   signal: AbortSignal | undefined;
+  /**
+   * A private folder (0700) the engine may write temporary files into, such as a config
+   * file holding the request's headers. The caller made it and removes it, with everything
+   * in it, after the operation (or after the last of several sharing it).
+   */
+  workDir: string;
 }
 
 export interface GitFetchRequest extends GitRemoteRequest {
   /** Full 40-hex commit id. */
   commit: string;
-  /** An empty private folder the engine may fill; the caller removes it afterwards. */
+  /**
+   * A private folder the engine may fill, inside `workDir`; it may not exist yet, or hold
+   * what an earlier request with the same work folder fetched. The caller removes it.
+   */
   gitdir: string;
+  /**
+   * `false`: the engine may leave file contents out (a partial clone with only the commit
+   * and its trees); the caller then asks for the blobs it needs with `reader.prefetch`.
+   * Anything else: every blob of the commit's tree must be readable. An engine without
+   * partial clone may ignore `false` and fetch everything.
+   */
+  blobs?: boolean;
 }
 
 export type GitObjectType = 'commit' | 'tree' | 'blob' | 'tag';
@@ -46,6 +73,20 @@ export interface GitRawObject {
 }
 
 export interface GitObjectReader {
-  /** The object with this id, or undefined when the fetch did not bring it. */
+  /** The object with this id, or undefined when the gitdir does not hold it. */
   read(oid: string): Promise<GitRawObject | undefined>;
+  /**
+   * Announces objects about to be read (the blobs of a directory, the trees of one level of
+   * a walk): the engine fetches the missing ones in one round trip and may load them in
+   * batches, so reading them costs neither a request nor a process each. Optional: an
+   * engine whose reader already holds every object needs none.
+   */
+  prefetch?(oids: readonly string[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Announces a walk: the commit, the trees on the way to `path` and every tree under it
+   * are about to be read. An engine that runs a process per batch loads them all at once
+   * (the walk then costs two processes, not two per level). Optional, and only a hint:
+   * whatever it does not load is read the ordinary way.
+   */
+  preloadTrees?(commit: string, path: string, signal?: AbortSignal): Promise<void>;
 }

@@ -13,13 +13,16 @@ export type GitErrorCode =
   | 'GIT_INVALID_ARGUMENT'
   | 'GIT_INVALID_REF_NAME'
   | 'GIT_AMBIGUOUS_REF'
+  | 'GIT_AMBIGUOUS_COMMIT'
   | 'GIT_REF_NOT_FOUND'
+  | 'GIT_COMMIT_NOT_FOUND'
   | 'GIT_ABBREVIATED_SHA'
   | 'GIT_UPPERCASE_SHA'
   | 'GIT_INVALID_COMMIT_ID'
   | 'GIT_INVALID_PATH'
   | 'GIT_DESTINATION_EXISTS'
   | 'GIT_AUTH_FAILED'
+  | 'GIT_HOST_KEY'
   | 'GIT_REPOSITORY_NOT_FOUND'
   | 'GIT_COMMIT_UNAVAILABLE'
   | 'GIT_NOT_A_COMMIT'
@@ -146,6 +149,33 @@ export class GitRefNotFoundError extends GitError {
   }
 }
 
+/** An abbreviated commit id that several commits of the remote's history start with. */
+export class GitAmbiguousCommitError extends GitError {
+  declare readonly code: 'GIT_AMBIGUOUS_COMMIT';
+  constructor(
+    readonly prefix: string,
+    /** The full ids that start with `prefix`, sorted. */
+    readonly candidates: readonly string[],
+    readonly url: string,
+  ) {
+    super(
+      'GIT_AMBIGUOUS_COMMIT',
+      `commit id ${quote(prefix)} is ambiguous at ${url}: ${candidates.length} commits start with it (${candidates.join(', ')})`,
+    );
+  }
+}
+
+/** No commit reachable from the remote's branches and tags starts with the abbreviation. */
+export class GitCommitNotFoundError extends GitError {
+  declare readonly code: 'GIT_COMMIT_NOT_FOUND';
+  constructor(
+    readonly prefix: string,
+    readonly url: string,
+  ) {
+    super('GIT_COMMIT_NOT_FOUND', `no commit reachable from a branch or tag of ${url} starts with ${quote(prefix)}`);
+  }
+}
+
 /** A short hex string that is not a ref: only a full 40-character commit id can be used. */
 export class GitAbbreviatedShaError extends GitError {
   declare readonly code: 'GIT_ABBREVIATED_SHA';
@@ -199,26 +229,51 @@ export class GitDestinationExistsError extends GitError {
   }
 }
 
-/** The server answered 401 or 403: no credentials, or not the right ones. */
+/**
+ * The server refused the credentials: HTTP 401 or 403 (`status`), or an SSH server that
+ * accepted none of the keys offered (`status` undefined).
+ */
 export class GitAuthFailedError extends GitError {
   declare readonly code: 'GIT_AUTH_FAILED';
   constructor(
     readonly url: string,
-    readonly status: number,
+    readonly status: number | undefined,
     cause?: unknown,
   ) {
-    super('GIT_AUTH_FAILED', `authentication failed for ${url} (HTTP ${status})`, cause);
+    super(
+      'GIT_AUTH_FAILED',
+      `authentication failed for ${url} (${status === undefined ? 'the SSH server accepted no key offered' : `HTTP ${status}`})`,
+      cause,
+    );
   }
 }
 
-/** The server answered 404 for the repository. */
+/**
+ * The SSH server's host key is not the one pinned in the known_hosts file (or the file has
+ * no key for that host): the connection was refused before any credential was offered.
+ */
+export class GitHostKeyError extends GitError {
+  declare readonly code: 'GIT_HOST_KEY';
+  constructor(
+    readonly url: string,
+    cause?: unknown,
+  ) {
+    super(
+      'GIT_HOST_KEY',
+      `host key verification failed for ${url}: the server's key is not the one in the known_hosts file`,
+      cause,
+    );
+  }
+}
+
+/** No repository at that address: HTTP 404, or an SSH server saying there is none. */
 export class GitRepositoryNotFoundError extends GitError {
   declare readonly code: 'GIT_REPOSITORY_NOT_FOUND';
   constructor(
     readonly url: string,
     cause?: unknown,
   ) {
-    super('GIT_REPOSITORY_NOT_FOUND', `no git repository at ${url} (HTTP 404)`, cause);
+    super('GIT_REPOSITORY_NOT_FOUND', `no git repository at ${url}`, cause);
   }
 }
 
@@ -231,8 +286,8 @@ export class GitCommitUnavailableError extends GitError {
   ) {
     super(
       'GIT_COMMIT_UNAVAILABLE',
-      `${url} did not send commit ${commit}: it does not exist there, or it is not reachable from any ` +
-        'branch or tag (servers send only reachable commits to this engine)',
+      `${url} did not send commit ${commit}: it does not exist there, or the server sends only commits ` +
+        'reachable from a branch or tag and this one is not',
     );
   }
 }

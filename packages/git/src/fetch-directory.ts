@@ -1,18 +1,33 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { raceAbort, settled, throwIfAborted } from './abort.js';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
 import { authHeaders, secretsOf } from './credentials.js';
 import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError } from './errors.js';
-import { engineError, finalError, openRemote, type RemoteOptions } from './remote.js';
+import {
+  closeWorkDir,
+  EngineCalls,
+  finalError,
+  givenWorkDir,
+  openRemote,
+  openWorkDir,
+  type RemoteOptions,
+  type WorkDir,
+} from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
-import { selectDirectory } from './select-directory.js';
+import { selectDirectory, walkDirectory } from './select-directory.js';
 import { writeEntries } from './write-entries.js';
 
-export interface FetchDirectoryOptions extends RemoteOptions {
-  /** Folder the temporary gitdir is made in (and removed from); `os.tmpdir()` by default. */
-  privateDir?: string;
+export type FetchDirectoryOptions = RemoteOptions;
+
+/** What directoryTree learns: the directory's tree id, with no file content fetched. */
+export interface DirectoryTree {
+  /** The commit, as asked and as verified. */
+  commit: string;
+  /** Git tree id of the directory: the same content has the same id at any commit. */
+  tree: string;
+  /** The directory, normalized (`''` for the whole tree). */
+  path: string;
 }
 
 export interface FetchedDirectory {
@@ -32,16 +47,17 @@ export interface FetchedDirectory {
   submodules: Array<{ path: string; commit: string }>;
 }
 
-/** How long an aborted engine gets to unwind before its private folder is removed anyway. */
-const UNWIND_MS = 2000;
-
 /**
  * Writes the directory `path` of exactly `commit` into `dest`, which must not exist yet:
  * files with their executable bit, symlinks that stay inside the directory, nothing else
  * of the repository. Every object used is hashed against its id, the commit included.
  *
- * The engine works in a private temporary gitdir, removed before this returns or rejects.
- * On any failure or abort `dest` is removed too: it is ours, since we created it.
+ * The engine is asked for the commit and its trees only (`blobs: false`), then for exactly
+ * the blobs of the directory in one `prefetch`. With `options.workDir`, what an earlier
+ * operation with the same folder fetched (directoryTree) is used again, so only those
+ * blobs travel. Without it, the engine works in a temporary folder removed before this
+ * returns or rejects. On any failure or abort `dest` is removed too: it is ours, since we
+ * created it.
  */
 export async function fetchDirectory(
   url: string,
@@ -58,26 +74,25 @@ export async function fetchDirectory(
   const directory = normalizeDirectoryPath(path);
   if (typeof dest !== 'string' || dest === '') throw new GitInvalidArgumentError('dest', 'must be a non-empty path');
   const destination = resolve(dest);
+  const given = givenWorkDir(options);
   throwIfAborted(signal, operation);
   await claim(destination);
 
-  let gitdir: string | undefined;
-  let engineWork: Promise<unknown> | undefined;
+  const calls = new EngineCalls(operation, remote.url, signal);
+  let work: WorkDir | undefined;
   let secrets: readonly string[] = [];
   let done = false;
   try {
-    gitdir = await privateGitdir(options.privateDir ?? tmpdir());
+    work = await openWorkDir(given, options.privateDir);
     // The host's own callback: what it throws passes through as is (after the cleanup below).
     const headers = await authHeaders(options.auth, remote.url);
     secrets = secretsOf(headers);
     throwIfAborted(signal, operation);
-    const work = remote.engine.fetchCommit({ url: remote.url, headers, signal, commit, gitdir }).catch((error: unknown) => {
-      throw engineError(error, remote.url);
-    });
-    engineWork = work;
-    const reader = await raceAbort(work, signal, operation);
+    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
+    const reader = await calls.run(remote.engine.fetchCommit(request));
     throwIfAborted(signal, operation);
-    const selected = await selectDirectory(reader, remote.url, commit, directory, signal);
+    // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
+    const selected = await calls.run(selectDirectory(reader, remote.url, commit, directory, signal, operation));
     const written = await writeEntries(selected.entries, destination, reader, signal).catch((error: unknown) => {
       throw error instanceof GitError ? error : new GitIoError(destination, 'write into', error);
     });
@@ -86,11 +101,52 @@ export async function fetchDirectory(
   } catch (error) {
     throw finalError(error, operation, signal, secrets);
   } finally {
-    // An aborted engine may still be unwinding; its file system refuses every write once the
-    // signal has fired, so waiting is only politeness, and bounded.
-    if (engineWork) await settled(engineWork, UNWIND_MS);
-    if (gitdir) await rm(gitdir, { recursive: true, force: true, maxRetries: 3 });
+    // An aborted engine may still be unwinding: its processes are killed, its file system
+    // refuses every write; waiting is only politeness, and bounded.
+    await calls.unwind();
+    await closeWorkDir(work);
     if (!done) await rm(destination, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+/**
+ * The tree id of the directory `path` of exactly `commit`, without fetching any file
+ * content: the engine is asked for the commit and its trees only (`blobs: false`), and the
+ * trees are walked with every check fetchDirectory makes on them (the commit hashes to its
+ * id, the path is a directory, each tree hashes to its id, no entry name is unsafe). Link
+ * targets are blobs, so they are checked by fetchDirectory, not here.
+ *
+ * The tree id is a content id: when a cache already holds it, nothing more is needed.
+ * Otherwise pass the same `options.workDir` to fetchDirectory, which then fetches only the
+ * directory's blobs.
+ */
+export async function directoryTree(url: string, commit: string, path: string, options: RemoteOptions = {}): Promise<DirectoryTree> {
+  const operation = 'directoryTree';
+  const { signal } = options;
+  const remote = openRemote(url, options);
+  assertFullCommitId(commit);
+  const directory = normalizeDirectoryPath(path);
+  const given = givenWorkDir(options);
+  throwIfAborted(signal, operation);
+
+  const calls = new EngineCalls(operation, remote.url, signal);
+  let work: WorkDir | undefined;
+  let secrets: readonly string[] = [];
+  try {
+    work = await openWorkDir(given, options.privateDir);
+    const headers = await authHeaders(options.auth, remote.url);
+    secrets = secretsOf(headers);
+    throwIfAborted(signal, operation);
+    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
+    const reader = await calls.run(remote.engine.fetchCommit(request));
+    throwIfAborted(signal, operation);
+    const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation));
+    return { commit, tree: walk.tree, path: directory };
+  } catch (error) {
+    throw finalError(error, operation, signal, secrets);
+  } finally {
+    await calls.unwind();
+    await closeWorkDir(work);
   }
 }
 
@@ -109,13 +165,5 @@ async function claim(dest: string): Promise<void> {
   } catch (error) {
     if ((error as { code?: unknown }).code === 'EEXIST') throw new GitDestinationExistsError(dest, error);
     throw new GitIoError(dest, 'create', error);
-  }
-}
-
-async function privateGitdir(parent: string): Promise<string> {
-  try {
-    return await mkdtemp(join(parent, 'agentproto-git-'));
-  } catch (error) {
-    throw new GitIoError(parent, 'make a private gitdir in', error);
   }
 }

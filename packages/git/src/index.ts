@@ -1,11 +1,12 @@
-// @agentproto/git: list a remote's refs, resolve a ref to a commit, fetch one directory of one commit.
+// @agentproto/git: list a remote's refs, resolve a ref to a commit, learn a directory's tree id, fetch one directory of one commit.
 export { listRefs } from './list-refs.js';
 export type { ListRefsOptions } from './list-refs.js';
 export type { RemoteRef, RemoteRefs } from './remote-refs.js';
 export { resolveRef } from './resolve-ref.js';
 export type { RefKind, ResolvedRef } from './resolve-ref.js';
-export { fetchDirectory } from './fetch-directory.js';
-export type { FetchDirectoryOptions, FetchedDirectory } from './fetch-directory.js';
+export { directoryTree, fetchDirectory } from './fetch-directory.js';
+export type { DirectoryTree, FetchDirectoryOptions, FetchedDirectory } from './fetch-directory.js';
+export { expandCommit } from './expand-commit.js';
 export type { RemoteOptions } from './remote.js';
 export type { GitAuth } from './credentials.js';
 
@@ -19,6 +20,12 @@ export { normalizeDirectoryPath } from './repo-path.js';
 // Engines.
 export { isomorphicGitEngine } from './isomorphic-git/engine.js';
 export type { IsomorphicGitEngineOptions } from './isomorphic-git/engine.js';
+export { systemGitEngine } from './system-git/engine.js';
+export type { SystemGitEngineOptions } from './system-git/engine.js';
+export { localCommandHost } from './system-git/host.js';
+export type { CommandHost, CommandResult, CommandRunOptions } from './system-git/host.js';
+export type { SshFiles } from './system-git/isolation.js';
+export { GitCommandError } from './system-git/failure.js';
 export type {
   GitEngine,
   GitFetchRequest,
@@ -32,12 +39,15 @@ export {
   GitError,
   GitAbbreviatedShaError,
   GitAbortedError,
+  GitAmbiguousCommitError,
   GitAmbiguousRefError,
   GitAuthFailedError,
   GitCommitMismatchError,
+  GitCommitNotFoundError,
   GitCommitUnavailableError,
   GitCorruptObjectError,
   GitDestinationExistsError,
+  GitHostKeyError,
   GitInsecureUrlError,
   GitInvalidArgumentError,
   GitInvalidCommitIdError,

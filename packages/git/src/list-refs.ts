@@ -1,7 +1,16 @@
-import { raceAbort, throwIfAborted } from './abort.js';
+import { throwIfAborted } from './abort.js';
 import { authHeaders, secretsOf } from './credentials.js';
 import { checkServerRefs, type RemoteRefs } from './remote-refs.js';
-import { engineError, finalError, openRemote, type RemoteOptions } from './remote.js';
+import {
+  closeWorkDir,
+  EngineCalls,
+  finalError,
+  givenWorkDir,
+  openRemote,
+  openWorkDir,
+  type RemoteOptions,
+  type WorkDir,
+} from './remote.js';
 
 export type ListRefsOptions = RemoteOptions;
 
@@ -12,19 +21,26 @@ export type ListRefsOptions = RemoteOptions;
  * `symrefs`): one GET and one POST.
  */
 export async function listRefs(url: string, options: ListRefsOptions = {}): Promise<RemoteRefs> {
+  const operation = 'listRefs';
   const { signal } = options;
   const remote = openRemote(url, options);
-  throwIfAborted(signal, 'listRefs');
+  const given = givenWorkDir(options);
+  throwIfAborted(signal, operation);
   // The host's own callback: what it throws is its own error and passes through as is.
   const headers = await authHeaders(options.auth, remote.url);
   const secrets = secretsOf(headers);
+  const calls = new EngineCalls(operation, remote.url, signal);
+  let work: WorkDir | undefined;
   try {
-    throwIfAborted(signal, 'listRefs');
-    const work = remote.engine.listRefs({ url: remote.url, headers, signal }).catch((error: unknown) => {
-      throw engineError(error, remote.url);
-    });
-    return checkServerRefs(remote.url, await raceAbort(work, signal, 'listRefs'));
+    throwIfAborted(signal, operation);
+    work = await openWorkDir(given, options.privateDir);
+    throwIfAborted(signal, operation);
+    const refs = await calls.run(remote.engine.listRefs({ url: remote.url, headers, signal, workDir: work.path }));
+    return checkServerRefs(remote.url, refs);
   } catch (error) {
-    throw finalError(error, 'listRefs', signal, secrets);
+    throw finalError(error, operation, signal, secrets);
+  } finally {
+    await calls.unwind();
+    await closeWorkDir(work);
   }
 }

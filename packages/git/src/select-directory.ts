@@ -16,6 +16,23 @@ export type DirectoryEntry =
   | { kind: 'symlink'; path: string; target: string }
   | { kind: 'submodule'; path: string; commit: string };
 
+/** An entry as the tree walk finds it: a link's target is still a blob to read. */
+export type WalkedEntry =
+  | Exclude<DirectoryEntry, { kind: 'symlink' }>
+  | { kind: 'symlink'; path: string; oid: string };
+
+export interface DirectoryWalk {
+  /** Tree id of the directory (the root tree for the whole commit). */
+  tree: string;
+  /** Parents before children; paths relative to the directory. */
+  entries: WalkedEntry[];
+  /**
+   * Every blob the entries need, each once: link targets first (they are read before
+   * anything is written), then file contents in the order they are written.
+   */
+  blobs: string[];
+}
+
 export interface SelectedDirectory {
   /** Tree id of the directory (the root tree for the whole commit). */
   tree: string;
@@ -24,18 +41,20 @@ export interface SelectedDirectory {
 }
 
 /**
- * Finds `path` in `commit` and lists everything under it, checking as it goes: the commit
- * is the one asked for (its bytes hash to `commit`), every tree hashes to its id, no entry
- * name could leave the destination or plant a `.git`, and every symlink stays inside. It
- * all happens before the first byte is written, so a refused tree leaves nothing behind.
+ * Finds `path` in `commit` and lists everything under it from the trees alone, checking as
+ * it goes: the commit is the one asked for (its bytes hash to `commit`), the path is a
+ * directory, every tree hashes to its id, and no entry name could leave the destination
+ * or plant a `.git`. No blob is read, so this works on a gitdir holding only the trees.
  */
-export async function selectDirectory(
+export async function walkDirectory(
   reader: GitObjectReader,
   url: string,
   commit: string,
   path: string,
   signal: AbortSignal | undefined,
-): Promise<SelectedDirectory> {
+  operation: string,
+): Promise<DirectoryWalk> {
+  await reader.preloadTrees?.(commit, path, signal);
   const object = await reader.read(commit);
   if (!object) throw new GitCommitUnavailableError(url, commit);
   const actual = objectId(object.type, object.content);
@@ -45,7 +64,7 @@ export async function selectDirectory(
   let tree = commitTree(commit, object.content);
   const parts = path === '' ? [] : path.split('/');
   for (const [index, part] of parts.entries()) {
-    throwIfAborted(signal, 'fetchDirectory');
+    throwIfAborted(signal, operation);
     const entry = parseTree(tree, await readVerified(reader, tree, 'tree'), parts.slice(0, index).join('/')).find(
       (candidate) => candidate.name === part,
     );
@@ -54,33 +73,89 @@ export async function selectDirectory(
     tree = entry.oid;
   }
 
-  const entries = await listTree(reader, tree, signal);
-  const links = new Map(entries.flatMap((entry) => (entry.kind === 'symlink' ? [[entry.path, entry.target] as const] : [])));
+  const entries = await listTree(reader, tree, signal, operation);
+  const links = new Set<string>();
+  const files = new Set<string>();
+  for (const entry of entries) {
+    if (entry.kind === 'symlink') links.add(entry.oid);
+    else if (entry.kind === 'file') files.add(entry.oid);
+  }
+  return { tree, entries, blobs: [...new Set([...links, ...files])] };
+}
+
+/**
+ * Reads every link target of a walk and checks that each link stays inside the directory,
+ * resolved the way the kernel will. Still before the first byte is written, so a refused
+ * tree leaves nothing behind.
+ */
+export async function resolveLinks(reader: GitObjectReader, walk: DirectoryWalk, signal: AbortSignal | undefined, operation: string): Promise<SelectedDirectory> {
+  const entries: DirectoryEntry[] = [];
+  const links = new Map<string, string>();
+  for (const entry of walk.entries) {
+    if (entry.kind !== 'symlink') {
+      entries.push(entry);
+      continue;
+    }
+    throwIfAborted(signal, operation);
+    const target = await linkTarget(reader, entry.oid, entry.path);
+    links.set(entry.path, target);
+    entries.push({ kind: 'symlink', path: entry.path, target });
+  }
   for (const [linkPath, target] of links) {
     const problem = linkProblem(linkPath, target, links);
     if (problem !== undefined) throw new GitUnsafeTreeError(linkPath, problem, target);
   }
-  return { tree, entries };
+  return { tree: walk.tree, entries };
 }
 
-async function listTree(reader: GitObjectReader, root: string, signal: AbortSignal | undefined): Promise<DirectoryEntry[]> {
-  const entries: DirectoryEntry[] = [];
-  // Depth-first with an explicit stack: a crafted, very deep tree cannot exhaust the call stack.
-  const pending: Array<{ oid: string; path: string }> = [{ oid: root, path: '' }];
-  while (pending.length > 0) {
-    throwIfAborted(signal, 'fetchDirectory');
-    const { oid, path } = pending.pop() as { oid: string; path: string };
-    const children: Array<{ oid: string; path: string }> = [];
-    const seen = new Set<string>();
-    for (const entry of parseTree(oid, await readVerified(reader, oid, 'tree'), path)) {
-      const entryPath = join(path, entry.name);
-      assertSafeName(entry, entryPath, seen);
-      const entryOut = await toEntry(reader, entry, entryPath);
-      entries.push(entryOut);
-      if (entryOut.kind === 'directory') children.push({ oid: entry.oid, path: entryPath });
+/**
+ * The whole selection: the tree walk, then every blob it needs announced to the reader in
+ * one `prefetch` (one round trip for an engine that fetched the trees only), then the links.
+ */
+export async function selectDirectory(
+  reader: GitObjectReader,
+  url: string,
+  commit: string,
+  path: string,
+  signal: AbortSignal | undefined,
+  operation = 'fetchDirectory',
+): Promise<SelectedDirectory> {
+  const walk = await walkDirectory(reader, url, commit, path, signal, operation);
+  throwIfAborted(signal, operation);
+  if (walk.blobs.length > 0) await reader.prefetch?.(walk.blobs, signal);
+  throwIfAborted(signal, operation);
+  return resolveLinks(reader, walk, signal, operation);
+}
+
+/**
+ * Level by level, so the trees of one level are announced to the reader together: an
+ * engine reading through a git process then loads a level in one batch, not one tree per
+ * process. A queue, not recursion: a crafted, very deep tree cannot exhaust the call stack.
+ */
+async function listTree(
+  reader: GitObjectReader,
+  root: string,
+  signal: AbortSignal | undefined,
+  operation: string,
+): Promise<WalkedEntry[]> {
+  const entries: WalkedEntry[] = [];
+  let level: Array<{ oid: string; path: string }> = [{ oid: root, path: '' }];
+  while (level.length > 0) {
+    throwIfAborted(signal, operation);
+    await reader.prefetch?.([...new Set(level.map((tree) => tree.oid))], signal);
+    const next: Array<{ oid: string; path: string }> = [];
+    for (const { oid, path } of level) {
+      throwIfAborted(signal, operation);
+      const seen = new Set<string>();
+      for (const entry of parseTree(oid, await readVerified(reader, oid, 'tree'), path)) {
+        const entryPath = join(path, entry.name);
+        assertSafeName(entry, entryPath, seen);
+        const entryOut = toEntry(entry, entryPath);
+        entries.push(entryOut);
+        if (entryOut.kind === 'directory') next.push({ oid: entry.oid, path: entryPath });
+      }
     }
-    // Reversed so the stack pops them in tree order: the output order is stable and readable.
-    pending.push(...children.reverse());
+    level = next;
   }
   return entries;
 }
@@ -98,7 +173,7 @@ function assertSafeName(entry: TreeEntry, entryPath: string, seen: Set<string>):
   seen.add(name);
 }
 
-async function toEntry(reader: GitObjectReader, entry: TreeEntry, path: string): Promise<DirectoryEntry> {
+function toEntry(entry: TreeEntry, path: string): WalkedEntry {
   switch (entry.mode) {
     case '40000':
       return { kind: 'directory', path };
@@ -108,7 +183,7 @@ async function toEntry(reader: GitObjectReader, entry: TreeEntry, path: string):
     case '100755':
       return { kind: 'file', path, oid: entry.oid, mode: 0o755 };
     case '120000':
-      return { kind: 'symlink', path, target: await linkTarget(reader, entry.oid, path) };
+      return { kind: 'symlink', path, oid: entry.oid };
     case '160000':
       return { kind: 'submodule', path, commit: entry.oid };
     default:

@@ -24,7 +24,10 @@ const DEFAULT_PROTOCOLS = ['https:', 'http:'] as const;
  *   error messages); they go through the `auth` option as headers;
  * - a query or fragment is refused too: smart HTTP appends `/info/refs?service=…` to the
  *   URL, and a `?token=…` would be a credential in the URL by another name;
- * - plain http only to loopback hosts unless `allowInsecureHttp`: headers carry credentials.
+ * - plain http only to loopback hosts unless `allowInsecureHttp`: headers carry credentials;
+ * - when the engine speaks `ssh:`, `ssh://[user@]host[:port]/path` (normalized) and git's
+ *   scp-like `[user@]host:path` (returned as written) are accepted: a user name, never a
+ *   password; no host, user or URL starting with `-`, which ssh would take for an option.
  *
  * The rules apply in this order, and nothing of the URL is echoed before the userinfo is
  * masked, so a refused URL never puts its secret into an error.
@@ -34,11 +37,15 @@ export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}):
   const shown = maskUrl(raw);
   // Whitespace and control characters are either typos or attempts to smuggle a second value.
   if (/[\u0000-\u0020\u007f]/.test(raw)) throw new GitInvalidUrlError(shown, 'contains whitespace or control characters');
+  // Anything starting with `-` would be read as an option by git or ssh (`-oProxyCommand=…`).
+  if (raw.startsWith('-')) throw new GitInvalidUrlError(shown, 'starts with -');
   const engine = options.engine ?? 'isomorphic-git';
+  const protocols = options.protocols ?? DEFAULT_PROTOCOLS;
   if (!raw.includes('://')) {
     if (/^[^/:]+:/.test(raw) && !/^[a-z]:[\\/]/i.test(raw)) {
       // `git@github.com:org/repo.git`: git's scp-like SSH syntax.
-      throw new GitUnsupportedUrlError(shown, 'ssh (scp-like address)', engine);
+      if (!protocols.includes('ssh:')) throw new GitUnsupportedUrlError(shown, 'ssh (scp-like address)', engine);
+      return checkScpLike(raw, shown);
     }
     throw new GitInvalidUrlError(shown, 'not an absolute URL');
   }
@@ -48,8 +55,8 @@ export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}):
   } catch {
     throw new GitInvalidUrlError(shown, 'cannot be parsed');
   }
-  const protocols = options.protocols ?? DEFAULT_PROTOCOLS;
   if (!protocols.includes(url.protocol)) throw new GitUnsupportedUrlError(shown, url.protocol, engine);
+  if (url.protocol === 'ssh:') return normalizeSshUrl(raw, url, shown);
   if (url.username !== '' || url.password !== '' || hasUserinfo(raw)) throw new GitUrlHasCredentialsError(shown);
   if (raw.includes('?') || raw.includes('#')) throw new GitInvalidUrlError(shown, 'a query or fragment is not allowed');
   if (url.hostname === '') throw new GitInvalidUrlError(shown, 'no host');
@@ -59,6 +66,71 @@ export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}):
     throw new GitInsecureUrlError(shown);
   }
   return `${url.protocol}//${url.host}${path}`;
+}
+
+// A user name for SSH: what account names are made of. Nothing that a shell, ssh's option
+// parser or git's URL parser would read differently (no `:`, `@`, `%`, quotes, leading `-`).
+const SSH_USER = /^[A-Za-z0-9._~][A-Za-z0-9._~-]*$/;
+// A DNS name or IPv4 address, or an IPv6 address in brackets; never starting with `-`.
+const SSH_HOST = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])$/;
+
+/**
+ * `ssh://[user@]host[:port]/path`. A user name is part of the address (`git@github.com`),
+ * not a secret; a password is, and ssh never takes one from a URL anyway. The path is
+ * kept as written: the URL parser would resolve `..` or re-encode characters, and then
+ * the repository asked for would not be the one named.
+ */
+function normalizeSshUrl(raw: string, url: URL, shown: string): string {
+  const start = raw.indexOf('://') + 3;
+  const end = authorityEnd(raw, start);
+  const authority = raw.slice(start, end);
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? undefined : authority.slice(0, at);
+  if (userinfo !== undefined && (userinfo.includes(':') || url.password !== '')) throw new GitUrlHasCredentialsError(shown);
+  if (raw.includes('?') || raw.includes('#')) throw new GitInvalidUrlError(shown, 'a query or fragment is not allowed');
+  if (userinfo !== undefined && !SSH_USER.test(userinfo)) throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
+  const hostPort = at < 0 ? authority : authority.slice(at + 1);
+  const port = /:(\d*)$/.exec(hostPort);
+  const host = port ? hostPort.slice(0, port.index) : hostPort;
+  if (host === '') throw new GitInvalidUrlError(shown, 'no host');
+  if (!SSH_HOST.test(host)) throw new GitInvalidUrlError(shown, 'the host is not a plain host name or address');
+  if (port && !/^\d{1,5}$/.test(port[1] ?? '')) throw new GitInvalidUrlError(shown, 'the port is not a number');
+  const path = checkRepoPath(raw.slice(end), shown);
+  const user = userinfo === undefined ? '' : `${userinfo}@`;
+  return `ssh://${user}${host.toLowerCase()}${port ? `:${port[1]}` : ''}${path}`;
+}
+
+/**
+ * `[user@]host:path`, git's scp-like form, returned unchanged once checked: the same rules
+ * for user and host as `ssh://`, and a path that holds no `@` (`alice:secret@host/x` would
+ * otherwise read as host `alice` and path `secret@host/x`, carrying the password along).
+ */
+function checkScpLike(raw: string, shown: string): string {
+  const colon = raw.indexOf(':');
+  const authority = raw.slice(0, colon);
+  const at = authority.lastIndexOf('@');
+  const user = at < 0 ? undefined : authority.slice(0, at);
+  const host = at < 0 ? authority : authority.slice(at + 1);
+  const path = raw.slice(colon + 1);
+  if (path.includes('@')) throw new GitInvalidUrlError(shown, 'looks like credentials before the host');
+  if (raw.includes('?') || raw.includes('#')) throw new GitInvalidUrlError(shown, 'a query or fragment is not allowed');
+  if (user !== undefined && !SSH_USER.test(user)) throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
+  if (host === '') throw new GitInvalidUrlError(shown, 'no host');
+  if (!SSH_HOST.test(host)) throw new GitInvalidUrlError(shown, 'the host is not a plain host name or address');
+  if (path.replace(/\/+$/, '') === '') throw new GitInvalidUrlError(shown, 'no repository path');
+  checkRepoPath(path.startsWith('/') ? path : `/${path}`, shown);
+  return raw;
+}
+
+/** The repository path of an SSH address, without trailing slashes; `.` and `..` segments are refused. */
+function checkRepoPath(path: string, shown: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed === '' || trimmed === '/') throw new GitInvalidUrlError(shown, 'no repository path');
+  if (trimmed.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw new GitInvalidUrlError(shown, 'the path has a . or .. segment');
+  }
+  if (/["'\\`$]/.test(trimmed)) throw new GitInvalidUrlError(shown, 'the path has quotes, backslashes or $');
+  return trimmed;
 }
 
 /** `localhost`, `127.0.0.0/8` and `[::1]`: traffic that never leaves the machine. */

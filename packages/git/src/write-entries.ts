@@ -27,6 +27,39 @@ export async function writeEntries(
   signal: AbortSignal | undefined,
 ): Promise<WrittenCounts> {
   const counts: WrittenCounts = { files: 0, symlinks: 0, bytes: 0, submodules: [] };
+  const writes = new Set<Promise<void>>();
+  try {
+    await writeFilesAndFolders(entries, dest, reader, signal, counts, writes);
+  } finally {
+    // Every write settles before this returns or throws: the caller removes `dest` on
+    // failure, and a write still running could recreate a file in it afterwards.
+    await Promise.allSettled([...writes]);
+  }
+  for (const entry of entries) {
+    if (entry.kind !== 'symlink') continue;
+    throwIfAborted(signal, 'fetchDirectory');
+    await symlink(entry.target, join(dest, ...entry.path.split('/')));
+    counts.symlinks += 1;
+  }
+  return counts;
+}
+
+const WRITES_IN_FLIGHT = 16;
+
+/** The file created (never through an existing name), then given exactly `mode`: open's mode is cut by the umask. */
+async function writeFileExactly(target: string, content: Uint8Array, mode: number): Promise<void> {
+  await writeFile(target, content, { flag: 'wx', mode });
+  await chmod(target, mode);
+}
+
+async function writeFilesAndFolders(
+  entries: readonly DirectoryEntry[],
+  dest: string,
+  reader: GitObjectReader,
+  signal: AbortSignal | undefined,
+  counts: WrittenCounts,
+  writes: Set<Promise<void>>,
+): Promise<void> {
   for (const entry of entries) {
     throwIfAborted(signal, 'fetchDirectory');
     const target = join(dest, ...entry.path.split('/'));
@@ -40,9 +73,15 @@ export async function writeEntries(
         counts.submodules.push({ path: entry.path, commit: entry.commit });
         break;
       case 'file': {
+        // Blobs are read (and hashed) one after another, in the order the reader batched
+        // them; only the writes overlap, at most WRITES_IN_FLIGHT at once, so memory stays
+        // bounded and a small file costs no full round trip through the thread pool.
         const content = await readVerified(reader, entry.oid, 'blob');
-        await writeFile(target, content, { flag: 'wx', mode: entry.mode });
-        await chmod(target, entry.mode);
+        if (writes.size >= WRITES_IN_FLIGHT) await Promise.race(writes);
+        const write = writeFileExactly(target, content, entry.mode).finally(() => writes.delete(write));
+        // A failed write is reported by the Promise.all below; until then it must not be unhandled.
+        write.catch(() => undefined);
+        writes.add(write);
         counts.files += 1;
         counts.bytes += content.length;
         break;
@@ -51,11 +90,5 @@ export async function writeEntries(
         break;
     }
   }
-  for (const entry of entries) {
-    if (entry.kind !== 'symlink') continue;
-    throwIfAborted(signal, 'fetchDirectory');
-    await symlink(entry.target, join(dest, ...entry.path.split('/')));
-    counts.symlinks += 1;
-  }
-  return counts;
+  await Promise.all(writes);
 }

@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedGitEnv, makeRepo, run, type MadeRepo } from '@agentproto/testkit';
-import { fetchDirectory, isomorphicGitEngine, listRefs, type GitEngine } from '../src/index.js';
+import { makeRepo, type MadeRepo } from '@agentproto/testkit';
+import { directoryTree, fetchDirectory, isomorphicGitEngine, listRefs, type GitEngine } from '../src/index.js';
+import { blob, commitOf, commitTree, rawTree } from './support/crafted.js';
 import { listTree, rejection, scratch, serve } from './support/fixtures.js';
 
 /** A repository with executable files, links inside and outside, and three commits of skills/a. */
@@ -165,7 +166,7 @@ describe('fetchDirectory', () => {
     expect(error).toMatchObject({ code: 'GIT_COMMIT_UNAVAILABLE', commit: missing, url });
   });
 
-  it('reports a commit no ref reaches any more (force-pushed away) as GIT_COMMIT_UNAVAILABLE: the protocol v0 fetch gets only reachable commits', async () => {
+  it('fetches a commit no ref reaches any more (force-pushed away) from a server that allows any id in a want', async () => {
     const root = await scratch();
     const work = await scratch();
     const repo = await makeRepo({
@@ -174,10 +175,14 @@ describe('fetchDirectory', () => {
       commits: [{ files: { 'a/x.md': 'x0' } }, { files: { 'a/x.md': 'x1' } }, { branch: 'main', from: 0, files: { 'a/x.md': 'forced' } }],
     });
     const server = await serve({ root });
-    // The object is still in the server's repository, only unreachable.
+    // The object is still in the server's repository, only unreachable; the testkit server
+    // runs upload-pack with uploadpack.allowAnySHA1InWant, so it is sent. Without that
+    // setting a protocol v0 server answers "not our ref" (GIT_COMMIT_UNAVAILABLE, as for
+    // a commit that does not exist: tested above).
     expect((await repo.git('cat-file', '-t', repo.commits[1] as string)).trim()).toBe('commit');
-    const error = await rejection(fetchDirectory(server.urlFor('r.git'), repo.commits[1] as string, 'a', join(work, 'out')));
-    expect(error).toMatchObject({ code: 'GIT_COMMIT_UNAVAILABLE' });
+    const dest = join(work, 'out');
+    await fetchDirectory(server.urlFor('r.git'), repo.commits[1] as string, 'a', dest);
+    expect(await listTree(dest)).toEqual({ 'x.md': 'file 644 x1' });
   });
 
   it.each([
@@ -238,6 +243,20 @@ describe('fetchDirectory', () => {
     expect(await readdir(privateDir)).toEqual([]);
     await rejection(fetchDirectory(url, '0123456789abcdef0123456789abcdef01234567', 'x', join(work, 'missing'), { privateDir }));
     expect(await readdir(privateDir)).toEqual([]);
+  });
+
+  it('directoryTree gives the tree id fetchDirectory gives, and with a shared workDir the fetch is not repeated', async () => {
+    const { work, repo, url, server } = await setup();
+    const workDir = join(work, 'shared');
+    await mkdir(workDir, { mode: 0o700 });
+    const tree = await directoryTree(url, repo.commits[2] as string, 'skills/a/', { workDir });
+    expect(tree).toEqual({ commit: repo.commits[2], tree: await repo.treeOf(2, 'skills/a'), path: 'skills/a' });
+    server.resetStats();
+    const result = await fetchDirectory(url, repo.commits[2] as string, 'skills/a', join(work, 'out'), { workDir });
+    expect(result.tree).toBe(tree.tree);
+    // isomorphic-git fetched the whole commit the first time: the second call reuses it.
+    expect(server.stats.requests).toBe(0);
+    expect(await readdir(workDir)).toEqual(['git']);
   });
 
   it('writes a submodule as an empty folder and reports it', async () => {
@@ -361,37 +380,3 @@ describe('what a fetch transfers', () => {
     ]);
   });
 });
-
-// Crafting objects makeRepo will not make (it refuses bad names, and has no submodules).
-
-async function blob(repo: MadeRepo, content: string): Promise<string> {
-  const { stdout } = await run('git', ['hash-object', '-w', '--stdin'], { env: isolatedGitEnv({ GIT_DIR: repo.path }), input: content });
-  return stdout.trim();
-}
-
-async function commitTree(repo: MadeRepo, lines: string[], branch: string): Promise<string> {
-  const env = isolatedGitEnv({ GIT_DIR: repo.path });
-  const tree = (await run('git', ['mktree'], { env, input: `${lines.join('\n')}\n` })).stdout.trim();
-  return commitOf(repo, tree, branch);
-}
-
-/** A tree object written byte for byte, without git's checks on names. */
-async function rawTree(repo: MadeRepo, entries: Array<[mode: string, name: string, oid: string]>): Promise<string> {
-  const content = Buffer.concat(
-    entries.map(([mode, name, oid]) => Buffer.concat([Buffer.from(`${mode} ${name}\0`, 'utf8'), Buffer.from(oid, 'hex')])),
-  );
-  const env = isolatedGitEnv({ GIT_DIR: repo.path });
-  return (await run('git', ['hash-object', '-w', '-t', 'tree', '--literally', '--stdin'], { env, input: content })).stdout.trim();
-}
-
-/** A commit of `tree`, made reachable as branch `branch` so the server sends it. */
-async function commitOf(repo: MadeRepo, tree: string, branch: string): Promise<string> {
-  const env = isolatedGitEnv({
-    GIT_DIR: repo.path,
-    GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_AUTHOR_DATE: '1700000000 +0000',
-    GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_COMMITTER_DATE: '1700000000 +0000',
-  });
-  const commit = (await run('git', ['commit-tree', tree, '-m', branch], { env })).stdout.trim();
-  await run('git', ['update-ref', `refs/heads/${branch}`, commit], { env });
-  return commit;
-}

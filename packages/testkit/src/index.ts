@@ -17,3 +17,5 @@ export type { BranchSpec, CommitRef, CommitSpec, MadeRepo, RepoSpec, TagSpec } f
 export { generateTree, writeTree } from './generate-tree.js';
 export type { GenerateTreeOptions } from './generate-tree.js';
 export type { FileContent, FileTree } from './file-tree.js';
+export { renderings, watchProc } from './canary.js';
+export type { ProcWatch } from './canary.js';

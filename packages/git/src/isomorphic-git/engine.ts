@@ -1,4 +1,4 @@
-import { fetch as fetchPack, init, listServerRefs, readObject, setConfig } from 'isomorphic-git';
+import { fetch as fetchPack, init, listBranches, listServerRefs, listTags, readObject, resolveRef, setConfig } from 'isomorphic-git';
 import type { HttpClient } from 'isomorphic-git';
 import { request as nodeRequest } from 'isomorphic-git/http/node';
 import type { GitEngine, GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
@@ -20,6 +20,11 @@ export interface IsomorphicGitEngineOptions {
  * for any commit reachable from a ref (stateless RPC checks reachability) even without
  * `uploadpack.allowReachableSHA1InWant`; an unreachable commit is not sent, which the
  * caller reports as GitCommitUnavailableError.
+ *
+ * It has no partial clone: `blobs: false` is ignored and every blob of the commit comes
+ * with it, so its reader needs no `prefetch`. A gitdir that already holds the commit (from
+ * an earlier call with the same work folder) is used again without a request: everything
+ * this engine fetches is complete (a commit with its whole tree).
  */
 export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): GitEngine {
   const client = options.http ?? { request: nodeRequest };
@@ -55,28 +60,136 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       const fs = privateFs(gitdir, signal);
       const cache = {};
       try {
-        await init({ fs, gitdir, bare: true, defaultBranch: 'main' });
-        // fetch insists on a refspec for the remote; the commit id matches none, so no ref is written.
-        await setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
+        await prepareGitdir(fs, gitdir);
+        if (!(await holds(fs, gitdir, commit, cache))) {
+          await fetchPack({
+            fs,
+            cache,
+            http: guardedHttp(client, { signal, credentials: Object.keys(headers) }),
+            gitdir,
+            url,
+            ref: commit,
+            remoteRef: commit,
+            singleBranch: true,
+            depth: 1,
+            tags: false,
+            headers: { ...headers },
+          });
+        }
+      } catch (error) {
+        throw translateError(error, url);
+      }
+      return objectReader(fs, gitdir, cache);
+    },
+
+    /**
+     * Fetches the history of every branch and tag (isomorphic-git has no filter, so with
+     * trees and blobs), then walks it from each ref for the ids starting with `prefix`.
+     */
+    async findCommits({ url, headers, signal, gitdir }, prefix) {
+      const fs = privateFs(gitdir, signal);
+      const cache = {};
+      try {
+        await prepareGitdir(fs, gitdir);
         await fetchPack({
           fs,
           cache,
           http: guardedHttp(client, { signal, credentials: Object.keys(headers) }),
           gitdir,
           url,
-          ref: commit,
-          remoteRef: commit,
-          singleBranch: true,
-          depth: 1,
-          tags: false,
+          singleBranch: false,
+          tags: true,
+          // What `git fetch --unshallow` asks for: a gitdir holding a shallow fetch of one
+          // commit (fetchCommit, same work folder) would otherwise stop the history there.
+          depth: ALL_HISTORY,
+          prune: true,
+          pruneTags: true,
           headers: { ...headers },
         });
       } catch (error) {
         throw translateError(error, url);
       }
-      return objectReader(fs, gitdir, cache);
+      const tips: string[] = [];
+      const refs = [
+        ...(await listBranches({ fs, gitdir, remote: 'origin' })).map((name) => `refs/remotes/origin/${name}`),
+        ...(await listTags({ fs, gitdir })).map((name) => `refs/tags/${name}`),
+      ];
+      for (const ref of refs) {
+        if (ref === 'refs/remotes/origin/HEAD') continue;
+        const commit = await peelToCommit(fs, gitdir, await resolveRef({ fs, gitdir, ref }), cache);
+        if (commit !== undefined) tips.push(commit);
+      }
+      return walkHistory(fs, gitdir, tips, prefix, cache, signal);
     },
   };
+}
+
+type PrivateFs = ReturnType<typeof privateFs>;
+
+/** git's own "infinite" depth (INFINITE_DEPTH in git's shallow.h). */
+const ALL_HISTORY = 0x7fffffff;
+
+async function prepareGitdir(fs: PrivateFs, gitdir: string): Promise<void> {
+  // init leaves an existing gitdir as it is (it returns when the config exists).
+  await init({ fs, gitdir, bare: true, defaultBranch: 'main' });
+  // fetch insists on a refspec for the remote; a commit id matches none, so fetchCommit writes no ref.
+  await setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
+}
+
+async function holds(fs: PrivateFs, gitdir: string, oid: string, cache: object): Promise<boolean> {
+  try {
+    await readObject({ fs, gitdir, oid, format: 'deflated', cache });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The commit a ref stands for: an annotated tag is followed to what it points at; anything but a commit is skipped. */
+async function peelToCommit(fs: PrivateFs, gitdir: string, oid: string, cache: object): Promise<string | undefined> {
+  let current = oid;
+  for (let depth = 0; depth < 10; depth += 1) {
+    const object = await readObject({ fs, gitdir, oid: current, cache });
+    if (object.type === 'commit') return current;
+    if (object.type !== 'tag') return undefined;
+    const tag = object.object as { object?: unknown };
+    if (typeof tag.object !== 'string') return undefined;
+    current = tag.object;
+  }
+  return undefined;
+}
+
+/** Every commit reachable from `tips`, each visited once, keeping those whose id starts with `prefix`. */
+async function walkHistory(
+  fs: PrivateFs,
+  gitdir: string,
+  tips: readonly string[],
+  prefix: string,
+  cache: object,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  const seen = new Set<string>(tips);
+  const pending = [...tips];
+  const found: string[] = [];
+  while (pending.length > 0) {
+    signal?.throwIfAborted();
+    const oid = pending.pop() as string;
+    let object;
+    try {
+      object = await readObject({ fs, gitdir, oid, cache });
+    } catch {
+      continue; // a shallow boundary: its parents were never fetched
+    }
+    if (object.type !== 'commit') continue;
+    if (oid.startsWith(prefix)) found.push(oid);
+    for (const parent of (object.object as { parent?: string[] }).parent ?? []) {
+      if (!seen.has(parent)) {
+        seen.add(parent);
+        pending.push(parent);
+      }
+    }
+  }
+  return found;
 }
 
 function objectReader(fs: ReturnType<typeof privateFs>, gitdir: string, cache: object): GitObjectReader {

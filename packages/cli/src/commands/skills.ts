@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import {
+  type BasicVault,
+  type PrepareOptions,
+  type PrepareProgress,
+  defaultRegistry,
+  gitProvider,
+  loadRegistry,
+  localProvider,
+  prepareSkills,
+  resolveSkills,
+} from '@agentproto/skill-providers';
+import { parse as parseYaml } from 'yaml';
+import { CommandError } from '../command-error.js';
+import { formatBytes } from '../format.js';
+import { type CliIO, EXIT_OK, printJson } from '../io.js';
+import { UsageError } from '../usage.js';
+
+const OPTIONS = {
+  cache: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  vault: { type: 'string' },
+  'provider-package': { type: 'string', multiple: true },
+  'local-root': { type: 'string', multiple: true },
+} as const;
+
+/** `agentproto skills <resolve|prepare> <declaration.json|yaml>` */
+export async function runSkills(args: readonly string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'resolve' && sub !== 'prepare') {
+    throw new UsageError(sub === undefined ? 'skills needs a subcommand: resolve or prepare' : `unknown command "skills ${sub}"`);
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(`skills ${sub}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const [file, ...extra] = parsed.positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError(`skills ${sub} takes exactly one declaration file`);
+  const declaration = await readDeclaration(resolve(file));
+  const cache = await openContentStore({ root: parsed.values.cache === undefined ? defaultCacheRoot() : resolve(parsed.values.cache) });
+  // Which providers exist is the host's decision (these flags), never the declaration's.
+  const localRoots = (parsed.values['local-root'] ?? []).map((root) => resolve(root));
+  const builtins = [gitProvider(), ...(localRoots.length ? [localProvider({ roots: localRoots })] : [])];
+  const packages = parsed.values['provider-package'] ?? [];
+  const registry = packages.length || localRoots.length ? await loadRegistry({ providers: builtins, packages }) : defaultRegistry();
+  const options: PrepareOptions = {
+    cache,
+    registry,
+    vault: parsed.values.vault === undefined ? () => undefined : await vaultFile(resolve(parsed.values.vault)),
+    onProgress: (event) => progress(event, io),
+  };
+
+  if (sub === 'resolve') {
+    const resolved = await resolveSkills(declaration, options);
+    if (parsed.values.json) printJson(io, resolved);
+    else for (const skill of resolved) io.stdout.write(`${skill.name}  ${skill.provider}  ${skill.version}  ${skill.contentId}${skill.cached ? '  cached' : ''}\n`);
+    return EXIT_OK;
+  }
+  const prepared = await prepareSkills(declaration, options);
+  if (parsed.values.json) printJson(io, prepared);
+  else for (const skill of prepared) io.stdout.write(`${skill.name}  ${skill.dir}  ${skill.version}${skill.hit ? '  (cached)' : ''}\n`);
+  return EXIT_OK;
+}
+
+/** Fetches are slow and worth seeing; they go to stderr so stdout stays the result. */
+function progress(event: PrepareProgress, io: CliIO): void {
+  if (event.type === 'fetch-start') io.stderr.write(`fetching ${event.name} at ${event.version}\n`);
+  if (event.type === 'fetch-done') io.stderr.write(`fetched ${event.name}: ${event.files} files, ${formatBytes(event.bytes)}\n`);
+}
+
+/** A JSON or YAML file holding the skills array, or an agent configuration with a `skills` array. */
+async function readDeclaration(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CommandError(`cannot read declaration ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  const value: unknown = parseYaml(text);
+  if (Array.isArray(value)) return value;
+  if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)) return (value as { skills: unknown[] }).skills;
+  throw new CommandError(`${path} holds neither a skills array nor an object with one`);
+}
+
+/**
+ * The HTTP Basic vault of the command line: a JSON file mapping URL prefixes to a username
+ * and the name of the environment variable holding the password. The file names secrets;
+ * it holds none, and a password never appears on the command line.
+ */
+async function vaultFile(path: string): Promise<BasicVault> {
+  let entries: Array<[string, { username: string; passwordEnv: string }]>;
+  try {
+    const value = JSON.parse(await readFile(path, 'utf8')) as Record<string, { username?: unknown; passwordEnv?: unknown }>;
+    entries = Object.entries(value).map(([prefix, entry]) => {
+      if (typeof entry?.username !== 'string' || typeof entry.passwordEnv !== 'string') throw new Error(`${prefix}: needs "username" and "passwordEnv"`);
+      return [prefix, { username: entry.username, passwordEnv: entry.passwordEnv }];
+    });
+  } catch (error) {
+    throw new CommandError(`cannot read vault ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // Longest prefix first; a prefix only matches at a path boundary, so https://host/a never serves https://host/ab.
+  entries.sort((a, b) => b[0].length - a[0].length);
+  return (url) => {
+    for (const [prefix, entry] of entries) {
+      const base = prefix.replace(/\/+$/, '');
+      if (url === base || url.startsWith(`${base}/`)) {
+        const password = process.env[entry.passwordEnv];
+        return password === undefined ? undefined : { username: entry.username, password };
+      }
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,72 @@
+import { throwIfAborted } from './abort.js';
+import { isFullCommitId, isUppercaseCommitId, looksAbbreviated } from './commit-id.js';
+import { authHeaders, secretsOf } from './credentials.js';
+import {
+  GitAmbiguousCommitError,
+  GitCommitNotFoundError,
+  GitInvalidArgumentError,
+  GitInvalidCommitIdError,
+  GitTransportError,
+  GitUppercaseShaError,
+} from './errors.js';
+import {
+  closeWorkDir,
+  EngineCalls,
+  finalError,
+  givenWorkDir,
+  openRemote,
+  openWorkDir,
+  type RemoteOptions,
+  type WorkDir,
+} from './remote.js';
+
+/**
+ * The full id of the one commit, reachable from the remote's branches and tags, whose id
+ * starts with `prefix` (4 to 39 hex digits, either case): what `git rev-parse` does in a
+ * clone. A remote only advertises refs, so the engine fetches the history (commits only,
+ * where the server allows a filter) into the work folder.
+ *
+ * - a full 40-hex lower-case id is returned as is, with no network (as resolveRef does);
+ * - no match: GitCommitNotFoundError; several: GitAmbiguousCommitError with every candidate;
+ * - an engine without `findCommits`: GitInvalidArgumentError naming the engine.
+ */
+export async function expandCommit(url: string, prefix: string, options: RemoteOptions = {}): Promise<string> {
+  const operation = 'expandCommit';
+  const { signal } = options;
+  const remote = openRemote(url, options);
+  if (isFullCommitId(prefix)) return prefix;
+  if (typeof prefix === 'string' && isUppercaseCommitId(prefix)) throw new GitUppercaseShaError(prefix);
+  if (typeof prefix !== 'string' || !looksAbbreviated(prefix)) throw new GitInvalidCommitIdError(String(prefix));
+  const wanted = prefix.toLowerCase();
+  const { engine } = remote;
+  if (typeof engine.findCommits !== 'function') {
+    throw new GitInvalidArgumentError('engine', `the ${engine.name} engine cannot search a remote's history (no findCommits)`);
+  }
+  const given = givenWorkDir(options);
+  throwIfAborted(signal, operation);
+
+  const calls = new EngineCalls(operation, remote.url, signal);
+  let work: WorkDir | undefined;
+  let secrets: readonly string[] = [];
+  try {
+    work = await openWorkDir(given, options.privateDir);
+    const headers = await authHeaders(options.auth, remote.url);
+    secrets = secretsOf(headers);
+    throwIfAborted(signal, operation);
+    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir };
+    const found = await calls.run(engine.findCommits(request, wanted));
+    // The engine's answer is checked like a server's: ids only, and only matching ones.
+    if (!Array.isArray(found) || found.some((id) => !isFullCommitId(id) || !id.startsWith(wanted))) {
+      throw new GitTransportError(remote.url, `the ${engine.name} engine listed ids that do not start with ${wanted}`);
+    }
+    const candidates = [...new Set(found)].sort();
+    if (candidates.length === 0) throw new GitCommitNotFoundError(wanted, remote.url);
+    if (candidates.length > 1) throw new GitAmbiguousCommitError(wanted, candidates, remote.url);
+    return candidates[0] as string;
+  } catch (error) {
+    throw finalError(error, operation, signal, secrets);
+  } finally {
+    await calls.unwind();
+    await closeWorkDir(work);
+  }
+}

@@ -1,0 +1,298 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { secretsOf } from '../credentials.js';
+import type { GitEngine, GitObjectReader, GitRemoteRequest } from '../engine.js';
+import { GitInvalidArgumentError, GitIoError, GitTransportError } from '../errors.js';
+import type { RemoteRef } from '../remote-refs.js';
+import { commandFailure, GitCommandError } from './failure.js';
+import { localCommandHost, type CommandHost, type CommandResult } from './host.js';
+import { childEnv, configArgs, headerConfig, sshCommand, STANDARD_PATH, type SshFiles } from './isolation.js';
+import { parseLsRemote } from './ls-remote.js';
+import { BatchObjectReader } from './reader.js';
+
+export interface SystemGitEngineOptions {
+  /** Where commands run; this machine (child processes, no shell) by default. */
+  host?: CommandHost;
+  /** The git program; `git` (looked up in PATH) by default. */
+  git?: string;
+  /**
+   * Needed for ssh URLs, which are refused without it: the one private key offered and
+   * the known_hosts file holding the server's key (absolute paths on the host).
+   */
+  ssh?: SshFiles;
+  /**
+   * PATH of every child (git finds ssh through it). By default this process's PATH for
+   * the local host, and the standard system folders for any other host.
+   */
+  path?: string;
+}
+
+/** The remote every fetch names; its URL and promisor settings exist only as `-c` options. */
+const REMOTE = 'origin';
+/** Where findCommits keeps the remote's branches and tags inside the private gitdir. */
+const REFS = 'refs/agentproto';
+/** What git's own `--unshallow` sends: deepen to everything. */
+const ALL_HISTORY = '2147483647';
+
+/**
+ * An engine that runs the `git` program (2.39 or later), over HTTPS and SSH. It brings
+ * what isomorphic-git cannot: SSH, and partial clone (`--filter=blob:none`), so a commit's
+ * trees come without any file content and then exactly the blobs of one directory come in
+ * one request.
+ *
+ * Every command is isolated from the machine's and the user's configuration: an
+ * environment built from nothing, no config but our `-c` options and one file of headers,
+ * no hooks, no credential helpers, no prompts, only the transport of the URL, no redirects
+ * (see isolation.ts). Credentials never appear on a command line or in an environment:
+ * HTTP headers go into a 0600 config file in the work folder, whose path git gets; SSH
+ * uses the key file given, and nothing else (no agent, no ssh_config).
+ */
+export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine {
+  const host = options.host ?? localCommandHost();
+  const git = options.git ?? 'git';
+  const path = options.path ?? (options.host === undefined ? process.env.PATH ?? STANDARD_PATH : STANDARD_PATH);
+  if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
+  // Checked now, so a bad path is reported when the engine is made, not mid-operation.
+  const ssh = options.ssh === undefined ? undefined : sshCommand(options.ssh);
+
+  /** The operation's setup: where to run, which config and ssh command to give git. */
+  async function session(request: GitRemoteRequest): Promise<Session> {
+    const { url, workDir } = request;
+    if (url.startsWith('-')) throw new GitInvalidArgumentError('url', 'must not start with -');
+    if (typeof workDir !== 'string' || !workDir.startsWith('/')) {
+      throw new GitInvalidArgumentError('workDir', 'the system-git engine needs an absolute work folder');
+    }
+    const scheme = schemeOf(url);
+    if (scheme === 'ssh' && ssh === undefined) {
+      throw new GitInvalidArgumentError('engine', 'ssh URLs need the system-git engine\'s ssh option (identityFile, knownHostsFile)');
+    }
+    return {
+      url,
+      scheme,
+      headers: scheme === 'ssh' ? {} : request.headers,
+      secrets: secretsOf(request.headers),
+      workDir,
+      remoteEnv: undefined,
+      localEnv: childEnv({ path, workDir }),
+      signal: request.signal,
+    };
+  }
+
+  /**
+   * The environment of commands that talk to the remote. The header file is written the
+   * first time one runs (a gitdir that already holds everything needs none), once per
+   * engine call: a unique name, created with mode 0600, never through an existing name.
+   * HTTP headers only mean something to HTTP: an SSH request gets no file at all.
+   */
+  async function remoteEnv(s: Session): Promise<Record<string, string>> {
+    if (s.remoteEnv) return s.remoteEnv;
+    let globalConfig: string | undefined;
+    if (Object.keys(s.headers).length > 0) {
+      globalConfig = join(s.workDir, `agentproto-headers-${randomBytes(8).toString('hex')}.gitconfig`);
+      try {
+        await host.writeFile(globalConfig, headerConfig(s.headers), { mode: 0o600 });
+      } catch (error) {
+        throw new GitIoError(globalConfig, 'write the header config file', error);
+      }
+    }
+    s.remoteEnv = childEnv({
+      path,
+      workDir: s.workDir,
+      ...(globalConfig === undefined ? {} : { globalConfig }),
+      ...(s.scheme === 'ssh' && ssh !== undefined ? { sshCommand: ssh } : {}),
+    });
+    return s.remoteEnv;
+  }
+
+  /** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
+  async function remote(
+    s: Session,
+    args: readonly string[],
+    extra: { gitdir?: string; config?: readonly string[]; stdin?: string; signal?: AbortSignal | undefined; commit?: string },
+  ): Promise<CommandResult> {
+    const command = args.find((arg) => !arg.startsWith('-')) ?? 'git';
+    const env = await remoteEnv(s);
+    const signal = extra.signal ?? s.signal;
+    const argv = [
+      git,
+      ...configArgs(s.scheme),
+      '-c',
+      'fetch.negotiationAlgorithm=noop',
+      ...(extra.config ?? []).flatMap((setting) => ['-c', setting]),
+      ...(extra.gitdir === undefined ? [] : [`--git-dir=${extra.gitdir}`]),
+      ...args,
+    ];
+    const result = await host.run(argv, {
+      env,
+      cwd: s.workDir,
+      ...(extra.stdin === undefined ? {} : { stdin: extra.stdin }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (result.code !== 0) {
+      throw commandFailure(result.stderr, result.code, {
+        url: s.url,
+        command,
+        secrets: s.secrets,
+        ...(extra.commit === undefined ? {} : { commit: extra.commit }),
+      });
+    }
+    return result;
+  }
+
+  /** A command on the private gitdir alone: no transport allowed, no credentials given. */
+  function local(s: Session, gitdir: string, args: readonly string[], stdin?: string, signal?: AbortSignal): Promise<CommandResult> {
+    const stop = signal ?? s.signal;
+    return host.run([git, ...configArgs(undefined), `--git-dir=${gitdir}`, ...args], {
+      env: s.localEnv,
+      cwd: s.workDir,
+      ...(stdin === undefined ? {} : { stdin }),
+      ...(stop ? { signal: stop } : {}),
+    });
+  }
+
+  async function mustLocal(s: Session, gitdir: string, args: readonly string[], stdin?: string): Promise<CommandResult> {
+    const result = await local(s, gitdir, args, stdin);
+    if (result.code !== 0) {
+      const cause = new GitCommandError(args[0] ?? 'git', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+      throw new GitIoError(gitdir, `run git ${args[0] ?? ''} in`, cause);
+    }
+    return result;
+  }
+
+  /** `git init --bare --template=`: no sample hooks, no description, nothing but a repository. */
+  async function init(s: Session, gitdir: string): Promise<void> {
+    const result = await host.run([git, ...configArgs(undefined), 'init', '--quiet', '--bare', '--template=', '--', gitdir], {
+      env: s.localEnv,
+      cwd: s.workDir,
+      ...(s.signal ? { signal: s.signal } : {}),
+    });
+    if (result.code !== 0) {
+      const cause = new GitCommandError('init', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+      throw new GitIoError(gitdir, 'make a gitdir at', cause);
+    }
+  }
+
+  /**
+   * The promisor settings a filtered fetch needs (git refuses `--filter` without a promisor
+   * remote, and its connectivity check must accept the missing objects). Given as `-c` to
+   * that one command, with the filter too: git then finds the remote registered and writes
+   * nothing to the gitdir's config, so no later read sees a promisor and lazily fetches.
+   */
+  function promisor(filter: string): string[] {
+    return [`remote.${REMOTE}.promisor=true`, `remote.${REMOTE}.partialclonefilter=${filter}`];
+  }
+
+  return {
+    name: 'system-git',
+    protocols: ['https:', 'http:', 'ssh:'],
+
+    async listRefs(request): Promise<RemoteRef[]> {
+      const s = await session(request);
+      const result = await remote(s, ['ls-remote', '--symref', '--', s.url], {});
+      return parseLsRemote(result.stdout.toString('utf8'), s.url);
+    },
+
+    async fetchCommit(request): Promise<GitObjectReader> {
+      const s = await session(request);
+      const { gitdir, commit } = request;
+      const partial = request.blobs === false;
+      // Everything asked for already here (directoryTree, then fetchDirectory with the same
+      // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
+      // on the first missing object, without fetching it.
+      const check = ['rev-list', '--objects', '--no-walk', ...(partial ? ['--filter=blob:none'] : []), '--quiet', commit];
+      if ((await local(s, gitdir, check)).code !== 0) {
+        await init(s, gitdir);
+        // --refetch: the commit may be here without its trees (findCommits fetches commits
+        // only), and git would otherwise take the commit for complete and fetch nothing.
+        await remote(
+          s,
+          [
+            'fetch',
+            '--refetch',
+            '--depth=1',
+            '--no-tags',
+            '--no-write-fetch-head',
+            '--recurse-submodules=no',
+            '--no-auto-maintenance',
+            ...(partial ? ['--filter=blob:none'] : []),
+            REMOTE,
+            commit,
+          ],
+          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(partial ? promisor('blob:none') : [])], commit },
+        );
+      }
+      const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
+        // The header file is still in the work folder: the caller removes it at the end.
+        await remote(
+          s,
+          ['fetch', '--stdin', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--no-auto-maintenance', '--filter=blob:none', REMOTE],
+          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal },
+        );
+      };
+      return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal);
+    },
+
+    async findCommits(request, prefix): Promise<string[]> {
+      if (!/^[0-9a-f]{4,40}$/.test(prefix)) throw new GitInvalidArgumentError('prefix', 'must be 4 to 40 lower-case hex digits');
+      const s = await session(request);
+      const { gitdir } = request;
+      const shallow = await local(s, gitdir, ['rev-parse', '--is-shallow-repository']);
+      if (shallow.code !== 0) await init(s, gitdir);
+      const deepen = shallow.code === 0 && shallow.stdout.toString('utf8').trim() === 'true';
+      // Commits only (`tree:0`), where the server allows filters; every branch and tag,
+      // into a namespace of our own so they are the walk's only starting points.
+      await remote(
+        s,
+        [
+          'fetch',
+          '--no-tags',
+          '--no-write-fetch-head',
+          '--prune',
+          '--recurse-submodules=no',
+          '--no-auto-maintenance',
+          '--filter=tree:0',
+          ...(deepen ? [`--depth=${ALL_HISTORY}`] : []),
+          REMOTE,
+          `+refs/heads/*:${REFS}/heads/*`,
+          `+refs/tags/*:${REFS}/tags/*`,
+        ],
+        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')] },
+      );
+      const named = (await mustLocal(s, gitdir, ['rev-parse', `--disambiguate=${prefix}`])).stdout.toString('utf8');
+      const ids = named.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
+      if (ids.length === 0) return [];
+      const types = (await mustLocal(s, gitdir, ['cat-file', '--batch-check'], `${ids.join('\n')}\n`)).stdout.toString('utf8');
+      const commits = types
+        .split('\n')
+        .map((line) => /^([0-9a-f]{40}) commit \d+$/.exec(line)?.[1])
+        .filter((id): id is string => id !== undefined);
+      if (commits.length === 0) return [];
+      // The gitdir may hold other commits (an earlier fetchCommit of an unreachable one):
+      // rev-list prints those not reachable from the remote's refs, and they are dropped.
+      const unreachable = (await mustLocal(s, gitdir, ['rev-list', ...commits, '--not', `--glob=${REFS}/*`])).stdout.toString('utf8');
+      const dropped = new Set(unreachable.split('\n'));
+      return commits.filter((id) => !dropped.has(id));
+    },
+  };
+}
+
+interface Session {
+  url: string;
+  scheme: 'https' | 'http' | 'ssh';
+  headers: Readonly<Record<string, string>>;
+  secrets: readonly string[];
+  workDir: string;
+  /** For commands that talk to the remote: the header file and the ssh command; made on first use. */
+  remoteEnv: Record<string, string> | undefined;
+  /** For commands on the gitdir alone: no credentials at all. */
+  localEnv: Record<string, string>;
+  signal: AbortSignal | undefined;
+}
+
+/** The transport of a normalized URL: scp-like addresses (`host:path`) are ssh. */
+function schemeOf(url: string): 'https' | 'http' | 'ssh' {
+  if (url.startsWith('https://')) return 'https';
+  if (url.startsWith('http://')) return 'http';
+  if (url.startsWith('ssh://') || !url.includes('://')) return 'ssh';
+  throw new GitTransportError(url, 'the system-git engine speaks https, http and ssh only');
+}

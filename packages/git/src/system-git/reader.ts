@@ -1,0 +1,171 @@
+import type { GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
+import { GitIoError } from '../errors.js';
+import { GitCommandError } from './failure.js';
+import type { CommandResult } from './host.js';
+
+/** Runs a git command on the private gitdir that never touches the network. */
+export type LocalGit = (args: readonly string[], stdin: string | undefined, signal: AbortSignal | undefined) => Promise<CommandResult>;
+
+/** Fetches these object ids from the remote in one request. */
+export type FetchObjects = (oids: readonly string[], signal: AbortSignal | undefined) => Promise<void>;
+
+/**
+ * How many bytes of objects one `cat-file --batch` run may bring into memory. Objects are
+ * read in the order they were announced, so each batch is loaded once; one object larger
+ * than this is loaded on its own (its content is returned whole anyway).
+ */
+export const BATCH_BYTES = 16 * 1024 * 1024;
+
+const FULL_ID = /^[0-9a-f]{40}$/;
+const TYPES = new Set<string>(['commit', 'tree', 'blob', 'tag']);
+
+interface Info {
+  type: GitObjectType;
+  size: number;
+}
+
+/**
+ * Reads objects out of the private gitdir through `git cat-file`, many at a time, never one
+ * process per object:
+ *
+ * - `prefetch(oids)` asks `cat-file --batch-check` which of them the gitdir lacks, fetches
+ *   those in one request, and plans batches of at most BATCH_BYTES in the order given;
+ * - `read(oid)` of an announced object loads its whole batch with one `cat-file --batch`
+ *   (the previous batch is dropped: memory stays bounded); any other object is read alone.
+ *
+ * Reading never fetches: the commands run without any promisor remote configured (the
+ * promisor settings are given to `git fetch` alone, as `-c` options, and the gitdir's own
+ * config never holds them), so git 2.39, which has no GIT_NO_LAZY_FETCH, cannot start its
+ * one-object-at-a-time lazy fetch for a missing object: cat-file reports it `missing`, and
+ * the caller turns that into an error.
+ */
+export class BatchObjectReader implements GitObjectReader {
+  private loaded = new Map<string, GitRawObject>();
+  private readonly absent = new Set<string>();
+  private readonly batchOf = new Map<string, number>();
+  private readonly batches: string[][] = [];
+
+  constructor(
+    private readonly gitdir: string,
+    private readonly git: LocalGit,
+    private readonly fetchObjects: FetchObjects,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  async read(oid: string): Promise<GitRawObject | undefined> {
+    if (!FULL_ID.test(oid)) return undefined;
+    const hit = this.loaded.get(oid);
+    if (hit !== undefined) return hit;
+    if (this.absent.has(oid)) return undefined;
+    const batch = this.batchOf.get(oid);
+    await this.load(batch === undefined ? [oid] : (this.batches[batch] as string[]));
+    return this.loaded.get(oid);
+  }
+
+  /**
+   * Loads the commit, the trees down to `path` and all trees under it with two processes:
+   * `ls-tree -r -t` names the trees (it reads trees only, never a blob, so a gitdir without
+   * blobs answers it), and one `cat-file --batch` loads them. The caller still hashes each.
+   */
+  async preloadTrees(commit: string, path: string, signal?: AbortSignal): Promise<void> {
+    if (!FULL_ID.test(commit)) return;
+    const stop = signal ?? this.signal;
+    // --literal-pathspecs: a directory named `*` or `:(glob)x` is that name, not a pattern.
+    const listing = await this.git(['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path], undefined, stop);
+    // A commit the gitdir lacks, or a path that is not there: the ordinary walk reports it.
+    if (listing.code !== 0) return;
+    const trees = [commit, `${commit}^{tree}`];
+    for (const record of listing.stdout.toString('utf8').split('\0')) {
+      const match = /^[0-7]+ tree ([0-9a-f]{40})\t/.exec(record);
+      if (match) trees.push(match[1] as string);
+    }
+    const loaded = await this.batch(trees, stop);
+    for (const [oid, object] of loaded) this.loaded.set(oid, object);
+  }
+
+  async prefetch(oids: readonly string[], signal?: AbortSignal): Promise<void> {
+    // Objects already in memory (preloaded trees) need neither a check nor a fetch.
+    const ids = [...new Set(oids.filter((oid) => FULL_ID.test(oid) && !this.loaded.has(oid)))];
+    if (ids.length === 0) return;
+    const stop = signal ?? this.signal;
+    const info = await this.check(ids, stop);
+    const missing = ids.filter((oid) => !info.has(oid));
+    if (missing.length > 0) {
+      await this.fetchObjects(missing, stop);
+      for (const [oid, found] of await this.check(missing, stop)) info.set(oid, found);
+    }
+    let size = 0;
+    let batch: string[] = [];
+    for (const oid of ids) {
+      const found = info.get(oid);
+      if (found === undefined) {
+        // The server did not send it: reading it says so, and the caller reports it.
+        this.absent.add(oid);
+        continue;
+      }
+      this.absent.delete(oid);
+      if (batch.length > 0 && size + found.size > BATCH_BYTES) {
+        this.batches.push(batch);
+        batch = [];
+        size = 0;
+      }
+      batch.push(oid);
+      size += found.size;
+      this.batchOf.set(oid, this.batches.length);
+    }
+    if (batch.length > 0) this.batches.push(batch);
+  }
+
+  /** Type and size of each object the gitdir holds; absent ones are left out. */
+  private async check(oids: readonly string[], signal: AbortSignal | undefined): Promise<Map<string, Info>> {
+    const result = await this.run(['cat-file', '--batch-check'], oids, signal);
+    const info = new Map<string, Info>();
+    for (const line of result.toString('latin1').split('\n')) {
+      const match = /^([0-9a-f]{40}) (\w+) (\d+)$/.exec(line);
+      if (match && TYPES.has(match[2] as string)) {
+        info.set(match[1] as string, { type: match[2] as GitObjectType, size: Number(match[3]) });
+      }
+    }
+    return info;
+  }
+
+  /** One `cat-file --batch` for `oids`; what it returns replaces what was loaded before. */
+  private async load(oids: readonly string[]): Promise<void> {
+    this.loaded = await this.batch(oids, this.signal);
+  }
+
+  /** The objects one `cat-file --batch` returns for `oids` (names like `<commit>^{tree}` allowed), by id. */
+  private async batch(oids: readonly string[], signal: AbortSignal | undefined): Promise<Map<string, GitRawObject>> {
+    const output = await this.run(['cat-file', '--batch'], oids, signal);
+    const loaded = new Map<string, GitRawObject>();
+    let at = 0;
+    while (at < output.length) {
+      const newline = output.indexOf(0x0a, at);
+      if (newline < 0) break;
+      const header = output.toString('latin1', at, newline);
+      const match = /^([0-9a-f]{40}) (\w+) (\d+)$/.exec(header);
+      if (!match) {
+        // `<oid> missing` (or `ambiguous`, for a malformed request): nothing to keep.
+        at = newline + 1;
+        continue;
+      }
+      const size = Number(match[3]);
+      const start = newline + 1;
+      if (start + size > output.length) throw new GitIoError(this.gitdir, 'read objects (a truncated answer) from');
+      if (TYPES.has(match[2] as string)) {
+        loaded.set(match[1] as string, { type: match[2] as GitObjectType, content: output.subarray(start, start + size) });
+      }
+      at = start + size + 1; // the content is followed by a newline
+    }
+    return loaded;
+  }
+
+  private async run(args: readonly string[], oids: readonly string[], signal: AbortSignal | undefined): Promise<Buffer> {
+    const result = await this.git(args, `${oids.join('\n')}\n`, signal);
+    if (result.code !== 0) {
+      const cause = new GitCommandError(args.join(' '), result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+      throw new GitIoError(this.gitdir, 'read objects from', cause);
+    }
+    return result.stdout;
+  }
+}

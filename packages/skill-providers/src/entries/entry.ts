@@ -1,0 +1,213 @@
+import type { SkillSource } from '../provider.js';
+import {
+  DuplicateSkillNameError,
+  SkillDeclarationInvalidError,
+  SkillEntryInvalidError,
+  SkillNameInvalidError,
+  SkillUrlHasCredentialsError,
+  type EntryLocation,
+} from './errors.js';
+import { checkGitRef, normalizePath, parseGitStringAt, parseRepositoryAt } from './git-string.js';
+import { skillNameProblem } from './name.js';
+import { kindOf, quote, renderEntry, showSource, splitHostPort, splitUrlPrefix } from './render.js';
+
+/**
+ * A skill entry: a git string (see parseGitString) or an object.
+ *
+ * | Field      | Required | Accepted                                                     | Default |
+ * |------------|----------|--------------------------------------------------------------|---------|
+ * | `provider` | yes      | a non-empty string without whitespace or control characters  |         |
+ * | `source`   | yes      | a non-empty string without control characters or edge spaces; no credentials in a URL's userinfo | |
+ * | `version`  | yes      | a non-empty string without whitespace or control characters  |         |
+ * | `path`     | no       | a relative directory, normalized by normalizeDirectoryPath   | `''`    |
+ * | `name`     | yes      | the Agent Skills name rule (skillNameProblem)                |         |
+ * | `config`   | no       | a plain object of JSON values (finite numbers, no undefined), nested ≤ 32 levels | `{}` |
+ *
+ * Any other key is refused; `undefined` counts as absent for `path` and `config`. For
+ * `provider: 'git'` the object gets the checks of the git string form: `source` follows
+ * the repository grammar (its path may hold `@` here) and `version` is a hex commit id or
+ * a valid ref name. Other providers' `source` and `version` are theirs to check.
+ *
+ * Credentials: any userinfo in an `http(s)://` source, and a userinfo with a `:` in any
+ * `scheme://` source, is refused for every provider.
+ *
+ * Pure: the result shares nothing with `entry` (config is copied).
+ */
+export function parseSkillEntry(entry: unknown, index: number): SkillSource {
+  if (typeof entry === 'string') return parseGitStringAt(entry, index);
+  const at: EntryLocation = { index, entry: renderEntry(entry) };
+  if (!isPlainObject(entry)) {
+    throw new SkillEntryInvalidError(`must be a git string or an object, not ${kindOf(entry)}`, undefined, at);
+  }
+  for (const key of Object.keys(entry)) {
+    if (!(ENTRY_KEYS as readonly string[]).includes(key)) {
+      throw new SkillEntryInvalidError(
+        `has an unknown key ${quote(key, 40)}; the keys are ${ENTRY_KEYS.join(', ')}`,
+        key.length > 40 ? `${key.slice(0, 40)}…` : key,
+        at,
+      );
+    }
+  }
+  const provider = requiredString(entry, 'provider', at, 'no-space');
+  const source = requiredString(entry, 'source', at, 'no-edge-space');
+  checkSourceCredentials(source, at);
+  const version = requiredString(entry, 'version', at, 'no-space');
+  const name = requiredString(entry, 'name', at, 'any');
+
+  let path = '';
+  if (entry.path !== undefined) {
+    if (typeof entry.path !== 'string') throw new SkillEntryInvalidError(`"path" must be a string, not ${kindOf(entry.path)}`, 'path', at);
+    path = normalizePath(entry.path, at);
+  }
+
+  let config: Record<string, unknown> = {};
+  if (entry.config !== undefined) {
+    if (!isPlainObject(entry.config)) {
+      throw new SkillEntryInvalidError(`"config" must be a plain object, not ${kindOf(entry.config)}`, 'config', at);
+    }
+    config = copyJson(entry.config, 'config', at, 0) as Record<string, unknown>;
+  }
+
+  if (provider === 'git') {
+    parseRepositoryAt(source, at, false);
+    checkGitRef(version, at);
+  }
+
+  const problem = skillNameProblem(name);
+  if (problem !== undefined) throw new SkillNameInvalidError(quote(name, 64), problem, false, at);
+  return { provider, source, version, path, name, config };
+}
+
+/**
+ * A declaration: an array of entries, whose installed names are unique. Parses the entries
+ * in order and throws the first problem found, with its entry's index.
+ */
+export function parseSkillDeclaration(value: unknown): SkillSource[] {
+  if (!Array.isArray(value)) {
+    throw new SkillDeclarationInvalidError(`must be an array of skill entries, not ${kindOf(value)}`, {
+      index: undefined,
+      entry: `(${kindOf(value)})`,
+    });
+  }
+  const sources: SkillSource[] = [];
+  const firstIndexByName = new Map<string, number>();
+  for (let index = 0; index < value.length; index += 1) {
+    const entry: unknown = value[index];
+    const source = parseSkillEntry(entry, index);
+    const firstIndex = firstIndexByName.get(source.name);
+    if (firstIndex !== undefined) {
+      throw new DuplicateSkillNameError(source.name, firstIndex, { index, entry: renderEntry(entry) });
+    }
+    firstIndexByName.set(source.name, index);
+    sources.push(source);
+  }
+  return sources;
+}
+
+/** A JSON value, as config holds after parsing (the same shape as the content cache's JsonValue). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The fields that identify a skill's content, in a fixed order, config keys sorted at every level. */
+export type CanonicalDeclaration = {
+  provider: string;
+  source: string;
+  version: string;
+  path: string;
+  config: { [key: string]: JsonValue };
+};
+
+/**
+ * What identifies the content an entry asks for, as a plain JSON object whose
+ * `JSON.stringify` is the same for equal declarations: for a cache key. The `name` is
+ * left out: two entries that differ only in the name they install share their content.
+ */
+export function canonicalDeclaration(source: SkillSource): CanonicalDeclaration {
+  return {
+    provider: source.provider,
+    source: source.source,
+    version: source.version,
+    path: source.path,
+    config: sortKeys(source.config) as { [key: string]: JsonValue },
+  };
+}
+
+const ENTRY_KEYS = ['provider', 'source', 'version', 'path', 'name', 'config'] as const;
+const MAX_CONFIG_DEPTH = 32;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+type StringRule = 'no-space' | 'no-edge-space' | 'any';
+
+function requiredString(entry: Record<string, unknown>, field: string, at: EntryLocation, rule: StringRule): string {
+  const value = entry[field];
+  if (value === undefined) throw new SkillEntryInvalidError(`is missing "${field}"`, field, at);
+  if (typeof value !== 'string') throw new SkillEntryInvalidError(`"${field}" must be a string, not ${kindOf(value)}`, field, at);
+  if (value === '') throw new SkillEntryInvalidError(`"${field}" is empty`, field, at);
+  if (rule === 'any') return value;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
+    throw new SkillEntryInvalidError(`"${field}" contains a control character`, field, at);
+  }
+  if (rule === 'no-space' && /\s/.test(value)) throw new SkillEntryInvalidError(`"${field}" contains whitespace`, field, at);
+  if (value.trim() !== value) throw new SkillEntryInvalidError(`"${field}" begins or ends with whitespace`, field, at);
+  return value;
+}
+
+/** Userinfo in a `scheme://` source: any in http(s), a password (`:`) in any scheme, or a password that cut the authority short. */
+function checkSourceCredentials(source: string, at: EntryLocation): void {
+  const url = splitUrlPrefix(source);
+  if (!url) return;
+  const authority = source.slice(url.start, url.end);
+  const userEnd = authority.lastIndexOf('@');
+  const web = url.scheme === 'http' || url.scheme === 'https';
+  const hostPort = authority.slice(userEnd + 1);
+  const cutShort = userEnd < 0 && hostPort.includes(':') && !splitHostPort(hostPort) && source.indexOf('@', url.end) >= 0;
+  if ((userEnd >= 0 && (web || authority.slice(0, userEnd).includes(':'))) || cutShort) {
+    throw new SkillUrlHasCredentialsError(
+      showSource(source),
+      'carries credentials in its userinfo; remove them (they come from the vault or a named secret)',
+      at,
+    );
+  }
+}
+
+function fieldPath(parent: string, key: string): string {
+  const shown = key.length > 40 ? `${key.slice(0, 40)}…` : key;
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(shown) ? `${parent}.${shown}` : `${parent}[${JSON.stringify(shown)}]`;
+}
+
+/** A copy of a JSON value (null, boolean, finite number, string, array, plain object), or a refusal naming the field. */
+function copyJson(value: unknown, field: string, at: EntryLocation, depth: number): unknown {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return value;
+    throw new SkillEntryInvalidError(`"${field}" is ${value}, not a JSON number`, field, at);
+  }
+  if (depth >= MAX_CONFIG_DEPTH) throw new SkillEntryInvalidError(`"${field}" is nested more than ${MAX_CONFIG_DEPTH} levels deep`, field, at);
+  if (Array.isArray(value)) {
+    const copy: unknown[] = [];
+    for (let i = 0; i < value.length; i += 1) copy.push(copyJson(value[i], `${field}[${i}]`, at, depth + 1));
+    return copy;
+  }
+  if (isPlainObject(value)) {
+    // fromEntries defines keys as own data properties, so a `__proto__` key stays a key.
+    return Object.fromEntries(Object.keys(value).map((key) => [key, copyJson(value[key], fieldPath(field, key), at, depth + 1)]));
+  }
+  throw new SkillEntryInvalidError(`"${field}" holds ${kindOf(value)}, not a JSON value`, field, at);
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.keys(record)
+        .sort()
+        .map((key) => [key, sortKeys(record[key])]),
+    );
+  }
+  return value;
+}

@@ -1,0 +1,255 @@
+import { normalizeDirectoryPath, refNameProblem } from '@agentproto/git';
+import type { SkillSource } from '../provider.js';
+import {
+  SkillEntryInvalidError,
+  SkillNameInvalidError,
+  SkillPathUnsafeError,
+  SkillRefInvalidError,
+  SkillRepositoryInvalidError,
+  SkillUrlHasCredentialsError,
+  type EntryLocation,
+} from './errors.js';
+import { skillNameProblem } from './name.js';
+import { quote, readsAsPassword, showSource, splitHostPort, splitScp, splitUrlPrefix, SSH_USER } from './render.js';
+
+/**
+ * The git string form of a skill entry: `repository[@ref][#directory]`.
+ *
+ * | Part         | Accepted                                                              | Becomes            |
+ * |--------------|-----------------------------------------------------------------------|--------------------|
+ * | repository   | `https://host[:port]/path`                                            | `source`, verbatim |
+ * |              | `http://host[:port]/path` (parsed here; the provider decides if allowed) |                 |
+ * |              | `ssh://[user@]host[:port]/path`                                       |                    |
+ * |              | `[user@]host:path` (scp-like, e.g. `git@code.example.com:team/skills.git`) |               |
+ * | `@ref`       | everything after the first `@` of the repository's path part, up to `#` | `version`       |
+ * | (no `@`)     |                                                                       | `version: 'HEAD'`  |
+ * | `#directory` | everything after the first `#` of the string                         | `path`, normalized |
+ * | (no `#`)     |                                                                       | `path: ''`         |
+ * | name         | the last segment of the directory; at the root, the last segment of the repository path without `.git` | `name` |
+ *
+ * Details, in the order they are checked:
+ *
+ * - no whitespace or control character anywhere (a directory with a space needs the object form);
+ * - the string is cut at its first `#`; an empty `#` (`…#`) is refused: leave it out for the root;
+ * - the repository's path part is what follows the authority (`scheme://authority`, which
+ *   ends at the first `/`) or, for the scp-like form, what follows the `:` after the host.
+ *   The first `@` of that part introduces the ref, so the `git@` of an ssh address is never
+ *   read as a ref, a ref may hold `/` (`feature/x`) and `@` (`a@b`), and **a repository
+ *   path cannot hold `@`** in this form (use the object form for one that does). An empty
+ *   `@` (`…@` or `…@#dir`) is refused: leave it out for `HEAD`;
+ * - schemes: `https`, `http`, `ssh`, in any case; anything else is refused (`git://` has
+ *   no transport security, `file://` reads the host's disk);
+ * - credentials are refused before anything else is echoed: any userinfo in `http(s)://`
+ *   (`user:pass@`, `token@`, even an empty `@`), a userinfo with a `:` in `ssh://`, an
+ *   authority that is not `host[:port]` but is followed by an `@` (a password holding a
+ *   `/`), and an scp-like address without a user that reads as `user:password@host/…`
+ *   (see readsAsPassword). Messages show the masked text only;
+ * - host: ASCII labels of `A-Z a-z 0-9 _ -` (no label starts or ends with `-`), or a
+ *   bracketed IPv6 address; port: 1–65535, URL forms only; ssh user: `A-Z a-z 0-9 . _ -`,
+ *   not starting with `-`;
+ * - repository path: not empty (`/` alone is empty); no `?` (a query), no `\`; in URL
+ *   forms no `.` or `..` segment (URL parsers would resolve them). A `.git` suffix, a
+ *   trailing `/` and empty segments are kept as written: the repository is `source`
+ *   verbatim, so two spellings of one repository are two declarations (a cache miss,
+ *   never a wrong hit);
+ * - ref: a 4–40 digit hex commit id, or a name that passes refNameProblem from
+ *   `@agentproto/git` (git check-ref-format plus: no leading `-`, no `%`, ≤ 1024 characters);
+ * - directory: normalizeDirectoryPath from `@agentproto/git`: relative, `/`-separated, one
+ *   trailing `/` allowed, `.` alone is the root; no `.` or `..` segment, no empty segment
+ *   (`a//b`), no backslash, no `.git` segment, no control character;
+ * - name: the Agent Skills rule (skillNameProblem); a derived name that breaks it asks for
+ *   the object form with an explicit `name`.
+ *
+ * Known limits, where a credential is indistinguishable from a well-formed address and is
+ * therefore neither refused nor masked: a password of digits followed by a `/`
+ * (`https://u:1234/rest@host/x`: a port and a path), a token that is a valid host name
+ * followed by a `/` (`https://tok/rest@host/x`: a host and a path), and an scp-like
+ * `user:pass/rest@host/x` (a host, a path and a ref).
+ */
+export function parseGitString(text: string): SkillSource {
+  return parseGitStringAt(text, undefined);
+}
+
+/** A repository address, split. `scheme` is `ssh` for the scp-like form. */
+export interface GitRepositoryAddress {
+  form: 'url' | 'scp';
+  scheme: 'https' | 'http' | 'ssh';
+  /** The ssh login name, when one is written. */
+  user: string | undefined;
+  /** As written: a host name, an IPv4 address, or a bracketed IPv6 address. */
+  host: string;
+  /** Written in a URL form; an scp-like address has none (ssh's default applies). */
+  port: number | undefined;
+  /** The path as written: `/team/skills.git` for URL forms, `team/skills.git` for the scp-like form. */
+  path: string;
+  /** The last segment of the path without `.git`: the name a skill at the repository root gets. */
+  repositoryName: string;
+}
+
+/**
+ * Checks a repository address on its own (the `source` of a git object entry) by the rules
+ * of the git string form's repository part, except that the path may hold `@` here, since
+ * no ref follows. Throws a SkillEntryError; pure.
+ */
+export function parseGitRepository(text: string): GitRepositoryAddress {
+  return parseRepositoryAt(text, { index: undefined, entry: showSource(String(text)) }, false).address;
+}
+
+/** What the git string form means, for the entry at `index` (undefined outside a declaration). */
+export function parseGitStringAt(text: string, index: number | undefined): SkillSource {
+  const at: EntryLocation = { index, entry: typeof text === 'string' ? showSource(text) : `(${typeof text})` };
+  if (typeof text !== 'string') throw new SkillEntryInvalidError('must be a string', undefined, at);
+  if (text === '') throw new SkillEntryInvalidError('is empty', undefined, at);
+  if (/[\s\u0000-\u001f\u007f-\u009f]/.test(text)) {
+    throw new SkillEntryInvalidError(
+      'contains whitespace or a control character (use the object form for a directory with a space)',
+      undefined,
+      at,
+    );
+  }
+  const hash = text.indexOf('#');
+  const repositoryAndRef = hash < 0 ? text : text.slice(0, hash);
+  const directory = hash < 0 ? undefined : text.slice(hash + 1);
+  if (directory === '') {
+    throw new SkillEntryInvalidError('has nothing after "#"; leave the "#" out for the repository root', undefined, at);
+  }
+
+  const { address, ref } = parseRepositoryAt(repositoryAndRef, at, true);
+  const source = ref === undefined ? repositoryAndRef : repositoryAndRef.slice(0, -(ref.length + 1));
+  if (ref === '') throw new SkillEntryInvalidError('has nothing after "@"; leave the "@" out for HEAD', undefined, at);
+  if (ref !== undefined) checkGitRef(ref, at);
+  const path = directory === undefined ? '' : normalizePath(directory, at);
+
+  const name = path === '' ? address.repositoryName : path.slice(path.lastIndexOf('/') + 1);
+  const problem = skillNameProblem(name);
+  if (problem !== undefined) throw new SkillNameInvalidError(quote(name, 64), problem, true, at);
+  return { provider: 'git', source, version: ref ?? 'HEAD', path, name, config: {} };
+}
+
+/** A git ref as a declaration states it: a 4–40 digit hex commit id, or a name refNameProblem accepts. */
+export function gitRefProblem(ref: string): string | undefined {
+  if (/^[0-9a-fA-F]{4,40}$/.test(ref)) return undefined;
+  return refNameProblem(ref);
+}
+
+export function checkGitRef(ref: string, at: EntryLocation): void {
+  const problem = gitRefProblem(ref);
+  if (problem !== undefined) throw new SkillRefInvalidError(quote(ref, 64), problem, at);
+}
+
+/** normalizeDirectoryPath, its refusal turned into a SkillPathUnsafeError. */
+export function normalizePath(path: string, at: EntryLocation): string {
+  try {
+    return normalizeDirectoryPath(path);
+  } catch (error) {
+    const reason = (error as { reason?: unknown }).reason;
+    throw new SkillPathUnsafeError(quote(path, 80), typeof reason === 'string' ? reason : 'is not a safe relative path', at, {
+      cause: error,
+    });
+  }
+}
+
+const SCHEMES = new Set(['https', 'http', 'ssh']);
+
+/**
+ * The repository part of `text` (with the `@ref` split off when `withRef`), checked. `ref`
+ * is undefined when there is no `@`, and `''` for an empty one (the caller decides).
+ */
+export function parseRepositoryAt(
+  text: string,
+  at: EntryLocation,
+  withRef: boolean,
+): { address: GitRepositoryAddress; ref: string | undefined } {
+  const shown = showSource(text);
+  const invalid = (reason: string) => new SkillRepositoryInvalidError(shown, reason, at);
+  const credentials = (reason: string) => new SkillUrlHasCredentialsError(shown, reason, at);
+  if (typeof text !== 'string' || text === '') throw invalid('is empty');
+  if (/[\s\u0000-\u001f\u007f-\u009f]/.test(text)) throw invalid('contains whitespace or a control character');
+
+  const url = splitUrlPrefix(text);
+  if (url) {
+    if (!SCHEMES.has(url.scheme)) throw invalid(`uses the scheme ${quote(url.scheme, 20)}; use https://, http://, ssh:// or user@host:path`);
+    const authority = text.slice(url.start, url.end);
+    const userEnd = authority.lastIndexOf('@');
+    const userinfo = userEnd < 0 ? undefined : authority.slice(0, userEnd);
+    if (userinfo !== undefined && url.scheme !== 'ssh') {
+      throw credentials('carries credentials in its userinfo; remove them (HTTP credentials come from the vault)');
+    }
+    if (userinfo !== undefined && userinfo.includes(':')) {
+      throw credentials('carries a password in its userinfo; remove it (ssh uses a deploy key named in config)');
+    }
+    const hostPort = authority.slice(userEnd + 1);
+    const split = splitHostPort(hostPort);
+    if (!split) {
+      // `https://alice:S3CRET/…@host/…`: the password ended the authority early.
+      if (text.indexOf('@', url.end) >= 0 && hostPort.includes(':')) {
+        throw credentials('reads as user:password@host (the authority is not host[:port]); remove the credentials');
+      }
+      throw invalid('has no valid host[:port] (an ASCII host name or a bracketed IPv6 address, a port in 1-65535)');
+    }
+    if (userinfo !== undefined && !SSH_USER.test(userinfo)) throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
+    if (url.end < text.length && text[url.end] !== '/') throw invalid('has a query or fragment after its host');
+    const pathPart = text.slice(url.end);
+    const { path, ref } = splitRef(pathPart, withRef);
+    const problem = repositoryPathProblem(path, true);
+    if (problem !== undefined) throw invalid(problem);
+    return {
+      address: {
+        form: 'url',
+        scheme: url.scheme as GitRepositoryAddress['scheme'],
+        user: userinfo,
+        host: split.host,
+        port: split.port,
+        path,
+        repositoryName: repositoryName(path),
+      },
+      ref,
+    };
+  }
+
+  const scp = splitScp(text);
+  if (!scp) {
+    throw invalid('is not in a git form: https://host/path, http://host/path, ssh://[user@]host[:port]/path or [user@]host:path');
+  }
+  if (readsAsPassword(scp)) {
+    throw credentials(
+      `reads as user:password@host, and credentials are not allowed; if ${quote(scp.host, 64)} is a host, ` +
+        `write the repository path with a "/" or a ".git" suffix (${scp.host}:./repo)`,
+    );
+  }
+  if (scp.user !== undefined && !SSH_USER.test(scp.user)) {
+    throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
+  }
+  if (!splitHostPort(scp.host)) {
+    throw invalid('has no valid host before its ":" (an ASCII host name or a bracketed IPv6 address)');
+  }
+  const { path, ref } = splitRef(scp.rest, withRef);
+  if (path === '') throw invalid('has no repository path after its ":"');
+  const problem = repositoryPathProblem(path, false);
+  if (problem !== undefined) throw invalid(problem);
+  return {
+    address: { form: 'scp', scheme: 'ssh', user: scp.user, host: scp.host, port: undefined, path, repositoryName: repositoryName(path) },
+    ref,
+  };
+}
+
+/** The path part split at its first `@` when a ref may follow. */
+function splitRef(pathPart: string, withRef: boolean): { path: string; ref: string | undefined } {
+  const at = withRef ? pathPart.indexOf('@') : -1;
+  return at < 0 ? { path: pathPart, ref: undefined } : { path: pathPart.slice(0, at), ref: pathPart.slice(at + 1) };
+}
+
+function repositoryPathProblem(path: string, isUrl: boolean): string | undefined {
+  if (path.replace(/\//g, '') === '') return 'has no repository path';
+  if (path.includes('?')) return 'has a query ("?"); a query is not allowed';
+  if (path.includes('\\')) return 'has a backslash in its path';
+  if (isUrl && path.split('/').some((part) => part === '.' || part === '..')) return 'has a "." or ".." segment in its path';
+  return undefined;
+}
+
+/** The last non-empty segment of a repository path, without a `.git` suffix. */
+function repositoryName(path: string): string {
+  const segments = path.split('/').filter((part) => part !== '');
+  const last = segments[segments.length - 1] ?? '';
+  return last.replace(/\.git$/i, '');
+}

@@ -1,0 +1,19 @@
+// Skill entries: parsing a declaration (git strings or source objects) into SkillSource values.
+export { parseGitString, parseGitRepository, gitRefProblem } from './git-string.js';
+export type { GitRepositoryAddress } from './git-string.js';
+export { parseSkillEntry, parseSkillDeclaration, canonicalDeclaration } from './entry.js';
+export type { CanonicalDeclaration, JsonValue } from './entry.js';
+export { skillNameProblem } from './name.js';
+export { maskText as maskSkillSource } from './render.js';
+export {
+  SkillEntryError,
+  SkillDeclarationInvalidError,
+  SkillEntryInvalidError,
+  SkillRepositoryInvalidError,
+  SkillUrlHasCredentialsError,
+  SkillRefInvalidError,
+  SkillPathUnsafeError,
+  SkillNameInvalidError,
+  DuplicateSkillNameError,
+} from './errors.js';
+export type { SkillEntryErrorCode, EntryLocation } from './errors.js';

@@ -1,0 +1,137 @@
+import { SkillError } from './errors-base.js';
+export { SkillError };
+
+/** Which entry of a declaration an error is about; the text never holds a secret. */
+export interface EntryRef {
+  index: number;
+  name: string;
+  provider: string;
+}
+
+function where(entry: EntryRef | undefined): string {
+  return entry ? `skill #${entry.index} "${entry.name}" (${entry.provider})` : 'skill source';
+}
+
+/** The declaration names a provider no one registered. */
+export class UnknownProviderError extends SkillError {
+  constructor(
+    readonly provider: string,
+    readonly known: readonly string[],
+    readonly entry?: EntryRef,
+  ) {
+    super(
+      'SKILL_PROVIDER_UNKNOWN',
+      `${entry ? `${where(entry)}: ` : ''}unknown skill provider "${provider}"; known providers: ${known.length ? known.join(', ') : '(none)'}`,
+    );
+  }
+}
+
+/** Two providers with one id, or a provider object that does not implement the interface. */
+export class ProviderRegistrationError extends SkillError {
+  constructor(
+    readonly provider: string,
+    reason: string,
+  ) {
+    super('SKILL_PROVIDER_INVALID', `cannot register skill provider "${provider}": ${reason}`);
+  }
+}
+
+/** A provider refused the source's configuration (unknown option, missing field, bad value). */
+export class SkillConfigError extends SkillError {
+  constructor(
+    readonly source: string,
+    readonly option: string,
+    reason: string,
+  ) {
+    super('SKILL_CONFIG_INVALID', `${source}: config.${option} ${reason}`);
+  }
+}
+
+/** A credential name that the deployment did not approve; checked before any secret is read. */
+export class CredentialNotApprovedError extends SkillError {
+  constructor(
+    readonly secretName: string,
+    readonly allowlistVariable: string,
+  ) {
+    super(
+      'SKILL_CREDENTIAL_NOT_APPROVED',
+      `deploy key secret "${secretName}" is not approved: add it to ${allowlistVariable} (comma-separated)`,
+    );
+  }
+}
+
+/** An approved secret name with no value behind it. */
+export class SecretMissingError extends SkillError {
+  constructor(readonly secretName: string) {
+    super('SKILL_SECRET_MISSING', `secret "${secretName}" has no value`);
+  }
+}
+
+/** The sandbox cannot speak the source's transport (an HTTPS-only sandbox and an SSH source). */
+export class TransportUnsupportedError extends SkillError {
+  constructor(
+    readonly transport: string,
+    readonly sandbox: string,
+  ) {
+    super('SKILL_TRANSPORT_UNSUPPORTED', `sandbox "${sandbox}" does not support ${transport} sources; there is no fallback`);
+  }
+}
+
+/** The phase of preparation an error happened in. */
+export type Phase = 'validate' | 'resolve' | 'fetch' | 'publish' | 'cleanup';
+
+/**
+ * A failure while preparing one entry, naming it and the phase. `code` says what kind:
+ * `SKILL_AUTH_FAILED` when the source refused the credential (or the host key did not
+ * match), `SKILL_NOT_FOUND` for a missing repository, ref or directory,
+ * `SKILL_REF_AMBIGUOUS` for a name that is both a branch and a tag, `SKILL_UNSAFE_TREE`
+ * for a link that leaves the directory, `SKILL_SOURCE_INVALID`, `SKILL_RESOLVE_FAILED`, `SKILL_FETCH_FAILED` or
+ * `SKILL_PUBLISH_FAILED` for anything else, by phase.
+ * The provider's own error is the cause; `reason` copies its code.
+ */
+export class SkillPreparationError extends SkillError {
+  constructor(
+    code: string,
+    readonly entry: EntryRef,
+    readonly phase: Phase,
+    readonly reason: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, `${where(entry)}: ${phase} failed: ${message}`, options);
+  }
+}
+
+/** The prepared directory has no SKILL.md (or it is not a regular file). */
+export class SkillFileMissingError extends SkillError {
+  constructor(
+    readonly entry: EntryRef,
+    readonly path: string,
+    readonly found: 'missing' | 'not a regular file',
+  ) {
+    super('SKILL_MD_MISSING', `${where(entry)}: the selected directory "${path || '.'}" has no SKILL.md (${found})`);
+  }
+}
+
+/** Preparation was cancelled; nothing of the cancelled entries was published. */
+export class SkillAbortedError extends SkillError {
+  constructor(
+    readonly entry: EntryRef | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super('SKILL_ABORTED', `${where(entry)}: preparation was cancelled`, options);
+  }
+}
+
+/**
+ * The private folder (which held credentials) could not be removed. Reported as a failure
+ * even when everything else worked: a credential may still be on disk.
+ */
+export class CredentialCleanupError extends SkillError {
+  constructor(
+    readonly entry: EntryRef,
+    options?: { cause?: unknown },
+  ) {
+    super('SKILL_CLEANUP_FAILED', `${where(entry)}: removing the private folder with temporary credentials failed`, options);
+  }
+}

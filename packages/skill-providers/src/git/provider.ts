@@ -1,0 +1,203 @@
+import {
+  type GitAuth,
+  type GitEngine,
+  GitAbbreviatedShaError,
+  directoryTree,
+  expandCommit,
+  fetchDirectory,
+  isFullCommitId,
+  isomorphicGitEngine,
+  listRefs,
+  normalizeRemoteUrl,
+  refNameProblem,
+  resolveRef,
+  systemGitEngine,
+} from '@agentproto/git';
+import { BaseSkillProvider } from '../base-provider.js';
+import {
+  CredentialNotApprovedError,
+  SecretMissingError,
+  SkillConfigError,
+  SkillError,
+  TransportUnsupportedError,
+} from '../errors.js';
+import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';
+import { type GitLocation, knownHostsNames, locate } from './transport.js';
+
+/** The deployment's list of deploy key secret names that agent configuration may use. */
+export const DEPLOY_KEY_ALLOWLIST_VARIABLE = 'AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
+
+export interface GitProviderOptions {
+  /**
+   * Deploy key secret names a declaration may use. By default the comma-separated list in
+   * the AGENTPROTO_DEPLOY_KEY_SECRET_NAMES environment variable, read when a source is
+   * validated (the list names secrets; it holds none).
+   */
+  deployKeySecretNames?: readonly string[];
+  /** Plain http to hosts that are not loopback; off by default (credentials would travel in clear). */
+  allowInsecureHttp?: boolean;
+}
+
+const SSH_OPTIONS = ['deploy_key_secret_name', 'known_hosts'] as const;
+const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * The built-in git provider: public and private HTTPS (HTTP Basic from the host's vault)
+ * and SSH with a deploy key. The version is the full commit a ref resolves to, the content
+ * id the git tree id of the selected directory: a branch that moved without touching the
+ * skill resolves to a new version with the same content id, which is a cache hit.
+ */
+export class GitSkillProvider extends BaseSkillProvider {
+  readonly id = 'git';
+  private readonly options: GitProviderOptions;
+
+  constructor(options: GitProviderOptions = {}) {
+    super();
+    this.options = options;
+  }
+
+  validate(source: SkillSource): void {
+    const location = this.locationOf(source);
+    const { version } = source;
+    if (!/^[0-9a-f]{4,40}$/.test(version) && version !== 'HEAD') {
+      const problem = refNameProblem(version);
+      if (problem) throw new SkillConfigError(source.source, 'version', `is not a commit id or a ref name: ${problem}`);
+    }
+    for (const option of Object.keys(source.config)) {
+      if (!(SSH_OPTIONS as readonly string[]).includes(option)) throw new SkillConfigError(source.source, option, 'is not an option of the git provider');
+      if (location.transport !== 'ssh') throw new SkillConfigError(source.source, option, 'applies only to SSH sources');
+    }
+    if (location.transport === 'ssh') this.sshConfigOf(source, location);
+  }
+
+  egressHosts(source: SkillSource): string[] {
+    return [this.locationOf(source).egress];
+  }
+
+  async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
+    const remote = await this.open(source, context, 'resolve');
+    const options = { ...remote, workDir: context.privateDir, signal: context.signal };
+    // Listing refs is the authorization check: it runs on every preparation, with the
+    // current credential, also for a full commit id and also when the result is cached.
+    const refs = await listRefs(remote.url, options);
+    const commit = await this.commitOf(source.version, refs, remote.url, options);
+    // A commit's tree never changes, so the tree id of a directory at a commit is a fact
+    // worth keeping: a hit then costs one ref listing and nothing else.
+    const fact = `git-tree\0${remote.url}\0${commit}\0${source.path}`;
+    const known = await context.facts.recall(fact);
+    if (known !== undefined) return { version: commit, contentId: known };
+    const { tree } = await directoryTree(remote.url, commit, source.path, options);
+    await context.facts.remember(fact, tree);
+    return { version: commit, contentId: tree };
+  }
+
+  async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
+    const remote = await this.open(source, context, 'fetch');
+    const fetched = await fetchDirectory(remote.url, resolved.version, source.path, context.destination, {
+      ...remote,
+      workDir: context.privateDir,
+      signal: context.signal,
+    });
+    if (fetched.tree !== resolved.contentId) {
+      throw new SkillError(
+        'SKILL_CONTENT_MISMATCH',
+        `${source.source}: "${source.path || '.'}" at ${resolved.version} is tree ${fetched.tree}, not ${resolved.contentId}`,
+      );
+    }
+  }
+
+  private locationOf(source: SkillSource): GitLocation {
+    const location = locate(source.source);
+    if (!location) throw new SkillConfigError(source.source, 'source', 'is not an https://, ssh:// or user@host:path repository');
+    try {
+      normalizeRemoteUrl(source.source, {
+        protocols: ['https:', 'http:', 'ssh:'],
+        engine: 'git provider',
+        ...(this.options.allowInsecureHttp ? { allowInsecureHttp: true } : {}),
+      });
+    } catch (error) {
+      throw new SkillConfigError(source.source, 'source', (error as Error).message);
+    }
+    return location;
+  }
+
+  /** The SSH options, checked; the secret name approved before anything reads it. */
+  private sshConfigOf(source: SkillSource, location: GitLocation): { secretName: string; knownHosts: string } {
+    const secretName = source.config.deploy_key_secret_name;
+    const knownHosts = source.config.known_hosts;
+    if (typeof secretName !== 'string' || secretName === '') {
+      throw new SkillConfigError(source.source, 'deploy_key_secret_name', 'is required for SSH sources');
+    }
+    if (typeof knownHosts !== 'string' || knownHosts.trim() === '') {
+      throw new SkillConfigError(source.source, 'known_hosts', 'is required for SSH sources: the verified public host key, as a known_hosts line');
+    }
+    if (!SECRET_NAME.test(secretName)) throw new SkillConfigError(source.source, 'deploy_key_secret_name', 'must be a plain secret name');
+    if (knownHosts.includes('\0')) throw new SkillConfigError(source.source, 'known_hosts', 'contains NUL');
+    const names = knownHostsNames(knownHosts);
+    if (!names.some((name) => name === location.knownHostsName || name.startsWith('|1|'))) {
+      throw new SkillConfigError(
+        source.source,
+        'known_hosts',
+        `has no line for ${location.knownHostsName}${location.knownHostsName.startsWith('[') ? '' : ' (for a nonstandard port use the [host]:port form and an ssh:// URL)'}`,
+      );
+    }
+    if (!this.approvedSecretNames().includes(secretName)) throw new CredentialNotApprovedError(secretName, DEPLOY_KEY_ALLOWLIST_VARIABLE);
+    return { secretName, knownHosts };
+  }
+
+  private approvedSecretNames(): readonly string[] {
+    if (this.options.deployKeySecretNames) return this.options.deployKeySecretNames;
+    return (process.env[DEPLOY_KEY_ALLOWLIST_VARIABLE] ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+  }
+
+  /**
+   * The engine and credentials for one operation. SSH: the deploy key and the pinned
+   * known_hosts are written into the private folder (0600) and used by path only; there is
+   * no fallback to another identity or transport. HTTPS: Basic credentials from the vault.
+   */
+  private async open(
+    source: SkillSource,
+    context: ProviderContext,
+    phase: 'resolve' | 'fetch',
+  ): Promise<{ url: string; engine: GitEngine; auth?: GitAuth; allowInsecureHttp?: boolean }> {
+    const location = this.locationOf(source);
+    const { sandbox } = context;
+    if (!sandbox.capabilities[location.transport]) throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
+    const insecure = this.options.allowInsecureHttp ? { allowInsecureHttp: true } : {};
+    if (location.transport === 'ssh') {
+      const { secretName, knownHosts } = this.sshConfigOf(source, location);
+      const key = await context.secrets(secretName);
+      if (typeof key !== 'string' || key.trim() === '') throw new SecretMissingError(secretName);
+      // resolve and fetch each write their own copy: fetch runs only on a miss, and never
+      // has to guess whether resolve's files are still there.
+      const identityFile = await this.writeCredential(context, `${phase}-deploy-key`, key.endsWith('\n') ? key : `${key}\n`);
+      const knownHostsFile = await this.writeCredential(context, `${phase}-known-hosts`, knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`);
+      return { url: source.source, engine: systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } }), ...insecure };
+    }
+    const url = normalizeRemoteUrl(source.source, { protocols: ['https:', 'http:'], ...insecure });
+    const credential = await context.vault(url);
+    const auth: GitAuth | undefined = credential
+      ? () => ({ Authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}` })
+      : undefined;
+    const engine = sandbox.capabilities.git ? systemGitEngine({ host: sandbox }) : isomorphicGitEngine();
+    return { url, engine, ...(auth ? { auth } : {}), ...insecure };
+  }
+
+  /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
+  private async commitOf(version: string, refs: Awaited<ReturnType<typeof listRefs>>, url: string, options: Parameters<typeof expandCommit>[2]): Promise<string> {
+    if (isFullCommitId(version)) return version;
+    try {
+      return resolveRef(refs, version).commit;
+    } catch (error) {
+      if (error instanceof GitAbbreviatedShaError) return expandCommit(url, version, options);
+      throw error;
+    }
+  }
+}
+
+export function gitProvider(options: GitProviderOptions = {}): GitSkillProvider {
+  return new GitSkillProvider(options);
+}

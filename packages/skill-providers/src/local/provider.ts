@@ -1,0 +1,109 @@
+import { cp, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { hashTree } from '@agentproto/content-cache';
+import { BaseSkillProvider } from '../base-provider.js';
+import { SkillConfigError, SkillError } from '../errors.js';
+import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';
+
+export interface LocalProviderOptions {
+  /**
+   * Folders sources must lie in (after resolving links). Without it any absolute folder is
+   * allowed: fine for development and tests, not for agent configuration you do not trust.
+   */
+  roots?: readonly string[];
+}
+
+/** `*` takes whatever is on disk now; `sha256:<hex>` pins the tree digest. */
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * Skills from a folder on this machine, for development and tests. The version and the
+ * content id are both the tree digest of the selected directory (as the content store
+ * computes it), so an unchanged folder is a cache hit and an edited one a new version.
+ */
+export class LocalSkillProvider extends BaseSkillProvider {
+  readonly id = 'local';
+  private readonly roots: readonly string[] | undefined;
+
+  constructor(options: LocalProviderOptions = {}) {
+    super();
+    this.roots = options.roots;
+  }
+
+  validate(source: SkillSource): void {
+    if (!isAbsolute(source.source)) throw new SkillConfigError(source.source, 'source', 'must be an absolute folder path');
+    for (const option of Object.keys(source.config)) throw new SkillConfigError(source.source, option, 'is not an option of the local provider');
+    if (source.version !== '*' && !DIGEST.test(source.version)) {
+      throw new SkillConfigError(source.source, 'version', 'must be "*" or a tree digest "sha256:<64 hex>"');
+    }
+  }
+
+  egressHosts(): string[] {
+    return [];
+  }
+
+  async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
+    context.signal.throwIfAborted();
+    const directory = await this.directoryOf(source);
+    const { digest } = await hashTree(directory);
+    if (source.version !== '*' && source.version !== digest) {
+      throw new LocalVersionMismatchError(source.source, source.version, digest);
+    }
+    return { version: digest, contentId: digest };
+  }
+
+  async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
+    context.signal.throwIfAborted();
+    const directory = await this.directoryOf(source);
+    // Links are copied as links (their targets were checked to stay inside by hashTree);
+    // the store then checks them again and strips special mode bits.
+    await cp(directory, context.destination, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+    const { digest } = await hashTree(context.destination);
+    // The folder may have changed between resolve and fetch; publish only what was resolved.
+    if (digest !== resolved.contentId) throw new LocalVersionMismatchError(source.source, resolved.contentId, digest);
+  }
+
+  /** The selected directory, which must stay inside the source and inside an allowed root. */
+  private async directoryOf(source: SkillSource): Promise<string> {
+    const base = await realpath(source.source).catch((error: unknown) => {
+      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source} cannot be read`, { cause: error });
+    });
+    if (this.roots && !(await this.insideRoots(base))) {
+      throw new SkillConfigError(source.source, 'source', 'is outside the folders this host allows');
+    }
+    const directory = await realpath(join(base, ...(source.path ? source.path.split('/') : []))).catch((error: unknown) => {
+      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" cannot be read`, { cause: error });
+    });
+    if (!inside(base, directory)) throw new SkillConfigError(source.source, 'path', 'leaves the source folder through a link');
+    if (!(await stat(directory)).isDirectory()) throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" is not a folder`);
+    return directory;
+  }
+
+  private async insideRoots(path: string): Promise<boolean> {
+    for (const root of this.roots ?? []) {
+      const real = await realpath(root).catch(() => undefined);
+      if (real && inside(real, path)) return true;
+    }
+    return false;
+  }
+}
+
+/** The folder's digest is not the one pinned (or it changed during the fetch). */
+export class LocalVersionMismatchError extends SkillError {
+  constructor(
+    readonly source: string,
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super('SKILL_VERSION_MISMATCH', `local source ${source}: expected tree ${expected}, found ${actual}`);
+  }
+}
+
+function inside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+export function localProvider(options: LocalProviderOptions = {}): LocalSkillProvider {
+  return new LocalSkillProvider(options);
+}

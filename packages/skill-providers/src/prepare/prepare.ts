@@ -1,0 +1,245 @@
+import { FillFailedError, type ContentStore } from '@agentproto/content-cache';
+import pLimit from 'p-limit';
+import { canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
+import { CredentialCleanupError, type EntryRef, type Phase, SkillAbortedError, SkillError, SkillFileMissingError } from '../errors.js';
+import type { BasicVault, ProviderContext, ResolvedSkillSource, SecretReader, SkillContentProvider, SkillSource } from '../provider.js';
+import { defaultRegistry } from '../defaults.js';
+import type { ProviderRegistry } from '../registry.js';
+import { localSandbox } from '../sandbox/local.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { preparationError } from './errors.js';
+import { skillFileState } from './skill-file.js';
+
+export interface PrepareOptions {
+  /** The content store skills are published into; it lives outside any workspace. */
+  cache: ContentStore;
+  /** The providers agent configuration may name; `defaultRegistry()` (git) by default. */
+  registry?: ProviderRegistry;
+  /** Where acquisition runs; `localSandbox()` by default. */
+  sandbox?: Sandbox;
+  /** Named secrets (deploy keys); by default the environment variable of that name. */
+  secrets?: SecretReader;
+  /** HTTP Basic credentials by repository URL; none by default. */
+  vault?: BasicVault;
+  signal?: AbortSignal;
+  /** Entries prepared at once; 4 by default. */
+  concurrency?: number;
+  onProgress?: (event: PrepareProgress) => void;
+}
+
+export type PrepareProgress =
+  | { type: 'resolved'; index: number; name: string; version: string; contentId: string }
+  | { type: 'fetch-start'; index: number; name: string; version: string }
+  | { type: 'fetch-done'; index: number; name: string; version: string; files: number; bytes: number }
+  | { type: 'hit'; index: number; name: string; version: string };
+
+export interface PreparedSkill {
+  name: string;
+  /** The declaration's directory: what a conversation uses. A link into the store; read only. */
+  dir: string;
+  version: string;
+  contentId: string;
+  /** True when no fetch was needed (the content was in the store). */
+  hit: boolean;
+  provider: string;
+}
+
+export interface ResolvedSkill {
+  name: string;
+  provider: string;
+  version: string;
+  contentId: string;
+  /** Whether the store already holds it (a preparation now would not fetch). */
+  cached: boolean;
+}
+
+/** The environment variable of the secret's name: the default named-secret mechanism. */
+export const environmentSecrets: SecretReader = (name) => process.env[name];
+
+const NO_VAULT: BasicVault = () => undefined;
+
+/**
+ * Prepares every skill of a declaration: each entry is validated first (nothing runs if
+ * one is bad), then resolved (always, cache hits included: resolution is where the
+ * current credential is checked), looked up in the store, fetched on a miss into a
+ * staging folder, checked (SKILL.md, links, modes), published, and its declaration link
+ * pointed at the tree. Entries with the same content declaration are prepared once. The
+ * first failure cancels the others and is thrown once all have settled.
+ */
+export async function prepareSkills(declaration: unknown, options: PrepareOptions): Promise<PreparedSkill[]> {
+  return runAll(declaration, options, async (job, context) => {
+    const key = { provider: job.source.provider, declaration: canonicalDeclaration(job.source), ...job.resolved };
+    let fetched = false;
+    const tree = await options.cache
+      .acquire(
+        key,
+        async (destination, fill) => {
+          fetched = true;
+          const version = job.resolved.version;
+          job.notify({ type: 'fetch-start', version });
+          await job.provider.fetch(job.source, job.resolved, { ...context, destination, signal: fill.signal });
+          // Checked before publication: a tree without SKILL.md must never become visible.
+          const state = await skillFileState(destination);
+          if (state !== 'ok') throw new SkillFileMissingError(job.entry, job.source.path, state);
+        },
+        { signal: context.signal },
+      )
+      .catch((error: unknown) => {
+        throw error instanceof FillFailedError ? new PhaseError('fetch', error.cause) : new PhaseError('publish', error);
+      });
+    if (fetched) job.notify({ type: 'fetch-done', version: job.resolved.version, files: tree.files, bytes: tree.bytes });
+    else job.notify({ type: 'hit', version: job.resolved.version });
+    return {
+      name: job.source.name,
+      dir: tree.linkPath,
+      version: job.resolved.version,
+      contentId: job.resolved.contentId,
+      hit: !fetched,
+      provider: job.source.provider,
+    };
+  });
+}
+
+/**
+ * Validates and resolves every entry (authorizing each, as preparation does) and says
+ * which are already in the store, without fetching anything.
+ */
+export async function resolveSkills(declaration: unknown, options: PrepareOptions): Promise<ResolvedSkill[]> {
+  return runAll(declaration, options, async (job) => {
+    const key = { provider: job.source.provider, declaration: canonicalDeclaration(job.source), ...job.resolved };
+    const found = await options.cache.lookup(key);
+    return { name: job.source.name, provider: job.source.provider, ...job.resolved, cached: found !== undefined };
+  });
+}
+
+interface Job {
+  source: SkillSource;
+  entry: EntryRef;
+  provider: SkillContentProvider;
+  resolved: ResolvedSkillSource;
+  notify(event: { type: 'fetch-start'; version: string } | { type: 'fetch-done'; version: string; files: number; bytes: number } | { type: 'hit'; version: string }): void;
+}
+
+/** Carries the phase an error happened in up to where the entry is known. */
+class PhaseError {
+  constructor(
+    readonly phase: Phase,
+    readonly error: unknown,
+  ) {}
+}
+
+async function runAll<T>(
+  declaration: unknown,
+  options: PrepareOptions,
+  finish: (job: Job, context: ProviderContext) => Promise<T>,
+): Promise<T[]> {
+  const registry = options.registry ?? defaultRegistry();
+  const sandbox = options.sandbox ?? localSandbox();
+  const sources = parseSkillDeclaration(declaration);
+  // Every entry is checked before any of them runs: a bad entry stops the whole
+  // declaration before a secret is read or a byte is fetched.
+  const providers = sources.map((source, index) => {
+    const entry: EntryRef = { index, name: source.name, provider: source.provider };
+    const provider = registry.get(source.provider, entry);
+    try {
+      provider.validate(source);
+    } catch (error) {
+      throw preparationError(error, entry, 'validate', new AbortController().signal);
+    }
+    return provider;
+  });
+
+  // One run per distinct content declaration; entries that differ only by name share it.
+  const groups = new Map<string, number[]>();
+  sources.forEach((source, index) => {
+    const id = JSON.stringify([source.provider, canonicalDeclaration(source)]);
+    groups.set(id, [...(groups.get(id) ?? []), index]);
+  });
+
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  const results: T[] = new Array(sources.length);
+  let firstError: unknown;
+  try {
+    await Promise.allSettled(
+      [...groups.values()].map((indexes) =>
+        limit(async () => {
+          const first = indexes[0]!;
+          const source = sources[first]!;
+          const entry: EntryRef = { index: first, name: source.name, provider: source.provider };
+          try {
+            const outcome = await runOne(source, entry, providers[first]!, options, sandbox, controller.signal, finish);
+            for (const index of indexes) results[index] = { ...outcome, name: sources[index]!.name } as T;
+          } catch (error) {
+            firstError ??= error;
+            // The first failure cancels the rest: nothing else is fetched or published.
+            controller.abort(error);
+          }
+        }),
+      ),
+    );
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+  if (firstError !== undefined) throw firstError;
+  return results;
+}
+
+async function runOne<T>(
+  source: SkillSource,
+  entry: EntryRef,
+  provider: SkillContentProvider,
+  options: PrepareOptions,
+  sandbox: Sandbox,
+  signal: AbortSignal,
+  finish: (job: Job, context: ProviderContext) => Promise<T>,
+): Promise<T> {
+  if (signal.aborted) throw new SkillAbortedError(entry, { cause: signal.reason });
+  let phase: Phase = 'resolve';
+  let privateDir: string;
+  try {
+    privateDir = await sandbox.makePrivateDir();
+  } catch (error) {
+    throw preparationError(error, entry, 'resolve', signal);
+  }
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    const context: ProviderContext = {
+      sandbox,
+      privateDir,
+      secrets: options.secrets ?? environmentSecrets,
+      vault: options.vault ?? NO_VAULT,
+      facts: options.cache,
+      signal,
+    };
+    const resolved = await provider.resolve(source, context);
+    assertResolved(resolved, entry);
+    options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });
+    phase = 'publish';
+    const notify: Job['notify'] = (event) => options.onProgress?.({ ...event, index: entry.index, name: entry.name });
+    outcome = { ok: true, value: await finish({ source, entry, provider, resolved, notify }, context) };
+  } catch (error) {
+    const unwrapped = error instanceof PhaseError ? error.error : error;
+    outcome = { ok: false, error: preparationError(unwrapped, entry, error instanceof PhaseError ? error.phase : phase, signal) };
+  }
+  // The private folder held credentials: its removal is part of the result. A removal that
+  // fails is a failure, whatever happened before.
+  try {
+    await sandbox.removePrivateDir(privateDir);
+  } catch (cleanupError) {
+    throw Object.assign(new CredentialCleanupError(entry, { cause: cleanupError }), outcome.ok ? {} : { original: outcome.error });
+  }
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/** Both fields go into cache keys and results: they must be non-empty public strings. */
+function assertResolved(resolved: ResolvedSkillSource, entry: EntryRef): void {
+  const ok = (value: unknown) => typeof value === 'string' && value !== '' && value.length <= 256 && !/[\s\0]/.test(value);
+  if (!resolved || !ok(resolved.version) || !ok(resolved.contentId)) {
+    throw new SkillError('SKILL_PROVIDER_RESULT_INVALID', `skill #${entry.index} "${entry.name}": provider ${entry.provider} resolved to an invalid version or content id`);
+  }
+}
