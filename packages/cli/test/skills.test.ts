@@ -55,7 +55,7 @@ describe('agentproto skills', () => {
     const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--json']);
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toEqual([
-      { name: 'review', provider: 'git', version: repo.commits[0], contentId: await repo.treeOf(0, 'skills/review'), cached: false },
+      { name: 'review', provider: 'git', version: repo.commits[0], contentId: await repo.treeOf(0, 'skills/review'), cached: false, egressHosts: [new URL(url).host] },
     ]);
     expect(outcome.stderr).toBe('');
   });

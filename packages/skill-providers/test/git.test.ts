@@ -25,6 +25,32 @@ describe('the git provider over HTTPS', () => {
     expect(await readdir(skill!.dir)).not.toContain('README.md');
   });
 
+  it("opens the sandbox's network boundary to the source's own host before resolving, and fails when it refuses", async () => {
+    const { url } = await servedRepo({ commits: [{ files: skillFiles('e') }] });
+    const recording = await recordingSandbox();
+    const asked: string[][] = [];
+    const runsBefore: number[] = [];
+    const host = new URL(url).host;
+    const sandbox = {
+      ...recording.sandbox,
+      allowEgress: async (hosts: readonly string[]) => {
+        asked.push([...hosts]);
+        runsBefore.push(recording.runs.length);
+      },
+    };
+    const cache = await newCache();
+    await prepareSkills([`${url}#skills/review`], { cache, sandbox });
+    expect(asked).toEqual([[host]]);
+    expect(runsBefore).toEqual([0]);
+    expect(recording.runs.length).toBeGreaterThan(0);
+    expect((await resolveSkills([`${url}#skills/review`], { cache, sandbox }))[0]!.egressHosts).toEqual([host]);
+    const closed = { ...recording.sandbox, allowEgress: async () => Promise.reject(Object.assign(new Error('host not allowed'), { code: 'EGRESS_DENIED' })) };
+    await expect(prepareSkills([`${url}#skills/review`], { cache: await newCache(), sandbox: closed })).rejects.toMatchObject({
+      code: 'SKILL_RESOLVE_FAILED',
+      reason: 'EGRESS_DENIED',
+    });
+  });
+
   it('resolves annotated and lightweight tags to the commit they peel to', async () => {
     const { repo, url } = await servedRepo({
       commits: [{ files: skillFiles('one') }, { files: skillFiles('two') }],
@@ -197,17 +223,25 @@ describe('the git provider over HTTPS', () => {
     expect(server.stats.log.filter((entry) => entry.method === 'POST' && entry.status === 200).length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(['ls-remote', 'fetch'])('cancelled during git %s: SKILL_ABORTED, nothing published, no private folder left', async (phase) => {
+  it.each([
+    ['resolution, while asking the vault', 'vault'],
+    ['resolution, while fetching the trees', 'init'],
+    ['the fetch of the files', 'fetch --stdin'],
+  ])('cancelled during %s: SKILL_ABORTED, nothing published, no private folder left', async (_phase, at) => {
     const { url } = await servedRepo({ commits: [{ files: skillFiles('c') }] });
     const recording = await recordingSandbox();
     const controller = new AbortController();
+    const cancel = () => controller.abort(new Error('cancelled'));
     recording.onRun((argv) => {
-      if (gitSubcommand(argv) === phase) controller.abort(new Error('cancelled'));
+      const command = gitSubcommand(argv);
+      if (at === command || (at === 'fetch --stdin' && command === 'fetch' && argv.includes('--stdin'))) cancel();
     });
+    const vault: BasicVault = () => (at === 'vault' && cancel(), undefined);
     const cache = await newCache();
-    await expect(prepareSkills([`${url}#skills/review`], { cache, sandbox: recording.sandbox, signal: controller.signal })).rejects.toMatchObject({
+    await expect(prepareSkills([`${url}#skills/review`], { cache, sandbox: recording.sandbox, signal: controller.signal, vault })).rejects.toMatchObject({
       code: 'SKILL_ABORTED',
     });
+    expect(controller.signal.aborted).toBe(true);
     expect((await cache.list()).objects).toEqual([]);
     expect(await readdir(recording.privateRoot)).toEqual([]);
     expect(await readdir(join(cache.root, 'staging'))).toEqual([]);

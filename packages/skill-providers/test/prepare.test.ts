@@ -132,8 +132,8 @@ describe('prepareSkills', () => {
     await prepareSkills([entryOf('a')], { cache, registry, sandbox });
     const resolved = await resolveSkills([entryOf('a'), entryOf('b')], { cache, registry, sandbox });
     expect(resolved).toEqual([
-      { name: 'a', provider: 'scripted', version: 'v-a', contentId: 'c-a', cached: true },
-      { name: 'b', provider: 'scripted', version: 'v-b', contentId: 'c-b', cached: false },
+      { name: 'a', provider: 'scripted', version: 'v-a', contentId: 'c-a', cached: true, egressHosts: [] },
+      { name: 'b', provider: 'scripted', version: 'v-b', contentId: 'c-b', cached: false, egressHosts: [] },
     ]);
     expect(provider.count('fetch')).toBe(1);
   });

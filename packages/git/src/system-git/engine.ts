@@ -229,7 +229,7 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
           { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal },
         );
       };
-      return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal);
+      return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal, partial);
     },
 
     async findCommits(request, prefix): Promise<string[]> {

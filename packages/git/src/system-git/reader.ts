@@ -50,6 +50,12 @@ export class BatchObjectReader implements GitObjectReader {
     private readonly git: LocalGit,
     private readonly fetchObjects: FetchObjects,
     private readonly signal: AbortSignal | undefined,
+    /**
+     * The gitdir was fetched without blobs: any object not loaded yet is taken to be
+     * missing and fetched without asking cat-file first. Wrong only when a blob arrived
+     * by an earlier fetch into the same gitdir, and then it merely travels again.
+     */
+    private readonly blobless = false,
   ) {}
 
   async read(oid: string): Promise<GitRawObject | undefined> {
@@ -88,7 +94,7 @@ export class BatchObjectReader implements GitObjectReader {
     const ids = [...new Set(oids.filter((oid) => FULL_ID.test(oid) && !this.loaded.has(oid)))];
     if (ids.length === 0) return;
     const stop = signal ?? this.signal;
-    const info = await this.check(ids, stop);
+    const info = this.blobless ? new Map<string, Info>() : await this.check(ids, stop);
     const missing = ids.filter((oid) => !info.has(oid));
     if (missing.length > 0) {
       await this.fetchObjects(missing, stop);

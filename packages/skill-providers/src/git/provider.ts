@@ -79,7 +79,7 @@ export class GitSkillProvider extends BaseSkillProvider {
     const options = { ...remote, workDir: context.privateDir, signal: context.signal };
     // Listing refs is the authorization check: it runs on every preparation, with the
     // current credential, also for a full commit id and also when the result is cached.
-    const refs = await listRefs(remote.url, options);
+    const refs = await listRefs(remote.url, { ...options, engine: remote.listingEngine ?? remote.engine });
     const commit = await this.commitOf(source.version, refs, remote.url, options);
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
     // worth keeping: a hit then costs one ref listing and nothing else.
@@ -162,7 +162,7 @@ export class GitSkillProvider extends BaseSkillProvider {
     source: SkillSource,
     context: ProviderContext,
     phase: 'resolve' | 'fetch',
-  ): Promise<{ url: string; engine: GitEngine; auth?: GitAuth; allowInsecureHttp?: boolean }> {
+  ): Promise<{ url: string; engine: GitEngine; listingEngine?: GitEngine; auth?: GitAuth; allowInsecureHttp?: boolean }> {
     const location = this.locationOf(source);
     const { sandbox } = context;
     if (!sandbox.capabilities[location.transport]) throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
@@ -183,7 +183,10 @@ export class GitSkillProvider extends BaseSkillProvider {
       ? () => ({ Authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}` })
       : undefined;
     const engine = sandbox.capabilities.git ? systemGitEngine({ host: sandbox }) : isomorphicGitEngine();
-    return { url, engine, ...(auth ? { auth } : {}), ...insecure };
+    // On this machine, the ref listing (the one exchange of a cache hit) runs in-process:
+    // the same protocol v2 `ls-refs`, without starting git and its HTTP helper.
+    const listingEngine = sandbox.capabilities.inProcess ? isomorphicGitEngine() : engine;
+    return { url, engine, listingEngine, ...(auth ? { auth } : {}), ...insecure };
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */

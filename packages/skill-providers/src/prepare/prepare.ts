@@ -51,6 +51,8 @@ export interface ResolvedSkill {
   contentId: string;
   /** Whether the store already holds it (a preparation now would not fetch). */
   cached: boolean;
+  /** The hosts acquiring it connects to (the provider's `egressHosts`). */
+  egressHosts: string[];
 }
 
 /** The environment variable of the secret's name: the default named-secret mechanism. */
@@ -108,7 +110,13 @@ export async function resolveSkills(declaration: unknown, options: PrepareOption
   return runAll(declaration, options, async (job) => {
     const key = { provider: job.source.provider, declaration: canonicalDeclaration(job.source), ...job.resolved };
     const found = await options.cache.lookup(key);
-    return { name: job.source.name, provider: job.source.provider, ...job.resolved, cached: found !== undefined };
+    return {
+      name: job.source.name,
+      provider: job.source.provider,
+      ...job.resolved,
+      cached: found !== undefined,
+      egressHosts: job.provider.egressHosts(job.source),
+    };
   });
 }
 
@@ -215,6 +223,8 @@ async function runOne<T>(
       facts: options.cache,
       signal,
     };
+    // The network boundary opens the hosts the source itself names, and nothing else.
+    if (sandbox.allowEgress) await sandbox.allowEgress(provider.egressHosts(source), signal);
     const resolved = await provider.resolve(source, context);
     assertResolved(resolved, entry);
     options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });

@@ -27,6 +27,7 @@ export function localSandbox(options: LocalSandboxOptions = {}): Sandbox {
     https: options.capabilities?.https ?? true,
     ssh: options.capabilities?.ssh ?? (git && canRun('ssh', ['-V'])),
     git,
+    inProcess: options.capabilities?.inProcess ?? true,
   };
   return {
     name: 'local',

@@ -20,6 +20,12 @@ export interface Sandbox {
   makePrivateDir(): Promise<string>;
   /** Removes a folder made by makePrivateDir and everything in it; rejects when it cannot. */
   removePrivateDir(path: string): Promise<void>;
+  /**
+   * Called with a provider's `egressHosts` before it resolves an entry: a sandbox with a
+   * network boundary opens exactly these hosts (or rejects, and the entry fails). Optional:
+   * localSandbox has no boundary of its own.
+   */
+  allowEgress?(hosts: readonly string[], signal: AbortSignal): Promise<void>;
 }
 
 export interface SandboxCapabilities {
@@ -29,6 +35,11 @@ export interface SandboxCapabilities {
   ssh: boolean;
   /** A `git` binary runs here: partial clone and sparse fetches; otherwise isomorphic-git fetches whole commits. */
   git: boolean;
+  /**
+   * The sandbox is this machine and this process's account (localSandbox): a provider may
+   * do small network exchanges in-process (a ref listing) instead of starting a program.
+   */
+  inProcess?: boolean;
 }
 
 export interface RunOptions {
