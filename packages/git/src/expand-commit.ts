@@ -1,6 +1,5 @@
 import { throwIfAborted } from './abort.js';
 import { isFullCommitId, isUppercaseCommitId, looksAbbreviated } from './commit-id.js';
-import { authHeaders, secretsOf } from './credentials.js';
 import {
   GitAmbiguousCommitError,
   GitCommitNotFoundError,
@@ -9,16 +8,7 @@ import {
   GitTransportError,
   GitUppercaseShaError,
 } from './errors.js';
-import {
-  closeWorkDir,
-  EngineCalls,
-  finalError,
-  givenWorkDir,
-  openRemote,
-  openWorkDir,
-  type RemoteOptions,
-  type WorkDir,
-} from './remote.js';
+import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 
 /**
  * The full id of the one commit, reachable from the remote's branches and tags, whose id
@@ -45,16 +35,9 @@ export async function expandCommit(url: string, prefix: string, options: RemoteO
   const given = givenWorkDir(options);
   throwIfAborted(signal, operation);
 
-  const calls = new EngineCalls(operation, remote.url, signal);
-  let work: WorkDir | undefined;
-  let secrets: readonly string[] = [];
-  try {
-    work = await openWorkDir(given, options.privateDir);
-    const headers = await authHeaders(options.auth, remote.url);
-    secrets = secretsOf(headers);
-    throwIfAborted(signal, operation);
+  return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
     const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir };
-    const found = await calls.run(engine.findCommits(request, wanted));
+    const found = await calls.run(engine.findCommits!(request, wanted));
     // The engine's answer is checked like a server's: ids only, and only matching ones.
     if (!Array.isArray(found) || found.some((id) => !isFullCommitId(id) || !id.startsWith(wanted))) {
       throw new GitTransportError(remote.url, `the ${engine.name} engine listed ids that do not start with ${wanted}`);
@@ -63,10 +46,5 @@ export async function expandCommit(url: string, prefix: string, options: RemoteO
     if (candidates.length === 0) throw new GitCommitNotFoundError(wanted, remote.url);
     if (candidates.length > 1) throw new GitAmbiguousCommitError(wanted, candidates, remote.url);
     return candidates[0] as string;
-  } catch (error) {
-    throw finalError(error, operation, signal, secrets);
-  } finally {
-    await calls.unwind();
-    await closeWorkDir(work);
-  }
+  });
 }

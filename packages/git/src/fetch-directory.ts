@@ -2,18 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
-import { authHeaders, secretsOf } from './credentials.js';
 import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError } from './errors.js';
-import {
-  closeWorkDir,
-  EngineCalls,
-  finalError,
-  givenWorkDir,
-  openRemote,
-  openWorkDir,
-  type RemoteOptions,
-  type WorkDir,
-} from './remote.js';
+import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
 import { selectDirectory, walkDirectory } from './select-directory.js';
 import { writeEntries } from './write-entries.js';
@@ -78,34 +68,23 @@ export async function fetchDirectory(
   throwIfAborted(signal, operation);
   await claim(destination);
 
-  const calls = new EngineCalls(operation, remote.url, signal);
-  let work: WorkDir | undefined;
-  let secrets: readonly string[] = [];
-  let done = false;
   try {
-    work = await openWorkDir(given, options.privateDir);
-    // The host's own callback: what it throws passes through as is (after the cleanup below).
-    const headers = await authHeaders(options.auth, remote.url);
-    secrets = secretsOf(headers);
-    throwIfAborted(signal, operation);
-    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
-    const reader = await calls.run(remote.engine.fetchCommit(request));
-    throwIfAborted(signal, operation);
-    // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
-    const selected = await calls.run(selectDirectory(reader, remote.url, commit, directory, signal, operation));
-    const written = await writeEntries(selected.entries, destination, reader, signal).catch((error: unknown) => {
-      throw error instanceof GitError ? error : new GitIoError(destination, 'write into', error);
+    return await withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
+      const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
+      const reader = await calls.run(remote.engine.fetchCommit(request));
+      throwIfAborted(signal, operation);
+      // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
+      const selected = await calls.run(selectDirectory(reader, remote.url, commit, directory, signal, operation));
+      const written = await writeEntries(selected.entries, destination, reader, signal).catch((error: unknown) => {
+        throw error instanceof GitError ? error : new GitIoError(destination, 'write into', error);
+      });
+      return { commit, tree: selected.tree, path: directory, ...written };
     });
-    done = true;
-    return { commit, tree: selected.tree, path: directory, ...written };
   } catch (error) {
-    throw finalError(error, operation, signal, secrets);
-  } finally {
-    // An aborted engine may still be unwinding: its processes are killed, its file system
-    // refuses every write; waiting is only politeness, and bounded.
-    await calls.unwind();
-    await closeWorkDir(work);
-    if (!done) await rm(destination, { recursive: true, force: true, maxRetries: 3 });
+    // Only once the engine has unwound (its processes are killed, its file system refuses
+    // every write), so nothing recreates a file in it afterwards. It is ours: we created it.
+    await rm(destination, { recursive: true, force: true, maxRetries: 3 });
+    throw error;
   }
 }
 
@@ -129,25 +108,13 @@ export async function directoryTree(url: string, commit: string, path: string, o
   const given = givenWorkDir(options);
   throwIfAborted(signal, operation);
 
-  const calls = new EngineCalls(operation, remote.url, signal);
-  let work: WorkDir | undefined;
-  let secrets: readonly string[] = [];
-  try {
-    work = await openWorkDir(given, options.privateDir);
-    const headers = await authHeaders(options.auth, remote.url);
-    secrets = secretsOf(headers);
-    throwIfAborted(signal, operation);
+  return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
     const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
     const reader = await calls.run(remote.engine.fetchCommit(request));
     throwIfAborted(signal, operation);
     const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation));
     return { commit, tree: walk.tree, path: directory };
-  } catch (error) {
-    throw finalError(error, operation, signal, secrets);
-  } finally {
-    await calls.unwind();
-    await closeWorkDir(work);
-  }
+  });
 }
 
 /**

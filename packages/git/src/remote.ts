@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { HttpClient } from 'isomorphic-git';
-import { raceAbort, settled } from './abort.js';
-import type { GitAuth } from './credentials.js';
+import { raceAbort, settled, throwIfAborted } from './abort.js';
+import { authHeaders, secretsOf, type GitAuth } from './credentials.js';
 import type { GitEngine } from './engine.js';
 import { GitAbortedError, GitError, GitInvalidArgumentError, GitIoError, GitTransportError } from './errors.js';
 import { isomorphicGitEngine } from './isomorphic-git/engine.js';
@@ -134,4 +134,44 @@ export async function openWorkDir(given: string | undefined, privateDir: string 
 /** Removes a work folder this operation made; a caller's is left to the caller. */
 export async function closeWorkDir(work: WorkDir | undefined): Promise<void> {
   if (work?.owned) await rm(work.path, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** What an operation's body gets: the credential headers, the work folder, the engine calls. */
+export interface EngineSession {
+  headers: Readonly<Record<string, string>>;
+  work: WorkDir;
+  calls: EngineCalls;
+}
+
+/**
+ * The frame every network operation runs in: a work folder (the caller's, or a fresh one),
+ * the headers from `options.auth`, then `body`. Whatever happens, the engine calls are
+ * unwound before a folder of ours is removed, and the error thrown is GitAbortedError once
+ * the signal has fired and never holds a header value. `given` is the caller's workDir,
+ * checked (givenWorkDir) before the caller did any I/O.
+ */
+export async function withEngineSession<T>(
+  operation: string,
+  url: string,
+  options: RemoteOptions,
+  given: string | undefined,
+  body: (session: EngineSession) => Promise<T>,
+): Promise<T> {
+  const { signal } = options;
+  const calls = new EngineCalls(operation, url, signal);
+  let work: WorkDir | undefined;
+  let secrets: readonly string[] = [];
+  try {
+    work = await openWorkDir(given, options.privateDir);
+    // The host's own callback: what it throws passes through (scrubbed, like everything).
+    const headers = await authHeaders(options.auth, url);
+    secrets = secretsOf(headers);
+    throwIfAborted(signal, operation);
+    return await body({ headers, work, calls });
+  } catch (error) {
+    throw finalError(error, operation, signal, secrets);
+  } finally {
+    await calls.unwind();
+    await closeWorkDir(work);
+  }
 }

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isolatedGitEnv, makeRepo, parseLsRemote, run } from '@agentproto/testkit';
-import { listRefs, type RemoteRefs } from '../src/index.js';
-import { scratch, serve } from './support/fixtures.js';
-
-/** The `git ls-remote` view of listRefs' answer: one line per ref, `^{}` lines for peeled tags. */
-function asLsRemote(listed: RemoteRefs): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const ref of listed.refs) {
-    out[ref.name] = ref.oid;
-    if (ref.peeled !== undefined) out[`${ref.name}^{}`] = ref.peeled;
-  }
-  return out;
-}
+import { listRefs } from '../src/index.js';
+import { asLsRemote, scratch, serve } from './support/fixtures.js';
 
 describe('listRefs', () => {
   it('lists every ref as git ls-remote does, annotated tags peeled and HEAD with its symref', async () => {

@@ -10,9 +10,8 @@ import {
   listRefs,
   systemGitEngine,
   type GitAuth,
-  type RemoteRefs,
 } from '../src/index.js';
-import { listTree, rejection, scratch, serve } from './support/fixtures.js';
+import { asLsRemote, listTree, rejection, scratch, serve } from './support/fixtures.js';
 import { recordingHost, subcommand } from './support/system-git.js';
 
 const BIG = 4 * 1024 * 1024;
@@ -52,15 +51,6 @@ async function blobsUnder(repo: { git(...args: string[]): Promise<string> }, com
     .filter((line) => line !== '')
     .map((line) => line.split(/\s+/)[2] as string)
     .sort();
-}
-
-function asLsRemote(listed: RemoteRefs): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const ref of listed.refs) {
-    out[ref.name] = ref.oid;
-    if (ref.peeled !== undefined) out[`${ref.name}^{}`] = ref.peeled;
-  }
-  return out;
 }
 
 describe('system-git engine over HTTP', () => {

@@ -2,6 +2,7 @@ import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { startGitHttpServer, tempDir, type GitHttpServer, type GitHttpServerOptions } from '@agentproto/testkit';
+import type { RemoteRefs } from '../../src/index.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -53,4 +54,14 @@ export async function rejection(promise: Promise<unknown>): Promise<Error & Reco
     return error as Error & Record<string, unknown>;
   }
   throw new Error('expected a rejection');
+}
+
+/** The `git ls-remote` view of listRefs' answer: one line per ref, `^{}` lines for peeled tags. */
+export function asLsRemote(listed: RemoteRefs): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const ref of listed.refs) {
+    out[ref.name] = ref.oid;
+    if (ref.peeled !== undefined) out[`${ref.name}^{}`] = ref.peeled;
+  }
+  return out;
 }
