@@ -21,6 +21,12 @@ export interface GitEngine {
    */
   fetchCommit(request: GitFetchRequest): Promise<GitObjectReader>;
   /**
+   * A reader over a gitdir an earlier `fetchCommit` of the same commit filled, without
+   * checking or fetching anything first; objects it lacks are fetched by `prefetch`.
+   * Optional: used when the caller already walked the trees (see directoryTree).
+   */
+  openObjects?(request: GitFetchRequest): Promise<GitObjectReader>;
+  /**
    * Full ids of the commits reachable from the remote's branches and tags whose id starts
    * with `prefix` (4 to 39 lower-case hex digits), in any order. Needs the history, so it
    * fetches it into `request.gitdir` (commits only, where the server allows a filter).

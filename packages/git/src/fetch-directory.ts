@@ -5,7 +5,8 @@ import { assertFullCommitId } from './commit-id.js';
 import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError } from './errors.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
-import { selectDirectory, walkDirectory } from './select-directory.js';
+import { selectDirectory, selectWalked, walkDirectory } from './select-directory.js';
+import { rememberWalk, takeWalk } from './walk-memo.js';
 import { writeEntries } from './write-entries.js';
 
 export type FetchDirectoryOptions = RemoteOptions;
@@ -71,10 +72,17 @@ export async function fetchDirectory(
   try {
     return await withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
       const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
-      const reader = await calls.run(remote.engine.fetchCommit(request));
+      // directoryTree with this work folder walked the trees already: use its walk.
+      const walked = given === undefined ? undefined : takeWalk(work.gitdir, commit, directory);
+      const { engine } = remote;
+      const reader = await calls.run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request));
       throwIfAborted(signal, operation);
       // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
-      const selected = await calls.run(selectDirectory(reader, remote.url, commit, directory, signal, operation));
+      const selected = await calls.run(
+        walked && engine.openObjects
+          ? selectWalked(reader, walked, signal, operation)
+          : selectDirectory(reader, remote.url, commit, directory, signal, operation),
+      );
       const written = await writeEntries(selected.entries, destination, reader, signal).catch((error: unknown) => {
         throw error instanceof GitError ? error : new GitIoError(destination, 'write into', error);
       });
@@ -113,6 +121,7 @@ export async function directoryTree(url: string, commit: string, path: string, o
     const reader = await calls.run(remote.engine.fetchCommit(request));
     throwIfAborted(signal, operation);
     const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation));
+    if (given !== undefined) rememberWalk(work.gitdir, commit, directory, walk);
     return { commit, tree: walk.tree, path: directory };
   });
 }

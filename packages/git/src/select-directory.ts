@@ -121,6 +121,16 @@ export async function selectDirectory(
   operation = 'fetchDirectory',
 ): Promise<SelectedDirectory> {
   const walk = await walkDirectory(reader, url, commit, path, signal, operation);
+  return selectWalked(reader, walk, signal, operation);
+}
+
+/** selectDirectory after the walk: the blobs announced in one `prefetch`, then the links. */
+export async function selectWalked(
+  reader: GitObjectReader,
+  walk: DirectoryWalk,
+  signal: AbortSignal | undefined,
+  operation: string,
+): Promise<SelectedDirectory> {
   throwIfAborted(signal, operation);
   if (walk.blobs.length > 0) await reader.prefetch?.(walk.blobs, signal);
   throwIfAborted(signal, operation);

@@ -141,10 +141,26 @@ describe('system-git engine over HTTP', () => {
     // Reads never spawn one process per object: a few cat-file runs (per tree level, per
     // batch of blobs) for the commit, 5 trees and 124 blobs.
     expect(asked).toHaveLength(124);
-    const catFiles = recording.calls.filter((call) => subcommand(call.argv) === 'cat-file');
-    expect(catFiles.length).toBeLessThanOrEqual(12);
+    // directoryTree's walk is reused: fetchDirectory neither checks the gitdir nor walks
+    // the trees again; it fetches the blobs, sizes them and loads them.
+    expect(recording.calls.map((call) => subcommand(call.argv))).toEqual(['fetch', 'cat-file', 'cat-file']);
     // The work folder is the caller's: left in place, the gitdir inside it.
     expect(existsSync(join(workDir, 'git'))).toBe(true);
+  });
+
+  it('fetchDirectory in a work folder no directoryTree walked: fetches the trees, walks them, then only the blobs', async () => {
+    const { repo, url } = await bigRepo();
+    const work = await scratch();
+    const workDir = join(work, 'fresh');
+    await mkdir(workDir, { mode: 0o700 });
+    const commit = repo.commits[0] as string;
+    const recording = recordingHost();
+    const result = await fetchDirectory(url, commit, 'skills/a', join(work, 'out'), { engine: systemGitEngine({ host: recording.host }), workDir });
+    expect(result.tree).toBe(await repo.treeOf(0, 'skills/a'));
+    const commands = recording.calls.map((call) => subcommand(call.argv));
+    expect(commands.filter((name) => name === 'fetch')).toHaveLength(2);
+    expect(commands).toContain('ls-tree');
+    expect(recording.calls.filter((call) => subcommand(call.argv) === 'fetch')[1]?.argv).toContain('--stdin');
   });
 
   it('gives the same tree id after the branch moved by a commit outside the directory', async () => {

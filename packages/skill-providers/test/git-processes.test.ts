@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,19 @@ function prepareInChild(root: string, declaration: unknown, startAt: number): Pr
   let err = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk));
   proc.stderr.on('data', (chunk: Buffer) => (err += chunk));
-  return new Promise((resolve, reject) =>
-    proc.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as never) : reject(new Error(`child exited ${code}: ${err}`)))),
-  );
+  return new Promise((resolve, reject) => {
+    // A child that hangs is killed and reported with what it printed, not waited for forever.
+    const watchdog = setTimeout(() => {
+      const running = spawnSync('ps', ['-eo', 'pid,ppid,etimes,args'], { encoding: 'utf8' }).stdout;
+      proc.kill('SIGKILL');
+      reject(new Error(`child ${proc.pid} still running after 60 s; its stderr:\n${err}\nprocesses:\n${running}`));
+    }, 60_000);
+    proc.on('exit', (code) => {
+      clearTimeout(watchdog);
+      if (code === 0) resolve(JSON.parse(out) as never);
+      else reject(new Error(`child exited ${code}: ${err}`));
+    });
+  });
 }
 
 describe('preparation in several processes at once', () => {

@@ -104,6 +104,19 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
     return s.remoteEnv;
   }
 
+  /** A reader over the gitdir, fetching what it lacks from the session's remote. */
+  function reader(s: Session, gitdir: string, blobless: boolean): GitObjectReader {
+    const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
+      // The header file is still in the work folder: the caller removes it at the end.
+      await remote(
+        s,
+        ['fetch', '--stdin', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--no-auto-maintenance', '--filter=blob:none', REMOTE],
+        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal },
+      );
+    };
+    return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal, blobless);
+  }
+
   /** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
   async function remote(
     s: Session,
@@ -221,15 +234,11 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
           { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(partial ? promisor('blob:none') : [])], commit },
         );
       }
-      const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
-        // The header file is still in the work folder: the caller removes it at the end.
-        await remote(
-          s,
-          ['fetch', '--stdin', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--no-auto-maintenance', '--filter=blob:none', REMOTE],
-          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal },
-        );
-      };
-      return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal, partial);
+      return reader(s, gitdir, partial);
+    },
+
+    async openObjects(request): Promise<GitObjectReader> {
+      return reader(await session(request), request.gitdir, request.blobs === false);
     },
 
     async findCommits(request, prefix): Promise<string[]> {
