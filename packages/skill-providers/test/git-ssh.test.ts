@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -109,18 +109,8 @@ describe('the git provider over SSH', () => {
 
   it("ignores the account's ~/.ssh/config, even one that would send the host elsewhere", async () => {
     const s = await setup();
-    // ssh reads ~ from the passwd entry, not $HOME: this is the file it would really read.
-    // The entry uses the host name `localhost`, which no other test uses.
-    const sshDir = join(homedir(), '.ssh');
-    const config = join(sshDir, 'config');
-    await mkdir(sshDir, { recursive: true, mode: 0o700 });
-    const backup = existsSync(config) ? `${config}.agentproto-test-${randomBytes(4).toString('hex')}` : undefined;
-    if (backup) await rename(config, backup);
-    cleanups.push(async () => {
-      await rm(config, { force: true });
-      if (backup) await rename(backup, config);
-    });
-    await writeFile(config, 'Host localhost\n  HostName 192.0.2.1\n  Port 9\n  ConnectTimeout 2\n  User nobody\n', { mode: 0o600 });
+    // A config ssh would really read, for the host name `localhost`, which no other test uses.
+    await installAmbientSshConfig('Host localhost\n  HostName 192.0.2.1\n  Port 9\n  ConnectTimeout 2\n  User nobody\n');
     const url = s.url.replace('@127.0.0.1:', '@localhost:');
     const knownHosts = s.knownHosts.replace('[127.0.0.1]', '[localhost]');
     const { sandbox } = await recordingSandbox();
@@ -214,6 +204,37 @@ describe('the git provider over SSH', () => {
     expect((await cache.list()).objects).toEqual([]);
   });
 });
+
+/**
+ * Puts `text` where ssh looks for configuration when it is not told otherwise, and takes
+ * it away after the test without touching anything else: a drop-in file of its own in
+ * /etc/ssh/ssh_config.d (read through the system config's Include) when that folder is
+ * writable, else the account's ~/.ssh/config (ssh finds ~ through the passwd entry, not
+ * $HOME), created if absent, or given the block first and its exact old bytes back after.
+ */
+async function installAmbientSshConfig(text: string): Promise<void> {
+  const dropIns = '/etc/ssh/ssh_config.d';
+  const systemConfig = existsSync('/etc/ssh/ssh_config') ? await readFile('/etc/ssh/ssh_config', 'utf8') : '';
+  if (/^\s*Include\s+\/etc\/ssh\/ssh_config\.d\/\*\.conf/m.test(systemConfig)) {
+    const dropIn = join(dropIns, `zz-agentproto-test-${randomBytes(6).toString('hex')}.conf`);
+    try {
+      await writeFile(dropIn, text, { flag: 'wx', mode: 0o644 });
+      cleanups.push(() => rm(dropIn, { force: true }));
+      return;
+    } catch {
+      // Not writable for this account: the user's own config below.
+    }
+  }
+  const sshDir = join(homedir(), '.ssh');
+  const config = join(sshDir, 'config');
+  await mkdir(sshDir, { recursive: true, mode: 0o700 });
+  const before = existsSync(config) ? await readFile(config) : undefined;
+  cleanups.push(async () => {
+    if (before === undefined) await rm(config, { force: true });
+    else await writeFile(config, before);
+  });
+  await writeFile(config, before === undefined ? text : Buffer.concat([Buffer.from(`${text}\n`), before]), { mode: 0o600 });
+}
 
 /** An ssh-agent of our own on a socket in a scratch folder, holding `key`; stopped after the test. */
 async function startAgent(key: SshKeyPair): Promise<string> {
