@@ -173,8 +173,12 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   }
 
   /** `git init --bare --template=`: no sample hooks, no description, nothing but a repository. */
-  async function init(s: Session, gitdir: string): Promise<void> {
-    const result = await host.run([git, ...configArgs(undefined), 'init', '--quiet', '--bare', '--template=', '--', gitdir], {
+  /**
+   * Makes the gitdir, or leaves an existing one as it is (git init never overwrites), and
+   * says which: a fresh gitdir holds nothing, so there is nothing to check in it.
+   */
+  async function init(s: Session, gitdir: string): Promise<'created' | 'existing'> {
+    const result = await host.run([git, ...configArgs(undefined), 'init', '--bare', '--template=', '--', gitdir], {
       env: s.localEnv,
       cwd: s.workDir,
       ...(s.signal ? { signal: s.signal } : {}),
@@ -183,6 +187,8 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       const cause = new GitCommandError('init', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
       throw new GitIoError(gitdir, 'make a gitdir at', cause);
     }
+    // LANG=C: "Initialized empty Git repository …" or "Reinitialized existing Git repository …".
+    return result.stdout.toString('utf8').startsWith('Reinitialized') ? 'existing' : 'created';
   }
 
   /**
@@ -213,8 +219,7 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
       // on the first missing object, without fetching it.
       const check = ['rev-list', '--objects', '--no-walk', ...(partial ? ['--filter=blob:none'] : []), '--quiet', commit];
-      if ((await local(s, gitdir, check)).code !== 0) {
-        await init(s, gitdir);
+      if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
         // --refetch: the commit may be here without its trees (findCommits fetches commits
         // only), and git would otherwise take the commit for complete and fetch nothing.
         await remote(
