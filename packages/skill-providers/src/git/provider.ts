@@ -1,6 +1,8 @@
 import {
   type GitAuth,
   type GitEngine,
+  type RemoteOptions,
+  type RemoteRefs,
   GitAbbreviatedShaError,
   directoryTree,
   expandCommit,
@@ -39,6 +41,15 @@ export interface GitProviderOptions {
 }
 
 const SSH_OPTIONS = ['deploy_key_secret_name', 'known_hosts'] as const;
+
+/** How one operation reaches the repository: the engine for fetches, the one for the ref listing, credentials. */
+interface Remote {
+  url: string;
+  engine: GitEngine;
+  listingEngine: GitEngine;
+  auth?: GitAuth;
+  allowInsecureHttp?: boolean;
+}
 const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**
@@ -75,25 +86,25 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
-    const remote = await this.open(source, context, 'resolve');
-    const options = { ...remote, workDir: context.privateDir, signal: context.signal };
+    const { url, listingEngine, ...remote } = await this.open(source, context, 'resolve');
+    const options: RemoteOptions = { ...remote, workDir: context.privateDir, signal: context.signal };
     // Listing refs is the authorization check: it runs on every preparation, with the
     // current credential, also for a full commit id and also when the result is cached.
-    const refs = await listRefs(remote.url, { ...options, engine: remote.listingEngine ?? remote.engine });
-    const commit = await this.commitOf(source.version, refs, remote.url, options);
+    const refs = await listRefs(url, { ...options, engine: listingEngine });
+    const commit = await this.commitOf(source.version, refs, url, options);
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
     // worth keeping: a hit then costs one ref listing and nothing else.
-    const fact = `git-tree\0${remote.url}\0${commit}\0${source.path}`;
+    const fact = `git-tree\0${url}\0${commit}\0${source.path}`;
     const known = await context.facts.recall(fact);
     if (known !== undefined) return { version: commit, contentId: known };
-    const { tree } = await directoryTree(remote.url, commit, source.path, options);
+    const { tree } = await directoryTree(url, commit, source.path, options);
     await context.facts.remember(fact, tree);
     return { version: commit, contentId: tree };
   }
 
   async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
-    const remote = await this.open(source, context, 'fetch');
-    const fetched = await fetchDirectory(remote.url, resolved.version, source.path, context.destination, {
+    const { url, listingEngine: _listingEngine, ...remote } = await this.open(source, context, 'fetch');
+    const fetched = await fetchDirectory(url, resolved.version, source.path, context.destination, {
       ...remote,
       workDir: context.privateDir,
       signal: context.signal,
@@ -162,7 +173,7 @@ export class GitSkillProvider extends BaseSkillProvider {
     source: SkillSource,
     context: ProviderContext,
     phase: 'resolve' | 'fetch',
-  ): Promise<{ url: string; engine: GitEngine; listingEngine?: GitEngine; auth?: GitAuth; allowInsecureHttp?: boolean }> {
+  ): Promise<Remote> {
     const location = this.locationOf(source);
     const { sandbox } = context;
     if (!sandbox.capabilities[location.transport]) throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
@@ -175,7 +186,8 @@ export class GitSkillProvider extends BaseSkillProvider {
       // has to guess whether resolve's files are still there.
       const identityFile = await this.writeCredential(context, `${phase}-deploy-key`, key.endsWith('\n') ? key : `${key}\n`);
       const knownHostsFile = await this.writeCredential(context, `${phase}-known-hosts`, knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`);
-      return { url: source.source, engine: systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } }), ...insecure };
+      const engine = systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } });
+      return { url: source.source, engine, listingEngine: engine, ...insecure };
     }
     const url = normalizeRemoteUrl(source.source, { protocols: ['https:', 'http:'], ...insecure });
     const credential = await context.vault(url);
@@ -190,7 +202,7 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
-  private async commitOf(version: string, refs: Awaited<ReturnType<typeof listRefs>>, url: string, options: Parameters<typeof expandCommit>[2]): Promise<string> {
+  private async commitOf(version: string, refs: RemoteRefs, url: string, options: RemoteOptions): Promise<string> {
     if (isFullCommitId(version)) return version;
     try {
       return resolveRef(refs, version).commit;
