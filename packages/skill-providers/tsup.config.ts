@@ -1,3 +1,4 @@
 import { packageBuild } from '../../tsup.shared.ts';
 
-export default packageBuild();
+// p-limit (and its yocto-queue) ship as ESM only.
+export default packageBuild(['src/index.ts'], ['p-limit', 'yocto-queue']);
