@@ -131,7 +131,15 @@ export type FindingCode = keyof typeof FINDING_CODES;
 
 /** A finding for `code`, with the rule and severity the table gives it. */
 export function finding(code: FindingCode, path: string, message: string): Finding {
-  const info: FindingCodeInfo = FINDING_CODES[code];
+  return findingFrom(FINDING_CODES, code, path, message);
+}
+
+/**
+ * A finding for `code` of a module's own table (skills, MCP servers, paths each keep theirs;
+ * FINDING_CODES is their union, so `explain` knows every code).
+ */
+export function findingFrom<T extends Record<string, FindingCodeInfo>>(table: T, code: keyof T & string, path: string, message: string): Finding {
+  const info = table[code] as FindingCodeInfo;
   return { code, rule: info.rule, severity: info.severity, path, message };
 }
 
