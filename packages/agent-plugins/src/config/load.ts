@@ -1,0 +1,185 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
+import { includeGlobProblem } from '../bundle/include.js';
+import { SPEC_VERSIONS } from '../schemas.js';
+import { PluginConfigError } from './errors.js';
+import type { McpServerConfig, PluginConfig } from './types.js';
+
+/** The seed's spellings of the keys this package names in camelCase. */
+const SNAKE: Readonly<Record<string, string>> = {
+  version_from: 'versionFrom',
+  content_root: 'contentRoot',
+  shared_resources: 'sharedResources',
+  provenance_headers: 'provenanceHeaders',
+  package_manager: 'packageManager',
+  opencode_dependency: 'opencodeDependency',
+  skills_dir: 'skillsDir',
+  package_json: 'packageJson',
+};
+
+const STRING_KEYS = ['name', 'version', 'versionFrom', 'description', 'homepage', 'repository', 'license', 'contentRoot', 'skills', 'packageManager', 'opencodeDependency'] as const;
+const KNOWN = new Set<string>([
+  ...STRING_KEYS,
+  'keywords',
+  'author',
+  'spec',
+  'presentation',
+  'include',
+  'sharedResources',
+  'provenanceHeaders',
+  'mcp',
+  'extensions',
+  'pi',
+  // Read by other tools from the same table; not this package's business.
+  'runtimes',
+]);
+
+export interface LoadedPluginConfig {
+  config: PluginConfig;
+  /** The folder relative paths of the configuration are taken from. */
+  baseDir: string;
+  /** The content root, absolute. */
+  contentRoot: string;
+}
+
+/**
+ * Reads a plugin configuration from a JSON, YAML or TOML file (by extension). The plugin is
+ * the `plugin` table when there is one (the seed's `[plugin]`), else the whole document;
+ * servers come from `plugin.mcp` or a top-level `mcp_servers`. `versionFrom` is resolved
+ * into `version`. Every problem is a PluginConfigError naming the file and the key.
+ */
+export async function loadPluginConfig(file: string): Promise<LoadedPluginConfig> {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new PluginConfigError(path, '', `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+  }
+  const document = parseDocument(path, text);
+  const table = isObject(document.plugin) ? document.plugin : document;
+  const raw: Record<string, unknown> = { ...table };
+  if (raw.mcp === undefined && Array.isArray(document.mcp_servers)) raw.mcp = document.mcp_servers;
+  if (table === document) delete raw.mcp_servers;
+  const config = normalizePluginConfig(raw, path);
+  const baseDir = dirname(path);
+  if (config.versionFrom !== undefined) {
+    if (config.version !== undefined) throw new PluginConfigError(path, 'versionFrom', 'and version are both set; keep one');
+    config.version = await versionFrom(join(baseDir, config.versionFrom), path);
+  }
+  return { config, baseDir, contentRoot: resolve(baseDir, config.contentRoot ?? '.') };
+}
+
+function parseDocument(path: string, text: string): Record<string, unknown> {
+  const extension = extname(path).toLowerCase();
+  let value: unknown;
+  try {
+    if (extension === '.toml') value = parseToml(text);
+    else if (extension === '.yaml' || extension === '.yml') value = parseYaml(text, { uniqueKeys: true });
+    else if (extension === '.json') value = JSON.parse(text);
+    else throw new PluginConfigError(path, '', 'is not .json, .yaml, .yml or .toml');
+  } catch (error) {
+    if (error instanceof PluginConfigError) throw error;
+    throw new PluginConfigError(path, '', `does not parse: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+  }
+  if (!isObject(value)) throw new PluginConfigError(path, '', 'must hold a table (an object)');
+  return value;
+}
+
+/**
+ * A configuration object, checked and in camelCase: for configurations built in code as
+ * much as for files. Unknown keys are refused (a typo would otherwise silently drop a
+ * setting); include globs that leave the content root are refused here, at load.
+ */
+export function normalizePluginConfig(raw: Record<string, unknown>, source = 'plugin config'): PluginConfig {
+  const value = camelCase(raw, source, '');
+  for (const key of Object.keys(value)) if (!KNOWN.has(key)) throw new PluginConfigError(source, key, 'is not a plugin setting');
+  for (const key of STRING_KEYS) {
+    if (value[key] !== undefined && typeof value[key] !== 'string') throw new PluginConfigError(source, key, 'must be a string');
+  }
+  if (typeof value.name !== 'string' || value.name === '') throw new PluginConfigError(source, 'name', 'is required');
+  if (value.spec !== undefined && !(SPEC_VERSIONS as readonly unknown[]).includes(value.spec)) {
+    throw new PluginConfigError(source, 'spec', `must be one of ${SPEC_VERSIONS.join(', ')}`);
+  }
+  for (const key of ['keywords', 'include', 'sharedResources'] as const) {
+    const list = value[key];
+    if (list !== undefined && (!Array.isArray(list) || list.some((item) => typeof item !== 'string'))) {
+      throw new PluginConfigError(source, key, 'must be a list of strings');
+    }
+  }
+  for (const [index, glob] of ((value.include as string[] | undefined) ?? []).entries()) {
+    const problem = includeGlobProblem(glob);
+    if (problem !== undefined) throw new PluginConfigError(source, `include[${index}]`, `${problem}: globs stay inside the content root`);
+  }
+  for (const [index, folder] of ((value.sharedResources as string[] | undefined) ?? []).entries()) {
+    if (isAbsolute(folder) || folder.split(/[\\/]/).includes('..') || folder === '') {
+      throw new PluginConfigError(source, `sharedResources[${index}]`, 'must be a folder inside the content root');
+    }
+  }
+  if (value.provenanceHeaders !== undefined && typeof value.provenanceHeaders !== 'boolean') {
+    throw new PluginConfigError(source, 'provenanceHeaders', 'must be true or false');
+  }
+  for (const key of ['author', 'presentation', 'extensions', 'pi'] as const) {
+    if (value[key] !== undefined && !isObject(value[key])) throw new PluginConfigError(source, key, 'must be a table (an object)');
+  }
+  const pi = value.pi as Record<string, unknown> | undefined;
+  if (pi?.packageJson !== undefined && pi.packageJson !== 'own' && pi.packageJson !== 'merge') {
+    throw new PluginConfigError(source, 'pi.packageJson', 'must be "own" or "merge"');
+  }
+  if (value.mcp !== undefined) {
+    if (!Array.isArray(value.mcp) || value.mcp.some((server) => !isObject(server))) throw new PluginConfigError(source, 'mcp', 'must be a list of tables');
+    for (const [index, server] of (value.mcp as Record<string, unknown>[]).entries()) {
+      if (typeof server.name !== 'string' || server.name === '') throw new PluginConfigError(source, `mcp[${index}].name`, 'is required');
+    }
+  }
+  return value as unknown as PluginConfig;
+}
+
+/** Keys in the seed's snake_case become camelCase, one level deep in `pi`; both spellings of one key are refused. */
+function camelCase(raw: Record<string, unknown>, source: string, prefix: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const name = SNAKE[key] ?? key;
+    if (name in out) throw new PluginConfigError(source, `${prefix}${name}`, `is set twice (as ${key} and ${name})`);
+    out[name] = name === 'pi' && isObject(value) ? camelCase(value, source, 'pi.') : value;
+  }
+  return out;
+}
+
+/** The version a package.json, pyproject.toml ([project] or [tool.poetry]) or Cargo.toml ([package]) declares. */
+async function versionFrom(path: string, source: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new PluginConfigError(source, 'versionFrom', `names ${path}, which cannot be read`, { cause: error });
+  }
+  const base = path.split(/[\\/]/).pop() ?? '';
+  let version: unknown;
+  try {
+    if (base === 'package.json') version = (JSON.parse(text) as { version?: unknown }).version;
+    else if (base === 'pyproject.toml') {
+      const doc = parseToml(text) as { project?: { version?: unknown }; tool?: { poetry?: { version?: unknown } } };
+      version = doc.project?.version ?? doc.tool?.poetry?.version;
+    } else if (base === 'Cargo.toml') {
+      const doc = parseToml(text) as { package?: { version?: unknown }; workspace?: { package?: { version?: unknown } } };
+      if (isObject(doc.package?.version)) {
+        throw new PluginConfigError(source, 'versionFrom', `${path} inherits its version from the workspace; name the workspace's Cargo.toml or set version`);
+      }
+      version = doc.package?.version ?? doc.workspace?.package?.version;
+    } else throw new PluginConfigError(source, 'versionFrom', 'must name a package.json, pyproject.toml or Cargo.toml');
+  } catch (error) {
+    if (error instanceof PluginConfigError) throw error;
+    throw new PluginConfigError(source, 'versionFrom', `${path} does not parse`, { cause: error });
+  }
+  if (typeof version !== 'string' || version === '') throw new PluginConfigError(source, 'versionFrom', `${path} declares no version`);
+  return version;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export type { McpServerConfig };

@@ -1,0 +1,62 @@
+import type { SpecVersion } from '../schemas.js';
+
+/** One MCP server as a project configures it (the seed's `[[plugin.mcp]]` / `[[mcp_servers]]`). */
+export interface McpServerConfig {
+  name: string;
+  /** `stdio` by default when `command` is set; `http` is streamable HTTP; `sse` only when said. */
+  transport?: 'stdio' | 'http' | 'sse';
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  /** `false`: not packaged (the format has no flag), reported as AR9O4. */
+  enabled?: boolean;
+}
+
+export interface AuthorConfig {
+  name?: string;
+  email?: string;
+  url?: string;
+}
+
+/**
+ * A plugin as a product configures it: the seed's `[plugin]` table, with names in camelCase.
+ * Files may spell keys the seed's way (`version_from`, `content_root`, …); both spellings
+ * of one key in one file is an error.
+ */
+export interface PluginConfig {
+  name: string;
+  version?: string;
+  /** A package.json, pyproject.toml or Cargo.toml (relative to the config file) whose version to use. */
+  versionFrom?: string;
+  description?: string;
+  homepage?: string;
+  repository?: string;
+  license?: string;
+  keywords?: string[];
+  author?: AuthorConfig;
+  /** The Agent Plugins version to write; 1.0.0 when unset. */
+  spec?: SpecVersion;
+  /** 1.1.0 only. */
+  presentation?: Record<string, unknown>;
+  /** Where `include`, `skills` and `sharedResources` are read from, relative to the config file; its folder by default. */
+  contentRoot?: string;
+  /** Globs of extra files to ship, relative to the content root. */
+  include?: string[];
+  /** The folder holding `<name>/SKILL.md` skills, relative to the content root; `skills` by default. */
+  skills?: string;
+  /** Folders copied into every skill (references, templates). */
+  sharedResources?: string[];
+  /** Write a provenance header into SKILL.md and other comment-safe files; true by default. */
+  provenanceHeaders?: boolean;
+  mcp?: McpServerConfig[];
+  /** Client extension content by reverse-domain namespace. */
+  extensions?: Record<string, unknown>;
+  /** OpenCode and Pi: the root package.json's `packageManager`. */
+  packageManager?: string;
+  /** OpenCode: the `@opencode/plugin` dependency range. */
+  opencodeDependency?: string;
+  pi?: { skillsDir?: string; packageJson?: 'own' | 'merge' };
+}
