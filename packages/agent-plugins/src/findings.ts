@@ -4,6 +4,10 @@
  * on any error, publish stops at the first one).
  */
 
+import { BUNDLE_FINDING_CODES } from './bundle/codes.js';
+import { READ_FINDING_CODES } from './read/codes.js';
+import { SKILL_FINDING_CODES } from './skills/codes.js';
+
 export type Severity = 'error' | 'warning' | 'info';
 
 export const RULES = ['AR9O0', 'AR9O1', 'AR9O2', 'AR9O3', 'AR9O4', 'AR9O5'] as const;
@@ -43,10 +47,10 @@ export interface FindingCodeInfo {
 }
 
 /**
- * Every finding code this package emits. A finding's rule and severity come from here, so a
- * code cannot be reported with two different meanings.
+ * The finding codes of the plugin.json and mcp.json version checks. A finding's rule and
+ * severity come from its table, so a code cannot be reported with two different meanings.
  */
-export const FINDING_CODES = Object.freeze({
+export const MANIFEST_FINDING_CODES = Object.freeze({
   'plugin.not-object': {
     rule: 'AR9O0',
     severity: 'error',
@@ -127,11 +131,23 @@ export const FINDING_CODES = Object.freeze({
   },
 } as const satisfies Record<string, FindingCodeInfo>);
 
-export type FindingCode = keyof typeof FINDING_CODES;
+/**
+ * Every finding code this package emits: the union of each module's table (skills, paths,
+ * bundled files, …), which keep their own so each module owns its codes. Codes are
+ * prefixed by module, so the tables never share a key.
+ */
+export const FINDING_CODES = Object.freeze({
+  ...MANIFEST_FINDING_CODES,
+  ...SKILL_FINDING_CODES,
+  ...READ_FINDING_CODES,
+  ...BUNDLE_FINDING_CODES,
+});
 
-/** A finding for `code`, with the rule and severity the table gives it. */
+export type FindingCode = keyof typeof MANIFEST_FINDING_CODES;
+
+/** A finding of the manifest checks for `code`, with the rule and severity the table gives it. */
 export function finding(code: FindingCode, path: string, message: string): Finding {
-  return findingFrom(FINDING_CODES, code, path, message);
+  return findingFrom(MANIFEST_FINDING_CODES, code, path, message);
 }
 
 /**

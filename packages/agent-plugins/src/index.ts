@@ -1,4 +1,17 @@
-export { type Finding, type FindingCode, type FindingCodeInfo, FINDING_CODES, type Rule, RULES, RULE_TEXT, type Severity, explain, sortFindings } from './findings.js';
+export {
+  type Finding,
+  type FindingCode,
+  type FindingCodeInfo,
+  FINDING_CODES,
+  MANIFEST_FINDING_CODES,
+  type Rule,
+  RULES,
+  RULE_TEXT,
+  type Severity,
+  explain,
+  findingFrom,
+  sortFindings,
+} from './findings.js';
 export {
   type McpVersionCheck,
   type PluginManifestCheck,
@@ -19,3 +32,7 @@ export {
   specOfMcpSchemaId,
   specOfPluginSchemaId,
 } from './schemas.js';
+export * from './skills/index.js';
+export * from './read/index.js';
+export * from './bundle/index.js';
+export * from './config/index.js';
