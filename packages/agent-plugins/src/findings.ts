@@ -5,7 +5,10 @@
  */
 
 import { BUNDLE_FINDING_CODES } from './bundle/codes.js';
+import { EXTENSION_FINDING_CODES } from './extensions/codes.js';
+import { MCP_FINDING_CODES } from './mcp/codes.js';
 import { READ_FINDING_CODES } from './read/codes.js';
+import { RUNTIME_FINDING_CODES } from './runtimes/codes.js';
 import { SKILL_FINDING_CODES } from './skills/codes.js';
 
 export type Severity = 'error' | 'warning' | 'info';
@@ -141,6 +144,9 @@ export const FINDING_CODES = Object.freeze({
   ...SKILL_FINDING_CODES,
   ...READ_FINDING_CODES,
   ...BUNDLE_FINDING_CODES,
+  ...MCP_FINDING_CODES,
+  ...EXTENSION_FINDING_CODES,
+  ...RUNTIME_FINDING_CODES,
 });
 
 export type FindingCode = keyof typeof MANIFEST_FINDING_CODES;

@@ -36,3 +36,8 @@ export * from './skills/index.js';
 export * from './read/index.js';
 export * from './bundle/index.js';
 export * from './config/index.js';
+export * from './mcp/index.js';
+export * from './extensions/index.js';
+export * from './runtimes/index.js';
+export { buildPlugin, type BuildOptions, type PluginPackage } from './build/build.js';
+export { type Drift, type Sidecar, driftBetween, parseSidecar, renderSidecar } from './build/sidecar.js';

@@ -49,3 +49,21 @@ describe('sortFindings', () => {
     expect(sortFindings([...all].reverse())).toEqual(expected);
   });
 });
+
+describe('the union of the modules\' code tables', () => {
+  it('loses no code: no two modules define the same one', async () => {
+    const tables = await import('../src/index.js');
+    const parts = [
+      tables.MANIFEST_FINDING_CODES,
+      tables.SKILL_FINDING_CODES,
+      tables.READ_FINDING_CODES,
+      tables.BUNDLE_FINDING_CODES,
+      tables.MCP_FINDING_CODES,
+      tables.EXTENSION_FINDING_CODES,
+      tables.RUNTIME_FINDING_CODES,
+    ];
+    const total = parts.reduce((sum, table) => sum + Object.keys(table).length, 0);
+    expect(Object.keys(tables.FINDING_CODES)).toHaveLength(total);
+    for (const table of parts) for (const code of Object.keys(table)) expect(explain(code), code).toBeDefined();
+  });
+});

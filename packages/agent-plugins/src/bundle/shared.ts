@@ -18,13 +18,17 @@ export function shareResources(
   skills: ReadonlyMap<string, ReadonlyMap<string, PackageFile>>,
   folder: string,
   files: ReadonlyMap<string, PackageFile>,
+  options: { skillsDir?: string } = {},
 ): { skills: Map<string, Map<string, PackageFile>>; findings: Finding[] } {
   const findings: Finding[] = [];
   const out = new Map<string, Map<string, PackageFile>>();
+  // The copy is named after the folder's last segment: `docs/references` → `references/`.
+  const copyAs = posix.basename(folder);
+  const skillsDir = options.skillsDir ?? 'skills';
   for (const [name, own] of skills) {
     const merged = new Map(own);
     for (const [path, file] of files) {
-      const target = `${folder}/${path}`;
+      const target = `${copyAs}/${path}`;
       if (merged.has(target)) {
         findings.push(
           findingFrom(BUNDLE_FINDING_CODES, 'bundle.shared-clash', `skills/${name}/${target}`, `skill "${name}" already has ${target}; the shared copy was not written`),
@@ -34,26 +38,27 @@ export function shareResources(
       merged.set(target, file);
     }
     const skillMd = merged.get('SKILL.md');
-    if (skillMd) merged.set('SKILL.md', { ...skillMd, bytes: rewriteSharedLinks(skillMd.bytes, folder) });
+    if (skillMd) merged.set('SKILL.md', { ...skillMd, bytes: rewriteSharedLinks(skillMd.bytes, folder, `${skillsDir}/${name}`) });
     out.set(name, merged);
   }
   return { skills: out, findings };
 }
 
 /**
- * Markdown link targets (`](target)`) that climb out of `skills/<name>/` to the shared
+ * Markdown link targets (`](target)`) that climb out of the skill's folder to the shared
  * folder become relative to the skill: `../../references/x.md` → `references/x.md`. Only
- * targets that, resolved from `skills/<name>/SKILL.md`, land in `<folder>/` at the content
- * root are touched; the bytes around them are kept as they are.
+ * targets that, resolved from `<skillDir>/SKILL.md` (paths from the content root), land in
+ * `<folder>/` are touched, and they point at the copy, named after the folder's last
+ * segment; the bytes around them are kept as they are.
  */
-export function rewriteSharedLinks(bytes: Uint8Array, folder: string): Uint8Array {
+export function rewriteSharedLinks(bytes: Uint8Array, folder: string, skillDir = 'skills/x'): Uint8Array {
   const text = Buffer.from(bytes).toString('utf8');
+  const copyAs = posix.basename(folder);
   const rewritten = text.replace(/\]\(([^)\s]+)\)/g, (whole, target: string) => {
     if (!target.startsWith('../')) return whole;
-    // Where the link points from skills/<any>/SKILL.md, as a path from the content root.
-    const resolved = posix.normalize(posix.join('skills/x', target));
+    const resolved = posix.normalize(posix.join(skillDir, target));
     if (!resolved.startsWith(`${folder}/`)) return whole;
-    return `](${resolved})`;
+    return `](${copyAs}/${resolved.slice(folder.length + 1)})`;
   });
   return rewritten === text ? bytes : Buffer.from(rewritten, 'utf8');
 }

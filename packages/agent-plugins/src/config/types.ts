@@ -1,19 +1,8 @@
+import type { McpServerConfig } from '../mcp/build.js';
 import type { SpecVersion } from '../schemas.js';
 
 /** One MCP server as a project configures it (the seed's `[[plugin.mcp]]` / `[[mcp_servers]]`). */
-export interface McpServerConfig {
-  name: string;
-  /** `stdio` by default when `command` is set; `http` is streamable HTTP; `sse` only when said. */
-  transport?: 'stdio' | 'http' | 'sse';
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers?: Record<string, string>;
-  /** `false`: not packaged (the format has no flag), reported as AR9O4. */
-  enabled?: boolean;
-}
+export type { McpServerConfig };
 
 export interface AuthorConfig {
   name?: string;

@@ -1,0 +1,33 @@
+/**
+ * Why `path` cannot be a package path, or undefined when it can: relative, `/`-separated,
+ * every segment non-empty and neither `.` nor `..`, no backslash, NUL or drive letter
+ * (§4.1: a package path stays inside the plugin root, whatever the file system).
+ */
+export function packagePathProblem(path: string): string | undefined {
+  if (path === '') return 'is empty';
+  if (path.includes('\0')) return 'contains NUL';
+  if (path.startsWith('/')) return 'is absolute';
+  if (path.includes('\\')) return 'contains a backslash (use "/")';
+  if (/^[A-Za-z]:/.test(path)) return 'starts with a drive letter';
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'has an empty segment';
+    if (segment === '.' || segment === '..') return `contains a "${segment}" segment`;
+  }
+  return undefined;
+}
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+
+/**
+ * Sets `key` as an own enumerable property. Plain assignment of `__proto__` would change the
+ * object's prototype instead, and the key would vanish from the written JSON.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
