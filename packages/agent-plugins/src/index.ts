@@ -41,3 +41,4 @@ export * from './extensions/index.js';
 export * from './runtimes/index.js';
 export { buildPlugin, type BuildOptions, type PluginPackage } from './build/build.js';
 export { type Drift, type Sidecar, driftBetween, parseSidecar, renderSidecar } from './build/sidecar.js';
+export * from './write/index.js';

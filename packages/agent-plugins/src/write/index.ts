@@ -1,0 +1,2 @@
+export { PluginWriteError, type WritePluginOptions, writePlugin } from './write.js';
+export { type PluginVerification, readPackageFiles, verifyPlugin } from './verify.js';
