@@ -10,6 +10,7 @@ import { MCP_FINDING_CODES } from './mcp/codes.js';
 import { READ_FINDING_CODES } from './read/codes.js';
 import { RUNTIME_FINDING_CODES } from './runtimes/codes.js';
 import { SKILL_FINDING_CODES } from './skills/codes.js';
+import { VALIDATE_FINDING_CODES } from './validate/codes.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -147,6 +148,7 @@ export const FINDING_CODES = Object.freeze({
   ...MCP_FINDING_CODES,
   ...EXTENSION_FINDING_CODES,
   ...RUNTIME_FINDING_CODES,
+  ...VALIDATE_FINDING_CODES,
 });
 
 export type FindingCode = keyof typeof MANIFEST_FINDING_CODES;

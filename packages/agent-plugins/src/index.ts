@@ -42,3 +42,5 @@ export * from './runtimes/index.js';
 export { buildPlugin, type BuildOptions, type PluginPackage } from './build/build.js';
 export { type Drift, type Sidecar, driftBetween, parseSidecar, renderSidecar } from './build/sidecar.js';
 export * from './write/index.js';
+export * from './validate/index.js';
+export * from './import/index.js';

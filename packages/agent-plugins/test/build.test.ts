@@ -107,6 +107,18 @@ describe('buildPlugin', () => {
     expect(driftBetween(pkg.files, onDisk)).toEqual({ changed: ['plugin.json'], missing: ['skills/a/SKILL.md'], unexpected: ['extra.txt'] });
   });
 
+  it('writes extension data as extensionData normalizes it: an invalid namespace left out, com.openai sorted, others in their own order', async () => {
+    const root = await contentRoot({});
+    const pkg = await buildPlugin(
+      { name: 'p', extensions: { 'com.example.tool': { b: 1, a: 2 }, 'com.openai': { interface: { z: 1, a: 1 } }, Bad: {} } },
+      { contentRoot: root },
+    );
+    expect(pkg.rejected).toBe(false);
+    expect(text(pkg.files.get('plugin.json')?.bytes)).toContain('"com.example.tool": {\n      "b": 1,\n      "a": 2\n    }');
+    expect(JSON.parse(text(pkg.files.get('plugin.json')?.bytes)).extensions).toEqual({ 'com.example.tool': { b: 1, a: 2 }, 'com.openai': { interface: { a: 1, z: 1 } } });
+    expect(pkg.findings.map((f) => f.code)).toContain('extension.namespace-invalid');
+  });
+
   it('rejects a configuration whose plugin.json a client would reject, and says why', async () => {
     const root = await contentRoot({});
     const pkg = await buildPlugin({ name: 'Not Valid' }, { contentRoot: root });

@@ -3,6 +3,7 @@ import { selectIncluded, type PackageFile, SIDECAR, byteOrder } from '../bundle/
 import { shareResources } from '../bundle/shared.js';
 import type { PluginConfig } from '../config/types.js';
 import { type Finding, sortFindings } from '../findings.js';
+import { extensionData } from '../extensions/data.js';
 import { checkPluginManifest } from '../manifest.js';
 import { buildServers } from '../mcp/build.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
@@ -43,7 +44,11 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
   const findings: Finding[] = [];
   const files = new Map<string, PackageFile>();
 
-  const manifest = checkPluginManifest(manifestOf(config, spec));
+  // Extension data the way extensionData normalizes it: an invalid namespace is left out
+  // (reported), com.openai's keys sorted, other namespaces kept in their own order.
+  const extensions = config.extensions === undefined ? undefined : extensionData(config.extensions);
+  if (extensions) findings.push(...extensions.findings);
+  const manifest = checkPluginManifest(manifestOf(config, spec, extensions?.extensions));
   findings.push(...manifest.findings);
   if (manifest.manifest) files.set('plugin.json', { bytes: renderJson(manifest.manifest), mode: 0o644 });
 
@@ -73,7 +78,7 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
 }
 
 /** plugin.json as the configuration says, fields in the schema's order, empty ones left out. */
-function manifestOf(config: PluginConfig, spec: SpecVersion): Record<string, unknown> {
+function manifestOf(config: PluginConfig, spec: SpecVersion, extensions: Record<string, unknown> | undefined): Record<string, unknown> {
   const author = config.author && Object.fromEntries(Object.entries(config.author).filter(([, value]) => value !== undefined && value !== ''));
   const entries: Array<[string, unknown]> = [
     ['$schema', pluginSchemaId(spec)],
@@ -86,7 +91,7 @@ function manifestOf(config: PluginConfig, spec: SpecVersion): Record<string, unk
     ['repository', config.repository],
     ['license', config.license],
     ['keywords', config.keywords],
-    ['extensions', config.extensions === undefined ? undefined : sortedKeys(config.extensions)],
+    ['extensions', extensions],
   ];
   return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
 }

@@ -1,0 +1,228 @@
+import { minimatch } from 'minimatch';
+import { type PackageFile, SIDECAR, byteOrder } from '../bundle/include.js';
+import type { AuthorConfig, McpServerConfig, PluginConfig } from '../config/types.js';
+import { namespaceFolderProblem, splitExtensions } from '../extensions/index.js';
+import type { UnmappedReason } from '../extensions/index.js';
+import type { Finding } from '../findings.js';
+import { buildServers } from '../mcp/build.js';
+import type { McpServer } from '../mcp/check.js';
+import type { PluginReaderOptions } from '../read/index.js';
+import { DEFAULT_SPEC_VERSION, type SpecVersion } from '../schemas.js';
+import { SKILL_FILE, removeProvenanceHeader } from '../skills/index.js';
+import { loadPackage } from '../validate/load.js';
+
+/** One thing of the package the configuration cannot express, or carries only in part. */
+export interface ImportReportEntry {
+  /** A package path (`notes.md`, `com.example.tool/`), or a file and JSON pointer (`mcp.json#/mcpServers/x/cwd`). */
+  path: string;
+  reason: string;
+}
+
+export interface ImportedPlugin {
+  /** The version plugin.json targets; undefined when it names none this package supports. */
+  spec: SpecVersion | undefined;
+  /** True when a conformant client rejects the plugin: then nothing is imported and `config` is undefined. */
+  rejected: boolean;
+  /** The configuration that builds the package again; undefined only when rejected. */
+  config: PluginConfig | undefined;
+  /**
+   * The content root to build from, by path: `skills/<name>/…` with the provenance header taken
+   * off SKILL.md, and every bundled root file and namespace folder file (which `config.include`
+   * lists). Paths in byte order.
+   */
+  content: Map<string, PackageFile>;
+  /** What has no equivalent in the configuration, or is carried only as a file; paths in byte order. */
+  report: ImportReportEntry[];
+  /** What loading the package found (validatePlugin's findings), sorted. */
+  findings: Finding[];
+}
+
+const SPLIT_REASONS: Readonly<Record<UnmappedReason, string>> = {
+  'unknown-namespace': 'a namespace the configuration does not know: carried unchanged (files through config.include, data in config.extensions)',
+  'no-equivalent': 'known extension content the configuration has no place for: carried unchanged',
+  'not-in-layout': 'a file outside the layout of its namespace: carried unchanged through config.include',
+  duplicate: 'a second agent, command, rule or context document of the same name: carried unchanged through config.include',
+};
+
+const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set(['plugin.unknown-field', 'plugin.extensions-not-object', 'plugin.icon-not-plugin-relative']);
+
+/**
+ * Reads the plugin directory `dir` back into a configuration and a content root (the seed's
+ * "Import"): building `config` from `content` gives the package again, byte for byte when it
+ * was built by buildPlugin. Exactly what a conformant client loads is imported (the same
+ * loader as validatePlugin, so both reach the same verdict); anything else is reported.
+ *
+ * | Package                         | Imported as |
+ * |---------------------------------|-------------|
+ * | plugin.json                     | name, version, description, homepage, repository, license, keywords, author, presentation (1.1.0), extensions (the data, unchanged); `spec` when not 1.0.0 |
+ * | skills/<name>/…                 | content `skills/<name>/…`, SKILL.md without its provenance header |
+ * | mcp.json                        | config.mcp: stdio `{ name, command, args, env, cwd }`, streamable-http `transport: 'http'`, sse `transport: 'sse'` |
+ * | a bundled root file             | content, and one literal glob in config.include; reported |
+ * | a namespace folder file         | content and config.include; unknown namespaces, hooks/hooks.json, … reported |
+ * | the sidecar                     | nothing: a build writes it again |
+ *
+ * Decisions:
+ * - A manifest without version or description still gives a configuration: PluginConfig does
+ *   not require them and a build writes a manifest without them. The seed's `[plugin]` block
+ *   needs both, so a report entry on plugin.json says no such block can be formed from it.
+ * - A rejected plugin gives no configuration: a client loads nothing of it, so there is
+ *   nothing a configuration could describe (`rejected` is true, `config` undefined).
+ * - A server cwd is carried in config.mcp (McpServerConfig has it) and also reported, since a
+ *   project-wide server configuration has no working directory.
+ * - `provenanceHeaders: false` is set when no loaded SKILL.md has a header, so the build does
+ *   not add one; a skill without a header among skills with one is reported.
+ * - An included file is listed by a glob that matches its own path: minimatch.escape, and `?`
+ *   for a brace, which the escape does not protect from brace expansion. A `?` may match
+ *   another file as well; every file outside skills/ in `content` is meant to be included, so
+ *   that changes nothing.
+ */
+export async function importPlugin(dir: string, options: PluginReaderOptions = {}): Promise<ImportedPlugin> {
+  const loaded = await loadPackage(dir, options);
+  const report: ImportReportEntry[] = [];
+  const content = new Map<string, PackageFile>();
+  const done = (config: PluginConfig | undefined): ImportedPlugin => ({
+    spec: loaded.spec,
+    rejected: loaded.rejected,
+    config,
+    content: new Map([...content].sort(([a], [b]) => byteOrder(a, b))),
+    report: report.sort((a, b) => byteOrder(a.path, b.path) || byteOrder(a.reason, b.reason)),
+    findings: loaded.findings,
+  });
+  if (loaded.rejected || loaded.manifest === undefined || loaded.spec === undefined) {
+    report.push({ path: 'plugin.json', reason: 'a conformant client rejects this plugin (see findings); nothing is imported' });
+    return done(undefined);
+  }
+  const manifest = loaded.manifest;
+  const config = configOf(manifest, loaded.spec);
+  if (config.version === undefined || config.description === undefined) {
+    const missing = [config.version === undefined ? 'version' : undefined, config.description === undefined ? 'description' : undefined].filter(Boolean).join(' and ');
+    report.push({ path: 'plugin.json', reason: `has no ${missing}: a [plugin] block needs a version and a description, so none can be formed; config holds the rest` });
+  }
+  for (const f of loaded.manifestFindings) {
+    if (IGNORED_BY_CLIENT.has(f.code)) report.push({ path: f.path, reason: 'ignored by a conformant client; not imported' });
+  }
+
+  // Skills, as a client loads them.
+  let withHeader = 0;
+  const withoutHeader: string[] = [];
+  for (const [name, files] of loaded.skills) {
+    for (const [path, file] of files) {
+      if (path !== SKILL_FILE) {
+        content.set(`skills/${name}/${path}`, file);
+        continue;
+      }
+      const removed = removeProvenanceHeader(file.bytes);
+      if (removed.header === undefined) withoutHeader.push(name);
+      else withHeader += 1;
+      content.set(`skills/${name}/${path}`, { ...file, bytes: removed.bytes });
+    }
+  }
+  if (withHeader === 0 && withoutHeader.length > 0) config.provenanceHeaders = false;
+  else for (const name of withoutHeader) report.push({ path: `skills/${name}/${SKILL_FILE}`, reason: 'has no provenance header while other skills do: a build adds one' });
+  if (loaded.skillsDisabled) report.push({ path: 'skills/', reason: 'the skills component is invalid for a conformant client (see findings); no skill is imported' });
+  for (const name of loaded.skippedSkills) report.push({ path: `skills/${name}/`, reason: 'a conformant client skips this skill (see findings); not imported' });
+  for (const path of loaded.looseSkillPaths) report.push({ path, reason: 'under skills/ but in no skill folder: no client reads it and a build never ships it; not imported' });
+
+  // Bundled root files and namespace folders: copied into the content root and included again.
+  const namespaceFiles = new Map<string, PackageFile>();
+  const rootFiles: string[] = [];
+  for (const [path, file] of loaded.other) {
+    if (path === SIDECAR) continue;
+    const slash = path.indexOf('/');
+    if (slash >= 0 && namespaceFolderProblem(path.slice(0, slash)) === undefined) namespaceFiles.set(path, file);
+    else rootFiles.push(path);
+    content.set(path, file);
+  }
+  for (const path of rootFiles) report.push({ path, reason: 'a bundled root file: copied to the content root and shipped again through config.include' });
+  const split = splitExtensions(namespaceFiles, isPlainObject(manifest.extensions) ? manifest.extensions : undefined);
+  for (const entry of split.report) report.push({ path: entry.path, reason: SPLIT_REASONS[entry.reason] });
+  for (const item of split.imported) {
+    report.push({ path: item.path, reason: `the ${item.kind} ${item.name}: the configuration has no ${item.kind}s, so it is carried through config.include` });
+  }
+  for (const path of loaded.denied) report.push({ path, reason: 'a conformant client is denied this path (see findings); not imported' });
+
+  const included = [...content.keys()].filter((path) => !path.startsWith('skills/'));
+  const include: string[] = [];
+  for (const path of included) {
+    const glob = literalGlob(path);
+    if (glob === undefined) report.push({ path, reason: 'its name cannot be written as an include glob; a build does not ship it again' });
+    else include.push(glob);
+  }
+  if (include.length > 0) config.include = include;
+
+  // MCP servers, as a client loads them.
+  if (loaded.mcpDisabled) report.push({ path: 'mcp.json', reason: 'a conformant client disables MCP for this plugin (see findings); no server is imported' });
+  for (const name of loaded.skippedServers) report.push({ path: serverPath(name), reason: 'a conformant client skips this server (see findings); not imported' });
+  const servers = Object.entries(loaded.servers).map(([name, server]) => serverConfig(name, server));
+  for (const server of servers) {
+    if (server.cwd !== undefined) {
+      report.push({ path: `${serverPath(server.name)}/cwd`, reason: 'a server cwd: kept in config.mcp for the plugin, but a project-wide server configuration has no working directory' });
+    }
+  }
+  if (servers.length > 0) {
+    config.mcp = servers;
+    // What a build would refuse although a client loads it (a ${VAR} a client leaves literal,
+    // a credential header): imported as it is, and said here, since a rebuild drops it.
+    const rebuilt = buildServers(servers, { files: new Set(content.keys()) });
+    for (const server of servers) {
+      if (!Object.hasOwn(rebuilt.servers, server.name)) {
+        report.push({ path: serverPath(server.name), reason: 'kept in config.mcp, but a build refuses this server (buildServers reports why): it is not packaged again' });
+      }
+    }
+  }
+  return done(config);
+}
+
+/** The configuration plugin.json describes, fields in the order a build writes them. */
+function configOf(manifest: Record<string, unknown>, spec: SpecVersion): PluginConfig {
+  const config: PluginConfig = { name: manifest.name as string };
+  for (const key of ['version', 'description', 'homepage', 'repository', 'license'] as const) {
+    const value = manifest[key];
+    if (typeof value === 'string') config[key] = value;
+  }
+  if (Array.isArray(manifest.keywords)) config.keywords = manifest.keywords.filter((k): k is string => typeof k === 'string');
+  if (isPlainObject(manifest.author)) {
+    // Key order is the manifest's: a build writes the author's fields in the order given.
+    const author: AuthorConfig = {};
+    for (const [key, value] of Object.entries(manifest.author)) {
+      if ((key === 'name' || key === 'email' || key === 'url') && typeof value === 'string') author[key] = value;
+    }
+    if (Object.keys(author).length > 0) config.author = author;
+  }
+  if (spec !== DEFAULT_SPEC_VERSION) config.spec = spec;
+  if (isPlainObject(manifest.presentation)) config.presentation = manifest.presentation;
+  if (isPlainObject(manifest.extensions)) config.extensions = manifest.extensions;
+  return config;
+}
+
+function serverConfig(name: string, server: McpServer): McpServerConfig {
+  if (server.type === 'stdio') {
+    const config: McpServerConfig = { name, command: server.command };
+    if (server.args !== undefined) config.args = server.args;
+    if (server.env !== undefined) config.env = server.env;
+    if (server.cwd !== undefined) config.cwd = server.cwd;
+    return config;
+  }
+  const config: McpServerConfig = { name, transport: server.type === 'sse' ? 'sse' : 'http', url: server.url };
+  if (server.headers !== undefined) config.headers = server.headers;
+  return config;
+}
+
+const MATCH_OPTIONS = { dot: true, nonegate: true, nocomment: true } as const;
+
+/**
+ * An include glob that matches `path` (as selectIncluded matches it), or undefined. Escaped
+ * with character classes rather than backslashes, which an include glob may not hold.
+ */
+function literalGlob(path: string): string | undefined {
+  const escaped = minimatch.escape(path, { windowsPathsNoEscape: true });
+  // minimatch expands braces before it reads classes, so "[{]" does not protect a brace.
+  const glob = escaped.replace(/[{}]/g, '?');
+  return minimatch(path, glob, MATCH_OPTIONS) ? glob : undefined;
+}
+
+function serverPath(name: string): string {
+  return `mcp.json#/mcpServers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,0 +1,40 @@
+import type { FindingCodeInfo } from '../findings.js';
+
+/**
+ * The finding codes of loading a whole package from disk, for what no single-file check can
+ * see: a manifest that is absent or not JSON, and plugin-relative MCP paths that do not exist.
+ * Prefixed like the table of the file they are about, and disjoint from every other table.
+ */
+export const VALIDATE_FINDING_CODES = Object.freeze({
+  'plugin.missing': {
+    rule: 'AR9O0',
+    severity: 'error',
+    text: 'A plugin must have plugin.json at its root (§4.1 item 2, §5.1). Without it the plugin is rejected.',
+  },
+  'plugin.not-json': {
+    rule: 'AR9O0',
+    severity: 'error',
+    text: 'plugin.json must be UTF-8 text holding one JSON value (§5.2). Any other content rejects the plugin.',
+  },
+  'mcp.not-json': {
+    rule: 'AR9O2',
+    severity: 'error',
+    text: 'mcp.json must be UTF-8 text holding one JSON value. Any other content disables MCP for the plugin; other components still load (§7.2.2 item 2).',
+  },
+  'mcp.cwd-not-directory': {
+    rule: 'AR9O2',
+    severity: 'warning',
+    text:
+      'A "./" or ${PLUGIN_ROOT} cwd resolves inside the plugin root but names nothing, or something other than a folder, so ' +
+      'the server will fail to start (§7.2.2 item 5). The entry itself is valid and is loaded.',
+  },
+  'package.link-cycle': {
+    rule: 'AR9O5',
+    severity: 'warning',
+    text:
+      'A link leads to a folder that contains it, so the package has no finite list of paths. Every path through it still ' +
+      'resolves inside the root; validation and import do not descend into it again.',
+  },
+} as const satisfies Record<string, FindingCodeInfo>);
+
+export type ValidateFindingCode = keyof typeof VALIDATE_FINDING_CODES;

@@ -1,0 +1,380 @@
+import { type PackageFile, byteOrder } from '../bundle/include.js';
+import { extensionFiles, namespaceFolderProblem } from '../extensions/index.js';
+import { type Finding, findingFrom, sortFindings } from '../findings.js';
+import { checkMcpManifestVersion, checkPluginManifest } from '../manifest.js';
+import type { McpServer } from '../mcp/check.js';
+import { MCP_FINDING_CODES } from '../mcp/codes.js';
+import { readServers } from '../mcp/read.js';
+import { type PackageFs, type PluginReader, type PluginReaderOptions, type ReadFailure, nodePackageFs, openPluginReader } from '../read/index.js';
+import type { SpecVersion } from '../schemas.js';
+import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
+import { VALIDATE_FINDING_CODES } from './codes.js';
+
+/** A package as a conformant client loads it, with the bytes of every file it could read. */
+export interface LoadedPackage {
+  spec: SpecVersion | undefined;
+  /** True when a client loads nothing of the plugin (§5.2, §4.1 item 1, the package byte limit). */
+  rejected: boolean;
+  /** plugin.json as a client keeps it (see checkPluginManifest); undefined when rejected. */
+  manifest: Record<string, unknown> | undefined;
+  /** checkPluginManifest's findings alone: what of plugin.json a client ignores. */
+  manifestFindings: Finding[];
+  /** The loaded skills by name, each with its readable files by path inside the skill folder. */
+  skills: Map<string, Map<string, PackageFile>>;
+  /** Skill folders a client discovers (or tries to) and skips, in byte order. */
+  skippedSkills: string[];
+  /** True when `skills` is present but the skills component type is invalid (§6.2, §4.1 item 2). */
+  skillsDisabled: boolean;
+  /** Paths under skills/ that belong to no discovered skill folder (a client never reads them). */
+  looseSkillPaths: string[];
+  /** True when mcp.json is present (as anything). */
+  mcpPresent: boolean;
+  /** True when a client disables MCP for the plugin (§7.2.2 item 2). */
+  mcpDisabled: boolean;
+  /** The servers a client loads, names in code-point order. */
+  servers: Record<string, McpServer>;
+  /** Entries of mcpServers a client skips, in byte order. */
+  skippedServers: string[];
+  /** Every other readable file (bundled root files, namespace folders, the sidecar) by package path, in byte order. */
+  other: Map<string, PackageFile>;
+  /** Package paths a client is denied (§4.1 item 5), in byte order. */
+  denied: string[];
+  /** Every finding, sorted with sortFindings. */
+  findings: Finding[];
+}
+
+const PLUGIN_FILE = 'plugin.json';
+const MCP_FILE = 'mcp.json';
+const SKILLS_DIR = 'skills';
+const ROOT_PREFIX = '${PLUGIN_ROOT}';
+
+/**
+ * Loads the package at `dir` through openPluginReader alone, in the order a client does:
+ * plugin.json (§5.1), then mcp.json (§7.2), then the skills (§7.1), then every other file.
+ *
+ * Every file of the package is read, not only the ones a client uses. A client reads what it
+ * uses, but which bundled file a client reads is not knowable here: a skill's script, a stdio
+ * command, a namespace folder of a client this package does not know. Reading each one once
+ * proves that every path resolves inside the root, is a regular file, is readable and fits the
+ * size limits, and gives import the bytes. Files of skills a client skips, and files under
+ * skills/ outside any skill folder, are listed but not read: no client ever reads them.
+ *
+ * Failures follow the reader's failure scopes (FAILURE_BOUNDARIES): `plugin` rejects the
+ * plugin, `skills` disables every skill, `skill` skips one, `mcp` disables MCP, `mcp-server`
+ * skips one server, and `file` denies that path only (a warning).
+ */
+export async function loadPackage(dir: string, options: PluginReaderOptions = {}): Promise<LoadedPackage> {
+  // The reader returns bytes only; the executable bit is taken from the stat of the very handle
+  // the bytes were read through, so no second look at the disk can see another file.
+  const modes = new Map<string, number>();
+  const reader = openPluginReader(dir, { ...options, fs: recordingModes(options.fs ?? nodePackageFs, modes) });
+  const own: Finding[] = [];
+  const result: LoadedPackage = {
+    spec: undefined,
+    rejected: false,
+    manifest: undefined,
+    manifestFindings: [],
+    skills: new Map(),
+    skippedSkills: [],
+    skillsDisabled: false,
+    looseSkillPaths: [],
+    mcpPresent: false,
+    mcpDisabled: false,
+    servers: {},
+    skippedServers: [],
+    other: new Map(),
+    denied: [],
+    findings: [],
+  };
+  const packageFile = (read: { realPath: string; bytes: Uint8Array }): PackageFile => ({
+    bytes: read.bytes,
+    mode: ((modes.get(read.realPath) ?? 0) & 0o111) !== 0 ? 0o755 : 0o644,
+  });
+  const finish = (): LoadedPackage => {
+    if (result.rejected) {
+      Object.assign(result, { manifest: undefined, skills: new Map(), skippedSkills: [], servers: {}, skippedServers: [], other: new Map(), looseSkillPaths: [] });
+    }
+    result.skippedSkills = [...new Set(result.skippedSkills)].sort(byteOrder);
+    result.skippedServers = [...new Set(result.skippedServers)].sort(byteOrder);
+    result.denied = [...new Set(result.denied)].sort(byteOrder);
+    result.findings = sortFindings([...reader.findings, ...own]);
+    return result;
+  };
+
+  // plugin.json: everything else depends on it (§5.1: loaded and validated before discovery).
+  const pluginRead = await reader.readFile(PLUGIN_FILE);
+  if (!pluginRead.ok) {
+    if (pluginRead.absent) own.push(findingFrom(VALIDATE_FINDING_CODES, 'plugin.missing', `${PLUGIN_FILE}#`, 'is missing; the plugin is rejected'));
+    result.rejected = true;
+    return finish();
+  }
+  const pluginJson = parseJson(pluginRead.bytes);
+  if (!pluginJson.ok) {
+    own.push(findingFrom(VALIDATE_FINDING_CODES, 'plugin.not-json', `${PLUGIN_FILE}#`, `${pluginJson.problem}; the plugin is rejected`));
+    result.rejected = true;
+    return finish();
+  }
+  const manifest = checkPluginManifest(pluginJson.value);
+  own.push(...manifest.findings);
+  result.spec = manifest.spec;
+  result.manifestFindings = manifest.findings;
+  if (manifest.rejected || manifest.spec === undefined || manifest.manifest === undefined) {
+    result.rejected = true;
+    return finish();
+  }
+  result.manifest = manifest.manifest;
+  const spec = manifest.spec;
+
+  /** Applies a failure's scope; returns false when the plugin is now rejected. */
+  const fails = (failure: ReadFailure): boolean => {
+    switch (failure.scope) {
+      case 'plugin':
+        result.rejected = true;
+        return false;
+      case 'skills':
+        result.skillsDisabled = true;
+        break;
+      case 'skill':
+        result.skippedSkills.push(failure.path.split('/')[1] ?? '');
+        break;
+      case 'mcp':
+        result.mcpDisabled = true;
+        break;
+      default:
+        result.denied.push(failure.path);
+    }
+    return true;
+  };
+
+  // mcp.json (§7.2): any top-level failure disables MCP alone; a bad entry skips that server.
+  const mcpRead = await reader.readFile(MCP_FILE);
+  if (!mcpRead.ok) {
+    if (!mcpRead.absent) {
+      result.mcpPresent = true;
+      if (!fails(mcpRead)) return finish();
+    }
+  } else {
+    result.mcpPresent = true;
+    const mcpJson = parseJson(mcpRead.bytes);
+    if (!mcpJson.ok) {
+      own.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.not-json', `${MCP_FILE}#`, `${mcpJson.problem}; MCP is disabled`));
+      result.mcpDisabled = true;
+    } else {
+      const version = checkMcpManifestVersion(spec, mcpJson.value);
+      own.push(...version.findings);
+      if (version.mcpDisabled) {
+        result.mcpDisabled = true;
+      } else {
+        const read = readServers(mcpJson.value);
+        own.push(...read.findings);
+        result.mcpDisabled = read.mcpDisabled;
+        const declared = isPlainObject(mcpJson.value) && isPlainObject(mcpJson.value.mcpServers) ? Object.keys(mcpJson.value.mcpServers) : [];
+        const loaded: Record<string, McpServer> = {};
+        for (const [name, server] of Object.entries(read.servers)) {
+          const contained = await serverPathsContained(reader, name, server, own);
+          if (contained === 'rejected') {
+            result.rejected = true;
+            return finish();
+          }
+          if (contained) Object.defineProperty(loaded, name, { value: server, enumerable: true, writable: true, configurable: true });
+        }
+        result.servers = loaded;
+        if (!read.mcpDisabled) result.skippedServers = declared.filter((name) => !Object.hasOwn(loaded, name));
+      }
+    }
+  }
+
+  // Every path of the package, links followed inside the root; nothing is read yet.
+  const walked = await walk(reader, own);
+  for (const failure of walked.failures) if (!fails(failure)) return finish();
+
+  // skills/ (§6.2, §7.1): each immediate child folder with a regular SKILL.md is one skill.
+  const skillsListed = await reader.list(SKILLS_DIR);
+  if (!skillsListed.ok && !skillsListed.absent && !fails(skillsListed)) return finish();
+  const skillsPresent = skillsListed.ok || !skillsListed.absent;
+  const underSkills = walked.files.filter((path) => path.startsWith(`${SKILLS_DIR}/`));
+  if (skillsPresent && !result.skillsDisabled) {
+    const layout = selectSkills(underSkills);
+    own.push(...layout.findings);
+    for (const name of layout.skills) {
+      if (result.skillsDisabled) break;
+      if (result.skippedSkills.includes(name)) continue;
+      const skillMd = await reader.readFile(`${SKILLS_DIR}/${name}/${SKILL_FILE}`);
+      if (!skillMd.ok) {
+        if (skillMd.absent) result.skippedSkills.push(name);
+        else if (!fails(skillMd)) return finish();
+        else if (skillMd.scope === 'file') result.skippedSkills.push(name);
+        continue;
+      }
+      const check = checkSkill(name, skillMd.bytes);
+      own.push(...check.findings);
+      if (!check.accepted) {
+        result.skippedSkills.push(name);
+        continue;
+      }
+      const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(skillMd)]]);
+      const prefix = `${SKILLS_DIR}/${name}/`;
+      for (const path of underSkills.filter((p) => p.startsWith(prefix) && p !== `${prefix}${SKILL_FILE}`)) {
+        const read = await reader.readFile(path);
+        if (read.ok) files.set(path.slice(prefix.length), packageFile(read));
+        else if (!read.absent && !fails(read)) return finish();
+      }
+      if (result.skillsDisabled || result.skippedSkills.includes(name)) continue;
+      result.skills.set(name, files);
+    }
+    if (result.skillsDisabled) {
+      result.skippedSkills.push(...layout.skills, ...result.skills.keys());
+      result.skills = new Map();
+    }
+    const discovered = new Set([...layout.skills, ...result.skippedSkills]);
+    result.looseSkillPaths = underSkills.filter((path) => !discovered.has(path.split('/')[1] ?? ''));
+  } else if (result.skillsDisabled) {
+    result.looseSkillPaths = underSkills;
+  }
+
+  // Everything else: bundled root files, namespace folders, the sidecar.
+  for (const path of walked.files) {
+    if (path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)) continue;
+    const read = await reader.readFile(path);
+    if (read.ok) result.other.set(path, packageFile(read));
+    else if (!read.absent && !fails(read)) return finish();
+  }
+
+  // Namespace folders (§8.2): the layout of a known namespace is checked; unknown ones are the
+  // client's own business and only have to be readable, which the loop above made sure of.
+  const namespaces = new Map<string, [string, PackageFile][]>();
+  for (const [path, file] of result.other) {
+    const slash = path.indexOf('/');
+    if (slash < 0) continue;
+    const namespace = path.slice(0, slash);
+    if (namespaceFolderProblem(namespace) !== undefined) continue;
+    namespaces.set(namespace, [...(namespaces.get(namespace) ?? []), [path.slice(slash + 1), file]]);
+  }
+  own.push(...extensionFiles(Object.fromEntries([...namespaces].map(([namespace, files]) => [namespace, Object.fromEntries(files)]))).findings);
+
+  return finish();
+}
+
+/**
+ * Checks that a server's plugin-relative command and cwd resolve inside the root (§4.1 item
+ * 4). False when the entry is invalid and skipped, 'rejected' when the package byte limit was
+ * hit. A path that is contained but names nothing is a warning: the entry is valid, the
+ * server will fail to start (§7.2.2 item 5).
+ */
+async function serverPathsContained(reader: PluginReader, name: string, server: McpServer, findings: Finding[]): Promise<boolean | 'rejected'> {
+  if (server.type !== 'stdio') return true;
+  const at = (field: string) => `mcp.json#/mcpServers/${pointerToken(name)}/${field}`;
+  if (server.command.startsWith('./')) {
+    const resolved = await reader.resolve(server.command, { use: 'mcp-server' });
+    if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : false;
+    if (!resolved.ok || resolved.kind !== 'file') {
+      const what = resolved.ok ? 'names something other than a regular file' : 'names a file that is not in the package';
+      findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-not-bundled', at('command'), `${what}; the server will fail to start`));
+    }
+  }
+  const cwd = server.cwd;
+  if (cwd !== undefined && !cwd.slice(ROOT_PREFIX.length).includes('${')) {
+    let rel: string | undefined;
+    if (cwd.startsWith('./')) rel = cwd;
+    else if (cwd === ROOT_PREFIX) rel = '';
+    else if (cwd.startsWith(`${ROOT_PREFIX}/`)) rel = cwd.slice(ROOT_PREFIX.length + 1);
+    // A ${PLUGIN_DATA} cwd lives in the client's data folder, which no package holds.
+    if (rel !== undefined) {
+      const resolved = await reader.resolve(rel, { use: 'mcp-server' });
+      if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : false;
+      if (!resolved.ok || resolved.kind !== 'directory') {
+        const what = resolved.ok ? 'names something other than a folder' : 'names a folder that is not in the package';
+        findings.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.cwd-not-directory', at('cwd'), `${what}; the server will fail to start`));
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * Every path below the root that is not a folder, in byte order of each folder's listing,
+ * with links resolved (inside the root) and the failures met on the way. A folder reached
+ * again through a link to one of its ancestors is not entered twice.
+ */
+async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files: string[]; failures: ReadFailure[] }> {
+  const files: string[] = [];
+  const failures: ReadFailure[] = [];
+  const visit = async (dir: string, ancestors: readonly string[]): Promise<void> => {
+    const listed = await reader.list(dir);
+    if (!listed.ok) {
+      if (!listed.absent) failures.push(listed);
+      return;
+    }
+    if (ancestors.includes(listed.realPath)) {
+      findings.push(findingFrom(VALIDATE_FINDING_CODES, 'package.link-cycle', dir, 'leads to a folder that contains it; its contents are listed once, under the folder itself'));
+      return;
+    }
+    const inner = [...ancestors, listed.realPath];
+    for (const entry of listed.entries) {
+      // plugin.json and mcp.json are read on their own, with their own failure scopes.
+      if (dir === '' && (entry.name === PLUGIN_FILE || entry.name === MCP_FILE)) continue;
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      let kind: string = entry.kind;
+      if (kind === 'link') {
+        const resolved = await reader.resolve(path);
+        if (!resolved.ok) {
+          if (!resolved.absent) failures.push(resolved);
+          continue;
+        }
+        kind = resolved.kind;
+      }
+      if (kind === 'directory') await visit(path, inner);
+      // Anything else (a pipe, a socket) is left to readFile, which reports it as not a regular file.
+      else files.push(path);
+    }
+  };
+  await visit('', []);
+  return { files, failures };
+}
+
+/** An fs for the reader that notes the mode of every file handle it stats, by real path. */
+function recordingModes(fs: PackageFs, modes: Map<string, number>): PackageFs {
+  return {
+    realpath: (path) => fs.realpath(path),
+    lstat: (path) => fs.lstat(path),
+    readlink: (path) => fs.readlink(path),
+    readdir: (path, options) => fs.readdir(path, options),
+    open: async (path, flags) => {
+      const handle = await fs.open(path, flags);
+      return {
+        stat: async () => {
+          const stats = await handle.stat();
+          modes.set(path, stats.mode);
+          return stats;
+        },
+        read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+        close: () => handle.close(),
+      };
+    },
+  };
+}
+
+/**
+ * JSON from a file's bytes: strict UTF-8, and a byte order mark is not skipped. RFC 8259
+ * forbids writing one and JSON.parse refuses it, so a client may well refuse the file;
+ * validation must not pass what a client can reject.
+ */
+function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; problem: string } {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return { ok: false, problem: 'is not UTF-8 text' };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, problem: 'is not valid JSON' };
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
