@@ -1,0 +1,3 @@
+#!/bin/sh
+# Lints the files of a change.
+exec acme-lint "$@"
