@@ -1,11 +1,16 @@
 import { join } from 'node:path';
 import { selectIncluded, type PackageFile, SIDECAR, byteOrder } from '../bundle/include.js';
 import { shareResources } from '../bundle/shared.js';
+import { PluginConfigError } from '../config/errors.js';
+import { runtimesConflict } from '../config/load.js';
 import type { PluginConfig } from '../config/types.js';
-import { type Finding, sortFindings } from '../findings.js';
+import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { extensionData } from '../extensions/data.js';
+import { packagePathProblem } from '../extensions/paths.js';
 import { checkPluginManifest } from '../manifest.js';
 import { buildServers } from '../mcp/build.js';
+import { RUNTIME_FINDING_CODES } from '../runtimes/codes.js';
+import { DEFAULT_PI_SKILLS_DIR, PACKAGE_JSON, type RuntimePackageInput, opencodePackageJson, piPackageJson } from '../runtimes/package-json.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
 import { addProvenanceHeader, checkSkill, selectSkills } from '../skills/index.js';
 import { renderJson, sortedKeys } from './render.js';
@@ -17,6 +22,12 @@ export interface BuildOptions {
   spec?: SpecVersion;
   /** Where skills, included files and shared resources are read from (absolute). */
   contentRoot: string;
+  /**
+   * The package folder's current package.json, read by the caller. Only the pi runtime with
+   * `pi.packageJson = "merge"` uses it: the product's keys are merged into it and the
+   * project's are kept. Without it, merge writes the whole file, as "own" does.
+   */
+  existingPackageJson?: Uint8Array;
 }
 
 /** A package in memory: every file by path, and what the build found. */
@@ -38,8 +49,15 @@ const GENERATOR = 'agentproto';
  * false), shared resources copied into each skill, included files, mcp.json with every
  * server that can be packaged, and the sidecar of content hashes. Whatever a conformant
  * client would skip is left out and reported; nothing is written to disk.
+ *
+ * `config.runtimes` adds the root package.json for `opencode` and `pi` (see runtimeFiles);
+ * it is in the sidecar like every other file. Other runtime names are ignored. The one
+ * combination no package can satisfy, opencode with `pi.packageJson = "merge"`, throws a
+ * PluginConfigError, as loading that configuration does.
  */
 export async function buildPlugin(config: PluginConfig, options: BuildOptions): Promise<PluginPackage> {
+  const conflict = runtimesConflict(config);
+  if (conflict !== undefined) throw new PluginConfigError('plugin config', 'pi.packageJson', conflict);
   const spec = options.spec ?? config.spec ?? DEFAULT_SPEC_VERSION;
   const findings: Finding[] = [];
   const files = new Map<string, PackageFile>();
@@ -72,9 +90,107 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
     }
   }
 
+  for (const [path, file] of runtimeFiles(config, files, options.existingPackageJson, findings)) files.set(path, file);
+
   const ordered = new Map([...files.entries()].sort(([a], [b]) => byteOrder(a, b)));
   ordered.set(SIDECAR, renderSidecar(spec, ordered));
   return { spec, files: ordered, findings: sortFindings(findings), rejected: manifest.rejected };
+}
+
+/**
+ * What the opencode and pi runtimes add to the package, given every other file: the root
+ * package.json and, for Pi, the skills tree `pi.skills` names.
+ *
+ * - opencode: opencodePackageJson, owned in full.
+ * - pi: piPackageJson, merged into `existing` under `pi.packageJson = "merge"`.
+ * - both: one file serves both runtimes, since npm allows one package.json per package:
+ *   Pi's keys plus OpenCode's `dependencies`, in the key order both use (`pi` before
+ *   `dependencies`), owned in full by both. The identity and `files` keys are the same in
+ *   either file, so nothing is lost.
+ *
+ * Pi's skills: the seed's default is `.pi/skills`, and `skills` "reuses the tree the other
+ * runtimes write". Any other folder is therefore a tree of its own, so the skills are copied
+ * there, byte for byte as under skills/; the package then loads in Pi with the folder
+ * `pi.skills` names actually present.
+ *
+ * "files" lists what the package ships except the sidecar, which is the project's record
+ * for verify, not something either runtime loads.
+ */
+function runtimeFiles(config: PluginConfig, files: ReadonlyMap<string, PackageFile>, existing: Uint8Array | undefined, findings: Finding[]): Map<string, PackageFile> {
+  const runtimes = config.runtimes ?? [];
+  const opencode = runtimes.includes('opencode');
+  const pi = runtimes.includes('pi');
+  const added = new Map<string, PackageFile>();
+  if (!opencode && !pi) return added;
+
+  let piConfig = config.pi;
+  if (pi) {
+    const skillsDir = piSkillsDir(config.pi?.skillsDir, files, findings);
+    // The folder handed on is already checked, so piPackageJson reports nothing about it twice.
+    piConfig = { ...config.pi, skillsDir };
+    if (skillsDir !== 'skills') {
+      for (const [path, file] of files) if (path.startsWith('skills/')) added.set(`${skillsDir}/${path.slice('skills/'.length)}`, file);
+    }
+  }
+  const input: RuntimePackageInput = {
+    name: config.name,
+    // The manifest is the source of the version: an unversioned plugin gets no version key
+    // rather than an invented one (piPackageJson and opencodePackageJson leave out undefined).
+    version: config.version as string,
+    description: config.description,
+    author: config.author,
+    repository: config.repository,
+    keywords: config.keywords,
+    license: config.license,
+    paths: [...files.keys(), ...added.keys()].sort(byteOrder),
+    config: { packageManager: config.packageManager, opencodeDependency: config.opencodeDependency, pi: piConfig },
+  };
+  const built = pi ? piPackageJson(input, piConfig?.packageJson === 'merge' ? existing : undefined) : opencodePackageJson(input);
+  findings.push(...built.findings);
+  let bytes = built.bytes;
+  if (pi && opencode) {
+    const dependencies = (JSON.parse(Buffer.from(opencodePackageJson(input).bytes).toString('utf8')) as Record<string, unknown>).dependencies;
+    const both: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>)) {
+      if (key === 'packageManager') both.dependencies = dependencies;
+      both[key] = value;
+    }
+    if (!('dependencies' in both)) both.dependencies = dependencies;
+    bytes = renderJson(both);
+  }
+  added.set(PACKAGE_JSON, { bytes, mode: 0o644 });
+  return added;
+}
+
+// Files a Pi skills tree may not hold or sit below: each is generated from its own source.
+const NOT_PI_SKILLS = ['plugin.json', 'mcp.json', PACKAGE_JSON, SIDECAR];
+
+/**
+ * The folder Pi's skills go to, "/"-separated with no "./" or trailing "/": the configured
+ * one, else `.pi/skills`, else `skills` (always usable, it is the tree itself). A folder is
+ * skipped, with a finding, when it is not a package path, lies inside skills/ (a client
+ * would take it for a skill), or meets a file the package already has: a copy there would
+ * replace that file or need it to be a folder.
+ */
+function piSkillsDir(configured: string | undefined, files: ReadonlyMap<string, PackageFile>, findings: Finding[]): string {
+  const taken = [...files.keys(), ...NOT_PI_SKILLS];
+  const problem = (dir: string): string | undefined => {
+    const pathProblem = packagePathProblem(dir);
+    if (pathProblem !== undefined) return pathProblem;
+    if (dir.startsWith('skills/')) return 'lies inside the skills tree';
+    if (taken.some((path) => path === dir || path.startsWith(`${dir}/`) || dir.startsWith(`${path}/`))) return 'meets a file the package already has';
+    return undefined;
+  };
+  const candidates = configured === undefined ? [DEFAULT_PI_SKILLS_DIR] : [configured.replace(/^\.\//, '').replace(/\/+$/, ''), DEFAULT_PI_SKILLS_DIR];
+  for (const [index, dir] of candidates.entries()) {
+    if (dir === 'skills') return dir;
+    const why = problem(dir);
+    if (why === undefined) return dir;
+    const next = candidates[index + 1] ?? 'skills';
+    const what = index === 0 && configured !== undefined ? 'skills_dir' : `the default ${DEFAULT_PI_SKILLS_DIR}`;
+    findings.push(findingFrom(RUNTIME_FINDING_CODES, 'runtime.pi-skills-dir-invalid', 'plugin#/pi/skillsDir', `${what} ${why}; ${next} was written instead`));
+  }
+  return 'skills';
 }
 
 /** plugin.json as the configuration says, fields in the schema's order, empty ones left out. */

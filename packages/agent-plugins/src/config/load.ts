@@ -32,7 +32,6 @@ const KNOWN = new Set<string>([
   'mcp',
   'extensions',
   'pi',
-  // Read by other tools from the same table; not this package's business.
   'runtimes',
 ]);
 
@@ -103,7 +102,7 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
   if (value.spec !== undefined && !(SPEC_VERSIONS as readonly unknown[]).includes(value.spec)) {
     throw new PluginConfigError(source, 'spec', `must be one of ${SPEC_VERSIONS.join(', ')}`);
   }
-  for (const key of ['keywords', 'include', 'sharedResources'] as const) {
+  for (const key of ['keywords', 'include', 'sharedResources', 'runtimes'] as const) {
     const list = value[key];
     if (list !== undefined && (!Array.isArray(list) || list.some((item) => typeof item !== 'string'))) {
       throw new PluginConfigError(source, key, 'must be a list of strings');
@@ -128,6 +127,9 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
   if (pi?.packageJson !== undefined && pi.packageJson !== 'own' && pi.packageJson !== 'merge') {
     throw new PluginConfigError(source, 'pi.packageJson', 'must be "own" or "merge"');
   }
+  if (pi?.skillsDir !== undefined && typeof pi.skillsDir !== 'string') throw new PluginConfigError(source, 'pi.skillsDir', 'must be a string');
+  const conflict = runtimesConflict(value as Pick<PluginConfig, 'runtimes' | 'pi'>);
+  if (conflict !== undefined) throw new PluginConfigError(source, 'pi.packageJson', conflict);
   if (value.mcp !== undefined) {
     if (!Array.isArray(value.mcp) || value.mcp.some((server) => !isObject(server))) throw new PluginConfigError(source, 'mcp', 'must be a list of tables');
     for (const [index, server] of (value.mcp as Record<string, unknown>[]).entries()) {
@@ -135,6 +137,21 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
     }
   }
   return value as unknown as PluginConfig;
+}
+
+/**
+ * Why the runtimes cannot share one package.json, or undefined when they can. OpenCode owns
+ * the whole file; Pi's "merge" leaves part of it to the project. Both cannot hold, and
+ * picking one silently would either overwrite the project's keys or leave OpenCode's
+ * unchecked, so the combination is refused. Runtime names other than opencode and pi are
+ * another tool's business and play no part.
+ */
+export function runtimesConflict(config: Pick<PluginConfig, 'runtimes' | 'pi'>): string | undefined {
+  const runtimes = config.runtimes ?? [];
+  if (runtimes.includes('opencode') && runtimes.includes('pi') && config.pi?.packageJson === 'merge') {
+    return 'is "merge", but the opencode runtime owns the whole package.json the pi runtime shares; use "own" or drop one runtime';
+  }
+  return undefined;
 }
 
 /** Keys in the seed's snake_case become camelCase, one level deep in `pi`; both spellings of one key are refused. */

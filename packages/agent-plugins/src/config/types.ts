@@ -43,9 +43,28 @@ export interface PluginConfig {
   mcp?: McpServerConfig[];
   /** Client extension content by reverse-domain namespace. */
   extensions?: Record<string, unknown>;
+  /**
+   * The runtimes the project generates for (the seed's `runtimes`). This package acts on two:
+   * `opencode` and `pi` each add the root package.json (see buildPlugin); `agent-plugins` is
+   * the package itself, built whatever the list says. Every other name (`claude`, `codex`,
+   * `copilot`, …) belongs to the tool that writes that runtime's files: accepted and ignored,
+   * so one configuration serves both tools.
+   *
+   * `opencode` and `pi` together write one package.json holding both runtimes' keys, which
+   * both own in full; `pi.packageJson = "merge"` with `opencode` is refused (PluginConfigError),
+   * since OpenCode's file is never partly the project's. (`string & {}` keeps the three known
+   * names in editor completion, which a plain `| string` would swallow.)
+   */
+  runtimes?: Array<'agent-plugins' | 'opencode' | 'pi' | (string & {})>;
   /** OpenCode and Pi: the root package.json's `packageManager`. */
   packageManager?: string;
   /** OpenCode: the `@opencode/plugin` dependency range. */
   opencodeDependency?: string;
+  /**
+   * Pi only. `skillsDir`: the folder `pi.skills` names, `.pi/skills` by default; any folder
+   * other than `skills` gets its own copy of the skills tree, `skills` reuses the tree the
+   * package already has. `packageJson`: `own` (the default) writes the whole file, `merge`
+   * only the keys in PI_OWNED_KEYS, keeping the project's others.
+   */
   pi?: { skillsDir?: string; packageJson?: 'own' | 'merge' };
 }
