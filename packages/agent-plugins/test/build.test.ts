@@ -119,6 +119,23 @@ describe('buildPlugin', () => {
     expect(pkg.findings.map((f) => f.code)).toContain('extension.namespace-invalid');
   });
 
+  it('checks included extension folders against their namespace layout, and ships other folders as they are', async () => {
+    const root = await contentRoot({
+      'com.anthropic.claude-code/agents/reviewer.md': '# reviewer\n',
+      'com.anthropic.claude-code/notes/x.md': 'off the layout\n',
+      'com.example.tool/anything.json': '{}\n',
+      'docs/guide.md': 'guide\n',
+    });
+    const pkg = await buildPlugin({ name: 'p', include: ['com.anthropic.claude-code/**', 'com.example.tool/**', 'docs/**'] }, { contentRoot: root });
+    expect([...pkg.files.keys()].filter((path) => path !== SIDECAR && path !== 'plugin.json')).toEqual([
+      'com.anthropic.claude-code/agents/reviewer.md',
+      'com.anthropic.claude-code/notes/x.md',
+      'com.example.tool/anything.json',
+      'docs/guide.md',
+    ]);
+    expect(pkg.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['extension.layout-unknown warning com.anthropic.claude-code/notes/x.md']);
+  });
+
   it('rejects a configuration whose plugin.json a client would reject, and says why', async () => {
     const root = await contentRoot({});
     const pkg = await buildPlugin({ name: 'Not Valid' }, { contentRoot: root });

@@ -6,8 +6,9 @@ import { runtimesConflict } from '../config/load.js';
 import type { PluginConfig } from '../config/types.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { extensionData } from '../extensions/data.js';
+import { extensionFiles } from '../extensions/files.js';
 import { packagePathProblem } from '../extensions/paths.js';
-import { checkPluginManifest } from '../manifest.js';
+import { checkPluginManifest, isExtensionNamespace } from '../manifest.js';
 import { buildServers } from '../mcp/build.js';
 import { RUNTIME_FINDING_CODES } from '../runtimes/codes.js';
 import { DEFAULT_PI_SKILLS_DIR, PACKAGE_JSON, type RuntimePackageInput, opencodePackageJson, piPackageJson } from '../runtimes/package-json.js';
@@ -80,7 +81,18 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
     config.include ?? [],
   );
   findings.push(...included.findings);
-  for (const path of included.selected) files.set(path, await source.read(path));
+  // A root folder named like a reverse-domain namespace is a client's extension folder
+  // (§8.2): its files go through the namespace's layout check. Any other file is shipped as is.
+  const namespaces: Record<string, Record<string, PackageFile>> = {};
+  for (const path of included.selected) {
+    const slash = path.indexOf('/');
+    const top = slash < 0 ? '' : path.slice(0, slash);
+    if (top !== '' && isExtensionNamespace(top)) (namespaces[top] ??= {})[path.slice(slash + 1)] = await source.read(path);
+    else files.set(path, await source.read(path));
+  }
+  const extensionFolders = extensionFiles(namespaces);
+  findings.push(...extensionFolders.findings);
+  for (const [path, file] of extensionFolders.files) files.set(path, file);
 
   if (config.mcp && config.mcp.length > 0) {
     const servers = buildServers(config.mcp, { files: new Set(files.keys()) });
