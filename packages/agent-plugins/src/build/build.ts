@@ -5,7 +5,7 @@ import { PluginConfigError } from '../config/errors.js';
 import { runtimesConflict } from '../config/load.js';
 import type { PluginConfig } from '../config/types.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
-import { extensionData } from '../extensions/data.js';
+import { extensionData, sortKeysDeep } from '../extensions/data.js';
 import { extensionFiles } from '../extensions/files.js';
 import { packagePathProblem } from '../extensions/paths.js';
 import { checkPluginManifest, isExtensionNamespace } from '../manifest.js';
@@ -14,7 +14,7 @@ import { RUNTIME_FINDING_CODES } from '../runtimes/codes.js';
 import { DEFAULT_PI_SKILLS_DIR, PACKAGE_JSON, type RuntimePackageInput, opencodePackageJson, piPackageJson } from '../runtimes/package-json.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
 import { addProvenanceHeader, checkSkill, selectSkills } from '../skills/index.js';
-import { renderJson, sortedKeys } from './render.js';
+import { renderJson } from './render.js';
 import { renderSidecar } from './sidecar.js';
 import { readSourceTree } from './source.js';
 
@@ -211,7 +211,7 @@ function manifestOf(config: PluginConfig, spec: SpecVersion, extensions: Record<
   const entries: Array<[string, unknown]> = [
     ['$schema', pluginSchemaId(spec)],
     ['name', config.name],
-    ['presentation', config.presentation === undefined ? undefined : sortedKeys(config.presentation)],
+    ['presentation', config.presentation === undefined ? undefined : sortKeysDeep(config.presentation)],
     ['version', config.version],
     ['description', config.description],
     ['author', author],
