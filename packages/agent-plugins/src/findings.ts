@@ -11,6 +11,7 @@ import { READ_FINDING_CODES } from './read/codes.js';
 import { RUNTIME_FINDING_CODES } from './runtimes/codes.js';
 import { SKILL_FINDING_CODES } from './skills/codes.js';
 import { VALIDATE_FINDING_CODES } from './validate/codes.js';
+import { byteOrder } from './text.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -178,22 +179,9 @@ export function explain(code: string): string | undefined {
   return `${info.rule} (${info.severity}): ${info.text}`;
 }
 
-// Code-point order is UTF-8 byte order, so the sort is the same in every locale and runtime
-// (localeCompare is not, and plain `<` on UTF-16 code units differs above U+FFFF).
-function compareBytes(a: string, b: string): number {
-  const x = Array.from(a);
-  const y = Array.from(b);
-  const n = Math.min(x.length, y.length);
-  for (let i = 0; i < n; i++) {
-    const d = (x[i]?.codePointAt(0) ?? 0) - (y[i]?.codePointAt(0) ?? 0);
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
-}
-
 /** The findings sorted by path, then code, then message, in byte order. A new array. */
 export function sortFindings(findings: readonly Finding[]): Finding[] {
   return [...findings].sort(
-    (a, b) => compareBytes(a.path, b.path) || compareBytes(a.code, b.code) || compareBytes(a.message, b.message),
+    (a, b) => byteOrder(a.path, b.path) || byteOrder(a.code, b.code) || byteOrder(a.message, b.message),
   );
 }

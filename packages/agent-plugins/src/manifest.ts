@@ -2,6 +2,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { type Finding, finding, sortFindings } from './findings.js';
 import { PINNED_SCHEMAS, SPEC_VERSIONS, type SpecVersion, specOfMcpSchemaId, specOfPluginSchemaId } from './schemas.js';
+import { pointerToken } from './text.js';
 
 const PLUGIN_FILE = 'plugin.json';
 const MCP_FILE = 'mcp.json';
@@ -31,11 +32,6 @@ export interface McpVersionCheck {
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
-function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
 
 function at(file: string, pointer: string): string {
   return `${file}#${pointer}`;

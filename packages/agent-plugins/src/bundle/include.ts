@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { minimatch } from 'minimatch';
 import { type Finding, findingFrom } from '../findings.js';
 import { BUNDLE_FINDING_CODES } from './codes.js';
+import { byteOrder } from '../text.js';
+
+export { byteOrder };
 
 /** A file of a package in memory: its bytes and its mode (only the executable bit matters). */
 export interface PackageFile {
@@ -75,7 +78,3 @@ export function contentHash(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
-/** Byte order of UTF-8 strings (code point order), independent of locale. */
-export function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}

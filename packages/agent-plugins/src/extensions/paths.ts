@@ -1,3 +1,7 @@
+import { pointerToken } from '../text.js';
+
+export { pointerToken };
+
 /**
  * Why `path` cannot be a package path, or undefined when it can: relative, `/`-separated,
  * every segment non-empty and neither `.` nor `..`, no backslash, NUL or drive letter
@@ -27,7 +31,3 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}

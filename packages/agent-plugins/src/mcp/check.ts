@@ -1,6 +1,9 @@
 import { type Finding, findingFrom } from '../findings.js';
 import { MCP_FINDING_CODES, type McpFindingCode } from './codes.js';
 import { serverSchemaAccepts } from './schema.js';
+import { byteOrder, pointerToken } from '../text.js';
+
+export { pointerToken };
 
 /** A stdio entry of mcp.json `mcpServers` (§7.2.1). */
 export interface McpStdioServer {
@@ -32,26 +35,9 @@ export const isServerType = (value: unknown): value is McpServerType => value ==
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
 /** `mcp.json#/mcpServers/<name>[/part…]`, every part escaped. */
 export function serverPath(name: string, ...parts: readonly (string | number)[]): string {
   return ['mcp.json#/mcpServers', pointerToken(name), ...parts.map((p) => pointerToken(String(p)))].join('/');
-}
-
-// Code-point order is UTF-8 byte order, so output is the same in every locale and runtime.
-export function compareCodePoints(a: string, b: string): number {
-  const x = Array.from(a);
-  const y = Array.from(b);
-  const n = Math.min(x.length, y.length);
-  for (let i = 0; i < n; i++) {
-    const d = (x[i]?.codePointAt(0) ?? 0) - (y[i]?.codePointAt(0) ?? 0);
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 /**
@@ -59,7 +45,7 @@ export function compareCodePoints(a: string, b: string): number {
  * `__proto__` stays an own data property instead of replacing the prototype.
  */
 export function sortedRecord<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
-  return Object.fromEntries([...entries].sort(([a], [b]) => compareCodePoints(a, b)));
+  return Object.fromEntries([...entries].sort(([a], [b]) => byteOrder(a, b)));
 }
 
 // Named without quoting the value: a misplaced token must not end up in a log.

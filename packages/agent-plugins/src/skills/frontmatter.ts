@@ -2,6 +2,9 @@ import { LineCounter, isMap, isSeq, parseDocument } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { type Finding, findingFrom } from '../findings.js';
 import { SKILL_FINDING_CODES, type SkillFindingCode } from './codes.js';
+import { pointerToken } from '../text.js';
+
+export { pointerToken };
 
 export interface Frontmatter {
   /** The frontmatter mapping, or undefined when the file has none that parses to a mapping. */
@@ -158,7 +161,3 @@ function toPlain(value: unknown, keys: { duplicate: boolean; collection: boolean
   return value;
 }
 
-/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}

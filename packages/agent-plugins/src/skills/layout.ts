@@ -1,6 +1,7 @@
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { SKILL_FINDING_CODES } from './codes.js';
 import { SKILL_FILE } from './check.js';
+import { byteOrder } from '../text.js';
 
 export interface SkillLayout {
   /** The skill directory names, sorted in code-point order (the same in every locale). */
@@ -10,17 +11,6 @@ export interface SkillLayout {
 }
 
 const SKILLS_DIR = 'skills/';
-
-// Code-point order, not localeCompare (which varies by locale) or `<` on UTF-16 units.
-function compareCodePoints(a: string, b: string): number {
-  const x = Array.from(a, (c) => c.codePointAt(0) ?? 0);
-  const y = Array.from(b, (c) => c.codePointAt(0) ?? 0);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = (x[i] ?? 0) - (y[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
-}
 
 /**
  * The skills a client discovers among the package's file paths (Agent Plugins §4.2, §7.1): each
@@ -77,5 +67,5 @@ export function selectSkills(paths: Iterable<string>): SkillLayout {
     }
   }
 
-  return { skills: [...skills].sort(compareCodePoints), findings: sortFindings(findings) };
+  return { skills: [...skills].sort(byteOrder), findings: sortFindings(findings) };
 }

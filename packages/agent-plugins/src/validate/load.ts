@@ -9,6 +9,7 @@ import { type PackageFs, type PluginReader, type PluginReaderOptions, type ReadF
 import type { SpecVersion } from '../schemas.js';
 import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
 import { VALIDATE_FINDING_CODES } from './codes.js';
+import { pointerToken } from '../text.js';
 
 /** A package as a conformant client loads it, with the bytes of every file it could read. */
 export interface LoadedPackage {
@@ -375,6 +376,3 @@ function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: fals
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}

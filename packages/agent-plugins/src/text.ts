@@ -1,0 +1,13 @@
+/**
+ * Byte order of UTF-8 strings, which is code-point order: the same in every locale and
+ * runtime (localeCompare is not, and `<` on UTF-16 code units differs above U+FFFF). Every
+ * sorted thing this package writes or reports uses it.
+ */
+export function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
