@@ -1,6 +1,7 @@
 import { ContentCacheError } from '@agentproto/content-cache';
 import { runCache } from './commands/cache.js';
 import { runCode } from './commands/code.js';
+import { runPlugin } from './commands/plugin.js';
 import { runSkills } from './commands/skills.js';
 import { CommandError } from './command-error.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
@@ -40,6 +41,8 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
       return runCode(rest, io);
     case 'skills':
       return runSkills(rest, io);
+    case 'plugin':
+      return runPlugin(rest, io);
     default:
       throw new UsageError(command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`);
   }

@@ -19,6 +19,13 @@ Commands:
   skills resolve <d>  resolve every skill of a declaration (JSON/YAML) to a commit and
                     content id, authorizing each; say which are cached
   skills prepare <d>  resolve, fetch what is missing, and print each skill's directory
+  plugin build <c>  build the Agent Plugins package a configuration (TOML/YAML/JSON)
+                    describes and write it to --out DIR; findings on stderr
+  plugin validate <dir>  load a package as a conformant client does; exit 1 if rejected
+  plugin verify <c> <dir>  exit 1 when the folder is not what the configuration builds
+  plugin import <dir>  write its content root and plugin.config.json to --out DIR
+  plugin emit <c>   write a clean package to --out DIR, read back and built again
+  plugin explain <code>  print an AR9O rule or what a finding code means
 
 Options:
   --root DIR        the store (default: ${defaultCacheRoot()})
@@ -27,7 +34,8 @@ Options:
   --name NAME       cache put: declare the folder as {"name": NAME} instead of its path
   --quarantine      cache verify: move corrupt objects to quarantine/ and drop their keys
   --workspace DIR   code: the workspace (default: the manifest's folder)
-  --out FILE        code bundle: where the tar.gz goes
+  --out FILE        code bundle: where the tar.gz goes;
+                    plugin build, import, emit: the folder to write (DIR)
   --github-url URL  code: the git host of github sources (default https://github.com);
                     a token is read from GITHUB_TOKEN
   --cache-root DIR  code: where fetched github sources are cached (default: --root's default)
@@ -38,9 +46,15 @@ Options:
   --provider-package SPEC  skills: load skill providers from an installed package
                     Deploy keys: named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES, read from
                     the environment variable of that name
+  --spec VERSION    plugin build, verify, emit: the Agent Plugins version, 1.0.0 or 1.1.0
+                    (default: the configuration's spec, else 1.0.0)
+  --replace         plugin build, import, emit: replace a non-empty --out folder
+  --strict          plugin validate: exit 2 on the first error finding, naming its code
+  --explain CODE    plugin validate: print the rule of CODE instead of validating
   -h, --help        show this help
   --version         print the version
 
-Exit codes: 0 done, 1 failed or corrupt objects found, 2 wrong command line.
+Exit codes: 0 done, 1 failed, corrupt objects found, a plugin rejected or drifted,
+2 wrong command line or plugin validate --strict found an error.
 `;
 }

@@ -1,0 +1,340 @@
+import { access, chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPluginConfig, readPackageFiles } from '@agentproto/agent-plugins';
+import { run, runJson } from './support/run.js';
+import { scratchFolders } from './support/scratch.js';
+
+const scratch = scratchFolders();
+
+const SKILL = (name: string) => `---\nname: ${name}\ndescription: Does ${name}.\n---\n# ${name}\n`;
+
+const CONFIG = `[plugin]
+name = "acme.tools"
+version = "1.2.0"
+description = "Acme review tooling."
+spec = "1.1.0"
+include = ["bin/**"]
+
+[plugin.presentation]
+displayName = "Acme Tools"
+
+[[plugin.mcp]]
+name = "local"
+command = "./bin/server"
+args = ["serve", "--root", "\${PLUGIN_ROOT}"]
+
+[[plugin.mcp]]
+name = "web"
+transport = "http"
+url = "https://mcp.example.com/mcp"
+`;
+
+/** A project: plugin.toml beside its content root (skills, bin/server). Returns the config path and a fresh output path. */
+async function project(config = CONFIG): Promise<{ config: string; out: string; root: string }> {
+  const root = await scratch();
+  const files: Record<string, string> = {
+    'plugin.toml': config,
+    'skills/review/SKILL.md': SKILL('review'),
+    'skills/review/references/checklist.md': 'Check it.\n',
+    'bin/server': '#!/bin/sh\necho serve\n',
+    'notes.md': 'not shipped\n',
+  };
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), text);
+  }
+  await chmod(join(root, 'bin/server'), 0o755);
+  return { config: join(root, 'plugin.toml'), out: join(await scratch(), 'acme.tools'), root };
+}
+
+async function built(): Promise<{ config: string; out: string; root: string }> {
+  const p = await project();
+  const outcome = await run(['plugin', 'build', p.config, '--out', p.out]);
+  expect(outcome.code).toBe(0);
+  return p;
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+const asText = (files: ReadonlyMap<string, Uint8Array>) => [...files].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]).sort();
+const FINDING_LINE = /^(error|warning|info) AR9O[0-5] [a-z0-9.-]+ \S+: .+$/;
+
+describe('agentproto plugin', () => {
+  it('build writes the package; validate finds nothing; verify passes, then names an edited file and exits 1', async () => {
+    const { config, out } = await project();
+    const build = await run(['plugin', 'build', config, '--out', out]);
+    expect(build).toMatchObject({ code: 0, stderr: '' });
+    expect(build.stdout).toBe(`${out}: 6 files, Agent Plugins 1.1.0\n`);
+    expect([...(await readPackageFiles(out)).keys()].sort()).toEqual([
+      '.agentproto-generated.json',
+      'bin/server',
+      'mcp.json',
+      'plugin.json',
+      'skills/review/SKILL.md',
+      'skills/review/references/checklist.md',
+    ]);
+    expect((await stat(join(out, 'bin/server'))).mode & 0o777).toBe(0o755);
+
+    const validate = await run(['plugin', 'validate', out]);
+    expect(validate).toEqual({ code: 0, stdout: `${out}: Agent Plugins 1.1.0, 1 skill, 2 servers, 0 findings\n`, stderr: '' });
+
+    expect(await run(['plugin', 'verify', config, out])).toEqual({ code: 0, stdout: `${out}: up to date\n`, stderr: '' });
+
+    await writeFile(join(out, 'skills/review/references/checklist.md'), 'Edited by hand.\n');
+    const drifted = await run(['plugin', 'verify', config, out]);
+    expect(drifted.code).toBe(1);
+    expect(drifted.stdout).toBe('changed  skills/review/references/checklist.md\nedited  skills/review/references/checklist.md\n');
+    expect(drifted.stderr).toBe(`agentproto: ${out} is not what ${config} builds: 1 changed, 1 edited\n`);
+  });
+
+  it('verify reports a removed file as missing and another --spec as drift', async () => {
+    const { config, out } = await built();
+    const otherSpec = await run(['plugin', 'verify', config, out, '--spec', '1.0.0']);
+    expect(otherSpec.code).toBe(1);
+    expect(otherSpec.stdout).toContain('changed  plugin.json');
+    await rm(join(out, 'mcp.json'));
+    const verdict = await runJsonFailing(['plugin', 'verify', config, out]);
+    expect(verdict).toMatchObject({ ok: false, missing: ['mcp.json'], changed: [], unexpected: [], edited: [] });
+  });
+
+  it('build prints each finding on stderr, one line each, and still writes what a client loads', async () => {
+    const { config, out, root } = await project();
+    await mkdir(join(root, 'skills/broken'), { recursive: true });
+    await writeFile(join(root, 'skills/broken/SKILL.md'), SKILL('other'));
+    const outcome = await run(['plugin', 'build', config, '--out', out]);
+    expect(outcome.code).toBe(0);
+    const lines = outcome.stderr.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatch(FINDING_LINE);
+    expect(outcome.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md/m);
+    expect(await exists(join(out, 'skills/broken'))).toBe(false);
+    expect(await exists(join(out, 'skills/review/SKILL.md'))).toBe(true);
+  });
+
+  it('build of a plugin a client would reject exits 1 and writes nothing', async () => {
+    const { config, out } = await project(CONFIG.replace('name = "acme.tools"', 'name = "Acme Tools"'));
+    const outcome = await run(['plugin', 'build', config, '--out', out]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toMatch(/^error AR9O0 plugin\.name-invalid plugin\.json#\/name: /m);
+    expect(outcome.stderr).toContain(`agentproto: PLUGIN_REJECTED: ${config}: a conformant client rejects the plugin (AR9O0 plugin.name-invalid plugin.json#/name); nothing was written\n`);
+    expect(await exists(out)).toBe(false);
+
+    const json = await run(['plugin', 'build', config, '--out', out, '--json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ out, rejected: true, written: false, findings: [{ code: 'plugin.name-invalid', rule: 'AR9O0', severity: 'error' }] });
+    expect(await exists(out)).toBe(false);
+  });
+
+  it('build refuses a non-empty --out unless --replace; a bad configuration exits 1 with its code', async () => {
+    const { config, out } = await built();
+    const again = await run(['plugin', 'build', config, '--out', out]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^agentproto: PLUGIN_WRITE_FAILED: .*exists and is not empty/);
+    expect((await run(['plugin', 'build', config, '--out', out, '--replace'])).code).toBe(0);
+
+    const bad = await project(CONFIG.replace('name = "acme.tools"\n', 'name = "acme.tools"\ncolour = "blue"\n'));
+    const invalid = await run(['plugin', 'build', bad.config, '--out', bad.out]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^agentproto: PLUGIN_CONFIG_INVALID: .*plugin\.toml: colour is not a plugin setting\n$/);
+    const missing = await run(['plugin', 'verify', join(bad.out, 'nope.toml'), bad.out]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('PLUGIN_CONFIG_INVALID');
+  });
+
+  it('validate --strict exits 2 naming the first error finding; without --strict a package that loads exits 0', async () => {
+    const { out } = await built();
+    await mkdir(join(out, 'skills/broken'), { recursive: true });
+    await writeFile(join(out, 'skills/broken/SKILL.md'), SKILL('other'));
+
+    const lenient = await run(['plugin', 'validate', out]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md#?\S*: /m);
+    expect(lenient.stdout).toContain('1 skill,');
+
+    const strict = await run(['plugin', 'validate', out, '--strict']);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/^agentproto: AR9O1: skill\.name-mismatch skills\/broken\/SKILL\.md\S*: .+ \(validate --strict fails on any error finding\)\n$/m);
+    expect(strict.stderr).not.toContain('Usage:');
+
+    const strictJson = await run(['plugin', 'validate', out, '--strict', '--json']);
+    expect(strictJson.code).toBe(2);
+    expect(JSON.parse(strictJson.stdout)).toMatchObject({ dir: out, rejected: false, skills: ['review'], findings: [{ code: 'skill.name-mismatch', severity: 'error' }] });
+
+    // Warnings alone do not fail --strict.
+    const clean = await built();
+    await writeFile(join(clean.out, 'plugin.json'), (await readFile(join(clean.out, 'plugin.json'), 'utf8')).replace('{', '{\n  "colour": "blue",'));
+    const warned = await run(['plugin', 'validate', clean.out, '--strict']);
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/^warning AR9O0 plugin\.unknown-field plugin\.json#\/colour: /);
+  });
+
+  it('validate of a rejected package exits 1 (2 with --strict)', async () => {
+    const { out } = await built();
+    await writeFile(join(out, 'plugin.json'), '{ not json');
+    const outcome = await run(['plugin', 'validate', out]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toMatch(/^error AR9O0 /m);
+    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: PLUGIN_REJECTED: ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: a conformant client rejects the plugin`, 'm'));
+    const json = await run(['plugin', 'validate', out, '--json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ rejected: true, skills: [], servers: [] });
+    expect((await run(['plugin', 'validate', out, '--strict'])).code).toBe(2);
+    expect((await run(['plugin', 'validate', join(out, 'absent')])).code).toBe(1);
+  });
+
+  it('explains an AR9O rule and a finding code; an unknown code exits 2', async () => {
+    expect(await run(['plugin', 'validate', '--explain', 'AR9O3'])).toEqual({ code: 0, stdout: 'AR9O3: an unsupported ${VAR} placeholder\n', stderr: '' });
+    expect(await run(['plugin', 'explain', 'AR9O3'])).toEqual({ code: 0, stdout: 'AR9O3: an unsupported ${VAR} placeholder\n', stderr: '' });
+    const code = await run(['plugin', 'explain', 'skill.name-mismatch']);
+    expect(code.code).toBe(0);
+    expect(code.stdout).toMatch(/^skill\.name-mismatch: AR9O1 \(error\): name must equal the name of the skill directory/);
+    expect(await runJson(['plugin', 'validate', '--explain', 'mcp.placeholder-rejected'])).toMatchObject({ code: 'mcp.placeholder-rejected', rule: 'AR9O3', severity: 'error' });
+    expect(await runJson(['plugin', 'explain', 'AR9O0'])).toEqual({ code: 'AR9O0', rule: 'AR9O0', text: expect.stringContaining('plugin.json is missing or invalid') });
+
+    for (const argv of [['plugin', 'explain', 'AR9O9'], ['plugin', 'validate', '--explain', 'nope']]) {
+      const unknown = await run(argv);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stdout).toBe('');
+      expect(unknown.stderr).toMatch(/^agentproto: unknown code "(AR9O9|nope)": give an AR9O rule/);
+    }
+  });
+
+  it('import writes the content and plugin.config.json; building from that configuration gives the same bytes', async () => {
+    const { out } = await built();
+    const imported = join(await scratch(), 'imported');
+    const outcome = await run(['plugin', 'import', out, '--out', imported]);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toBe('');
+    expect(outcome.stdout).toContain('report  bin/server: a bundled root file');
+    expect(outcome.stdout).toMatch(new RegExp(`: 3 files and plugin\\.config\\.json\\n$`));
+
+    const text = await readFile(join(imported, 'plugin.config.json'), 'utf8');
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+    expect(JSON.parse(text)).toMatchObject({ name: 'acme.tools', spec: '1.1.0', include: ['bin/server'] });
+    const loaded = await loadPluginConfig(join(imported, 'plugin.config.json'));
+    expect(loaded.contentRoot).toBe(imported);
+    // The provenance header is taken off: the content is the source, not the package.
+    expect(await readFile(join(imported, 'skills/review/SKILL.md'), 'utf8')).toBe(SKILL('review'));
+
+    const rebuilt = join(await scratch(), 'rebuilt');
+    expect((await run(['plugin', 'build', join(imported, 'plugin.config.json'), '--out', rebuilt])).code).toBe(0);
+    expect(asText(await readPackageFiles(rebuilt))).toEqual(asText(await readPackageFiles(out)));
+    expect((await stat(join(rebuilt, 'bin/server'))).mode & 0o777).toBe(0o755);
+    expect((await run(['plugin', 'verify', join(imported, 'plugin.config.json'), out])).code).toBe(0);
+  });
+
+  it('import refuses a rejected package and a package bundling its own plugin.config.json; nothing is written', async () => {
+    const { out } = await built();
+    await writeFile(join(out, 'plugin.config.json'), '{}\n');
+    const target = join(await scratch(), 'imported');
+    const clash = await run(['plugin', 'import', out, '--out', target]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain('bundles a root file named plugin.config.json');
+    expect(await exists(target)).toBe(false);
+
+    await writeFile(join(out, 'plugin.json'), '[]');
+    const refused = await run(['plugin', 'import', out, '--out', target, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ rejected: true, config: null, configFile: null, files: [] });
+    expect(refused.stderr).toContain('PLUGIN_REJECTED');
+    expect(refused.stderr).toContain('nothing was imported');
+    expect(await exists(target)).toBe(false);
+  });
+
+  it('emit --spec 1.0.0 converts a 1.1.0 configuration, leaving presentation out with a finding', async () => {
+    const { config } = await project();
+    const out = join(await scratch(), 'emit', 'acme.tools');
+    const human = await run(['plugin', 'emit', config, '--out', out, '--spec', '1.0.0']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`${out}: 6 files, Agent Plugins 1.0.0\n`);
+    expect(human.stderr).toMatch(/^warning AR9O0 plugin\.unknown-field plugin\.json#\/presentation: /);
+    const manifest = JSON.parse(await readFile(join(out, 'plugin.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest.$schema).toBe('https://agent-plugins.org/schemas/1.0.0/plugin.schema.json');
+    expect(manifest.presentation).toBeUndefined();
+    expect(JSON.parse(await readFile(join(out, 'mcp.json'), 'utf8')).$schema).toBe('https://agent-plugins.org/schemas/1.0.0/mcp.schema.json');
+    expect(await runJson(['plugin', 'validate', out])).toMatchObject({ spec: '1.0.0', rejected: false, findings: [] });
+
+    expect((await run(['plugin', 'emit', config, '--out', out])).code).toBe(1);
+    const replaced = await runJson(['plugin', 'emit', config, '--out', out, '--replace']);
+    expect(replaced).toMatchObject({ out, spec: '1.1.0', rejected: false, written: true, findings: [], validation: { rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'] } });
+
+    const rejectedProject = await project(CONFIG.replace('name = "acme.tools"', 'name = "Acme Tools"'));
+    const rejected = await run(['plugin', 'emit', rejectedProject.config, '--out', rejectedProject.out, '--json']);
+    expect(rejected.code).toBe(1);
+    expect(JSON.parse(rejected.stdout)).toMatchObject({ rejected: true, written: false, findings: [{ code: 'plugin.name-invalid' }] });
+    expect(await exists(rejectedProject.out)).toBe(false);
+  });
+
+  it('--json prints exactly one JSON document for every subcommand, findings included', async () => {
+    const { config, out } = await project();
+    const build = await run(['plugin', 'build', config, '--out', out, '--json']);
+    expect(build.code).toBe(0);
+    expect(build.stderr).toBe('');
+    expect(JSON.parse(build.stdout)).toMatchObject({ out, spec: '1.1.0', rejected: false, written: true, findings: [] });
+    expect((JSON.parse(build.stdout) as { files: string[] }).files).toContain('plugin.json');
+
+    expect(await runJson(['plugin', 'validate', out])).toEqual({ dir: out, spec: '1.1.0', rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'], mcpDisabled: false });
+    expect(await runJson(['plugin', 'verify', config, out])).toEqual({ dir: out, ok: true, changed: [], missing: [], unexpected: [], edited: [] });
+    const imported = await runJson<{ config: Record<string, unknown>; files: string[]; report: unknown[]; findings: unknown[]; configFile: string }>(['plugin', 'import', out, '--out', join(await scratch(), 'imported')]);
+    expect(imported.config).toMatchObject({ name: 'acme.tools' });
+    expect(imported.files).toEqual(['bin/server', 'skills/review/SKILL.md', 'skills/review/references/checklist.md']);
+    expect(imported.findings).toEqual([]);
+    expect(JSON.parse(await readFile(imported.configFile, 'utf8'))).toEqual(imported.config);
+    const emitted = await runJson<{ files: string[] }>(['plugin', 'emit', config, '--out', join(await scratch(), 'emitted')]);
+    expect(emitted.files).toContain('mcp.json');
+    expect(await runJson(['plugin', 'explain', 'AR9O3'])).toMatchObject({ code: 'AR9O3' });
+
+    await writeFile(join(out, 'plugin.json'), '{}');
+    const drift = await run(['plugin', 'verify', config, out, '--json']);
+    expect(drift.code).toBe(1);
+    expect(JSON.parse(drift.stdout)).toMatchObject({ ok: false, changed: ['plugin.json'], edited: ['plugin.json'] });
+  });
+
+  it('plugin --help prints the usage with every plugin command', async () => {
+    for (const argv of [['plugin', '--help'], ['plugin', 'build', '-h'], ['--help']]) {
+      const outcome = await run(argv);
+      expect(outcome.code).toBe(0);
+      for (const command of ['plugin build <c>', 'plugin validate <dir>', 'plugin verify <c> <dir>', 'plugin import <dir>', 'plugin emit <c>', 'plugin explain <code>', '--strict', '--explain CODE', '--spec VERSION']) {
+        expect(outcome.stdout).toContain(command);
+      }
+    }
+  });
+
+  it.each([
+    { argv: ['plugin'], message: 'plugin needs a subcommand' },
+    { argv: ['plugin', 'publish', 'x'], message: 'unknown command "plugin publish"' },
+    { argv: ['plugin', 'build', 'plugin.toml'], message: 'plugin build needs --out DIR' },
+    { argv: ['plugin', 'build', '--out', 'x'], message: 'plugin build takes a configuration file' },
+    { argv: ['plugin', 'build', 'a.toml', 'b.toml', '--out', 'x'], message: 'plugin build takes a configuration file' },
+    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--spec', '2.0.0'], message: '--spec must be one of 1.0.0, 1.1.0' },
+    { argv: ['plugin', 'build', 'a.toml', '--out='], message: '--out must not be empty' },
+    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--strict'], message: "plugin build: Unknown option '--strict'" },
+    { argv: ['plugin', 'validate'], message: 'plugin validate takes a plugin folder' },
+    { argv: ['plugin', 'validate', 'dir', '--spec', '1.0.0'], message: "plugin validate: Unknown option '--spec'" },
+    { argv: ['plugin', 'validate', 'dir', '--explain', 'AR9O3'], message: 'plugin validate --explain CODE takes no folder' },
+    { argv: ['plugin', 'validate', '--explain'], message: "plugin validate: Option '--explain <value>' argument missing" },
+    { argv: ['plugin', 'verify', 'plugin.toml'], message: 'plugin verify takes a configuration file and a plugin folder' },
+    { argv: ['plugin', 'verify', 'plugin.toml', 'dir', '--out', 'x'], message: "plugin verify: Unknown option '--out'" },
+    { argv: ['plugin', 'import', 'dir'], message: 'plugin import needs --out DIR' },
+    { argv: ['plugin', 'import', 'dir', '--out', 'x', '--spec', '1.0.0'], message: "plugin import: Unknown option '--spec'" },
+    { argv: ['plugin', 'emit', '--out', 'x'], message: 'plugin emit takes a configuration file' },
+    { argv: ['plugin', 'explain'], message: 'plugin explain takes one code' },
+    { argv: ['plugin', 'explain', 'AR9O1', 'AR9O2'], message: 'plugin explain takes one code' },
+  ])('a wrong command line exits 2 before doing anything: $argv', async ({ argv, message }) => {
+    const outcome = await run(argv);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toContain(`agentproto: ${message}`);
+    expect(outcome.stderr).toContain('Usage: agentproto');
+  });
+});
+
+/** Runs a `--json` command expected to exit 1 and returns its one JSON document. */
+async function runJsonFailing(argv: string[]): Promise<Record<string, unknown>> {
+  const outcome = await run([...argv, '--json']);
+  expect(outcome.code).toBe(1);
+  return JSON.parse(outcome.stdout) as Record<string, unknown>;
+}
