@@ -239,10 +239,19 @@ async function skillsOf(
   const under = source.paths.filter((path) => path.startsWith(prefix)).map((path) => `skills/${path.slice(prefix.length)}`);
   const layout = selectSkills(under);
   findings.push(...layout.findings);
+  // Each skill's files, grouped once: filtering every path per skill is quadratic.
+  const bySkill = new Map<string, string[]>();
+  for (const path of source.paths) {
+    if (!path.startsWith(prefix)) continue;
+    const name = path.slice(prefix.length).split('/')[0] ?? '';
+    const list = bySkill.get(name);
+    if (list) list.push(path);
+    else bySkill.set(name, [path]);
+  }
   let skills = new Map<string, Map<string, PackageFile>>();
   for (const name of layout.skills) {
     const own = new Map<string, PackageFile>();
-    for (const path of source.paths.filter((p) => p.startsWith(`${prefix}${name}/`))) own.set(path.slice(prefix.length + name.length + 1), await source.read(path));
+    for (const path of bySkill.get(name) ?? []) own.set(path.slice(prefix.length + name.length + 1), await source.read(path));
     const skillMd = own.get('SKILL.md');
     if (!skillMd) continue;
     const check = checkSkill(name, skillMd.bytes);

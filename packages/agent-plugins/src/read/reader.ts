@@ -188,7 +188,7 @@ const RESOLVE_MESSAGES: Readonly<Record<Exclude<ResolveFailure['reason'], 'missi
 export function openPluginReader(root: string, options: PluginReaderOptions = {}): PluginReader {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxPackageBytes = options.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
-  const fs = options.fs ?? nodePackageFs;
+  const fs = remembersFolders(options.fs ?? nodePackageFs);
   const findings: Finding[] = [];
   const seen = new Set<string>();
   const counted = new Map<string, number>();
@@ -316,4 +316,38 @@ function kindName(stats: Stats): string {
 
 function errnoOf(error: unknown): string {
   return (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+}
+
+/**
+ * The reader's file system, remembering what it learned about folders: the root's real path
+ * and the lstat of every folder met. Reading a package resolves each path one component at
+ * a time, so without this every file would lstat each of its parent folders again (about
+ * eight calls per file). Files and links are asked afresh every time: a file is what a read
+ * opens (and checks against what it opened), and a link's target is read when it is met.
+ * A folder that turns into a link while the package is being read is not seen as one; the
+ * open of the file at the end still never follows a link, and the reader lives for one
+ * load of one package.
+ */
+function remembersFolders(fs: PackageFs): PackageFs {
+  const realPaths = new Map<string, Promise<string>>();
+  const folders = new Map<string, Stats>();
+  return {
+    ...fs,
+    realpath(path) {
+      let known = realPaths.get(path);
+      if (!known) {
+        known = fs.realpath(path);
+        realPaths.set(path, known);
+        known.catch(() => realPaths.delete(path));
+      }
+      return known;
+    },
+    async lstat(path) {
+      const known = folders.get(path);
+      if (known) return known;
+      const stats = await fs.lstat(path);
+      if (stats.isDirectory()) folders.set(path, stats);
+      return stats;
+    },
+  };
 }

@@ -197,10 +197,19 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   if (skillsPresent && !result.skillsDisabled) {
     const layout = selectSkills(underSkills);
     own.push(...layout.findings);
-    for (const name of layout.skills) {
+    // Each skill's files, grouped once: filtering the whole list per skill is quadratic.
+    const bySkill = new Map<string, string[]>();
+    for (const path of underSkills) {
+      const name = path.split('/')[1] ?? '';
+      const list = bySkill.get(name);
+    if (list) list.push(path);
+    else bySkill.set(name, [path]);
+    }
+    const skillMdAhead = readAhead(layout.skills.map((name) => `${SKILLS_DIR}/${name}/${SKILL_FILE}`), (path) => reader.readFile(path));
+    for (const [index, name] of layout.skills.entries()) {
       if (result.skillsDisabled) break;
       if (result.skippedSkills.includes(name)) continue;
-      const skillMd = await reader.readFile(`${SKILLS_DIR}/${name}/${SKILL_FILE}`);
+      const skillMd = await skillMdAhead(index);
       if (!skillMd.ok) {
         if (skillMd.absent) result.skippedSkills.push(name);
         else if (!fails(skillMd)) return finish();
@@ -215,8 +224,10 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
       }
       const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(skillMd)]]);
       const prefix = `${SKILLS_DIR}/${name}/`;
-      for (const path of underSkills.filter((p) => p.startsWith(prefix) && p !== `${prefix}${SKILL_FILE}`)) {
-        const read = await reader.readFile(path);
+      const rest = (bySkill.get(name) ?? []).filter((p) => p !== `${prefix}${SKILL_FILE}`);
+      const restAhead = readAhead(rest, (path) => reader.readFile(path));
+      for (const [restIndex, path] of rest.entries()) {
+        const read = await restAhead(restIndex);
         if (read.ok) files.set(path.slice(prefix.length), packageFile(read));
         else if (!read.absent && !fails(read)) return finish();
       }
@@ -234,9 +245,10 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   }
 
   // Everything else: bundled root files, namespace folders, the sidecar.
-  for (const path of walked.files) {
-    if (path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)) continue;
-    const read = await reader.readFile(path);
+  const others = walked.files.filter((path) => !(path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)));
+  const othersAhead = readAhead(others, (path) => reader.readFile(path));
+  for (const [index, path] of others.entries()) {
+    const read = await othersAhead(index);
     if (read.ok) result.other.set(path, packageFile(read));
     else if (!read.absent && !fails(read)) return finish();
   }
@@ -292,45 +304,71 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
   return true;
 }
 
+/** How many reads run ahead of the one being used: file I/O overlaps, results are used in order. */
+const READ_AHEAD = 16;
+
+/**
+ * Reads for `paths`, started up to READ_AHEAD ahead of the one asked for. The caller still
+ * takes the results one by one, in order, so what it concludes is what a read one at a time
+ * would give; only the waiting overlaps.
+ */
+function readAhead<T>(paths: readonly string[], read: (path: string) => Promise<T>): (index: number) => Promise<T> {
+  const started: Promise<T>[] = [];
+  return (index) => {
+    for (let next = started.length; next < Math.min(paths.length, index + READ_AHEAD); next += 1) {
+      const pending = read(paths[next] as string);
+      // Settled later by the caller, or never needed once it stops early: not unhandled.
+      pending.catch(() => undefined);
+      started.push(pending);
+    }
+    return started[index] as Promise<T>;
+  };
+}
+
 /**
  * Every path below the root that is not a folder, in byte order of each folder's listing,
  * with links resolved (inside the root) and the failures met on the way. A folder reached
  * again through a link to one of its ancestors is not entered twice.
  */
 async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files: string[]; failures: ReadFailure[] }> {
-  const files: string[] = [];
   const failures: ReadFailure[] = [];
-  const visit = async (dir: string, ancestors: readonly string[]): Promise<void> => {
+  // Sibling folders are listed at once; each returns its own files, joined in listing order,
+  // so the result is the same as a walk one folder at a time.
+  const visit = async (dir: string, ancestors: readonly string[]): Promise<string[]> => {
     const listed = await reader.list(dir);
     if (!listed.ok) {
       if (!listed.absent) failures.push(listed);
-      return;
+      return [];
     }
     if (ancestors.includes(listed.realPath)) {
       findings.push(findingFrom(VALIDATE_FINDING_CODES, 'package.link-cycle', dir, 'leads to a folder that contains it; its contents are listed once, under the folder itself'));
-      return;
+      return [];
     }
     const inner = [...ancestors, listed.realPath];
-    for (const entry of listed.entries) {
-      // plugin.json and mcp.json are read on their own, with their own failure scopes.
-      if (dir === '' && (entry.name === PLUGIN_FILE || entry.name === MCP_FILE)) continue;
-      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      let kind: string = entry.kind;
-      if (kind === 'link') {
-        const resolved = await reader.resolve(path);
-        if (!resolved.ok) {
-          if (!resolved.absent) failures.push(resolved);
-          continue;
+    const parts = await Promise.all(
+      listed.entries.map(async (entry): Promise<string[]> => {
+        // plugin.json and mcp.json are read on their own, with their own failure scopes.
+        if (dir === '' && (entry.name === PLUGIN_FILE || entry.name === MCP_FILE)) return [];
+        const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+        let kind: string = entry.kind;
+        if (kind === 'link') {
+          const resolved = await reader.resolve(path);
+          if (!resolved.ok) {
+            if (!resolved.absent) failures.push(resolved);
+            return [];
+          }
+          kind = resolved.kind;
         }
-        kind = resolved.kind;
-      }
-      if (kind === 'directory') await visit(path, inner);
-      // Anything else (a pipe, a socket) is left to readFile, which reports it as not a regular file.
-      else files.push(path);
-    }
+        if (kind === 'directory') return visit(path, inner);
+        // Anything else (a pipe, a socket) is left to readFile, which reports it as not a regular file.
+        return [path];
+      }),
+    );
+    return parts.flat();
   };
-  await visit('', []);
-  return { files, failures };
+  const files = await visit('', []);
+  // Listed concurrently, met in any order: reported in path order, the same on every run.
+  return { files, failures: failures.sort((a, b) => byteOrder(a.path, b.path)) };
 }
 
 /** An fs for the reader that notes the mode of every file handle it stats, by real path. */
