@@ -16,13 +16,13 @@
  * the folder's removal after; none of that is timed.
  */
 import { execFileSync } from 'node:child_process';
-import { createCipheriv, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type PackageFile, type PluginConfig, buildPlugin, validatePlugin, writePlugin } from '@agentproto/agent-plugins';
-import { median, report, time, xorshift } from './lib.ts';
+import { median, report, textContent, time, xorshift } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SKILLS = 500;
@@ -31,15 +31,7 @@ const HTTP_SERVERS = 40;
 const SPEC = '1.0.0' as const;
 const skillName = (index: number) => `skill-${String(index).padStart(4, '0')}`;
 
-/** Text-like content of `size` bytes: base64 lines of an AES-CTR keystream (deterministic, fast). */
-const KEY = createHash('sha256').update('agentproto-bench-agent-plugins').digest().subarray(0, 16);
-function textContent(id: number, size: number, head = ''): Buffer {
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(id >>> 0, 0);
-  const random = createCipheriv('aes-128-ctr', KEY, iv).update(Buffer.alloc(Math.ceil((size * 3) / 4)));
-  const body = random.toString('base64').replace(/(.{76})/g, '$1\n');
-  return Buffer.from((head + body).slice(0, size), 'utf8');
-}
+const text = (id: number, size: number, head = '') => textContent('agentproto-bench-agent-plugins', id, size, head);
 
 /** The content root: skills/<name>/{SKILL.md, references/guide.md, scripts/run.sh (0755)}. */
 async function writeContentRoot(root: string): Promise<{ files: number; bytes: number }> {
@@ -54,9 +46,9 @@ async function writeContentRoot(root: string): Promise<{ files: number; bytes: n
     await mkdir(join(dir, 'references'), { recursive: true });
     await mkdir(join(dir, 'scripts'), { recursive: true });
     const own: [string, Buffer, number][] = [
-      ['SKILL.md', textContent(id++, size(), `---\nname: ${name}\ndescription: Benchmark skill ${s}; see references/guide.md and scripts/run.sh.\n---\n\n# ${name}\n\n`), 0o644],
-      ['references/guide.md', textContent(id++, size(), `# Guide for ${name}\n\n`), 0o644],
-      ['scripts/run.sh', textContent(id++, size(), `#!/bin/sh\n# ${name}\n: '\n`), 0o755],
+      ['SKILL.md', text(id++, size(), `---\nname: ${name}\ndescription: Benchmark skill ${s}; see references/guide.md and scripts/run.sh.\n---\n\n# ${name}\n\n`), 0o644],
+      ['references/guide.md', text(id++, size(), `# Guide for ${name}\n\n`), 0o644],
+      ['scripts/run.sh', text(id++, size(), `#!/bin/sh\n# ${name}\n: '\n`), 0o755],
     ];
     for (const [path, data, mode] of own) {
       await writeFile(join(dir, path), data);

@@ -1,3 +1,4 @@
+import { createCipheriv, createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -83,4 +84,18 @@ export async function writeAll(files: Map<string, Buffer>, write: (path: string,
 export function report(name: string, ours: number, baseline: number, unit: string, target: string): void {
   const ratio = ours / baseline;
   console.log(`${name}: ours ${ours.toFixed(2)} ${unit}, baseline ${baseline.toFixed(2)} ${unit}, ratio ${ratio.toFixed(3)} (target ${target})`);
+}
+
+/**
+ * Text-like content of `size` bytes: base64 lines of an AES-CTR keystream under a key made
+ * from `label` (deterministic, fast, and about as compressible as prose-heavy source:
+ * ~75% under zlib). `head` starts the content (a SKILL.md frontmatter, say).
+ */
+export function textContent(label: string, id: number, size: number, head = ''): Buffer {
+  const key = createHash('sha256').update(label).digest().subarray(0, 16);
+  const iv = Buffer.alloc(16);
+  iv.writeUInt32BE(id >>> 0, 0);
+  const random = createCipheriv('aes-128-ctr', key, iv).update(Buffer.alloc(Math.ceil((size * 3) / 4)));
+  const body = random.toString('base64').replace(/(.{76})/g, '$1\n');
+  return Buffer.from((head + body).slice(0, size), 'utf8');
 }

@@ -13,14 +13,13 @@
  * testkit's makeRepo writes all blobs as one pack and makes the 1,000 commits with one
  * `git fast-import`. The baseline git runs with no user or system config, protocol v2.
  */
-import { createCipheriv, createHash } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openContentStore, type ContentStore } from '@agentproto/content-cache';
 import { prepareSkills, type PreparedSkill } from '@agentproto/skill-providers';
 import { type GitHttpServer, type GitHttpStats, isolatedGitEnv, makeRepo, run, startGitHttpServer, tempDir } from '@agentproto/testkit';
-import { median, report, time, xorshift } from './lib.ts';
+import { median, report, textContent, time, xorshift } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 15);
@@ -33,18 +32,7 @@ const TARGET = 42;
 const skillName = (index: number) => `s${String(index).padStart(4, '0')}`;
 const SKILL_DIR = `skills/${skillName(TARGET)}`;
 
-/**
- * Text-like content of `size` bytes: base64 lines of an AES-CTR keystream (deterministic,
- * fast, and about as compressible as prose-heavy source: ~75% under zlib).
- */
-const KEY = createHash('sha256').update('agentproto-bench-skill-providers').digest().subarray(0, 16);
-function textContent(id: number, size: number, head = ''): Buffer {
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(id >>> 0, 0);
-  const random = createCipheriv('aes-128-ctr', KEY, iv).update(Buffer.alloc(Math.ceil((size * 3) / 4)));
-  const body = random.toString('base64').replace(/(.{76})/g, '$1\n');
-  return Buffer.from((head + body).slice(0, size), 'utf8');
-}
+const text = (id: number, size: number, head = '') => textContent('agentproto-bench-skill-providers', id, size, head);
 
 /**
  * One skill's 50 paths: SKILL.md, 20 references, 15 scripts and 14 templates two levels
@@ -72,7 +60,7 @@ function buildSpec(root: string) {
     const name = skillName(s);
     for (const path of skillPaths(name)) {
       const head = path.endsWith('/SKILL.md') ? `---\nname: ${name}\ndescription: benchmark skill ${name}\n---\n\n` : '';
-      base[path] = textContent(id++, fileSize(next), head);
+      base[path] = text(id++, fileSize(next), head);
     }
   }
   const commits: { message: string; files: Record<string, Buffer> }[] = [{ message: 'skills: 400 skills', files: base }];
@@ -83,7 +71,7 @@ function buildSpec(root: string) {
       const s = next() % SKILLS;
       if (s === TARGET) continue;
       const path = skillPaths(skillName(s))[1 + (next() % (FILES_PER_SKILL - 1))]!;
-      files[path] = textContent(id++, fileSize(next));
+      files[path] = text(id++, fileSize(next));
     }
     commits.push({ message: `update ${Object.keys(files).join(', ')}`, files });
   }
