@@ -147,7 +147,7 @@ describe('writeBundle: determinism', () => {
         child.stdout.on('data', (chunk: Buffer) => (out += chunk));
         child.stderr.on('data', (chunk: Buffer) => (err += chunk));
         child.on('error', reject);
-        child.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited ${code}: ${err}`))));
+        child.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited ${code}: ${err}`))));
       });
     const [first, second] = await Promise.all([digestInChild(), digestInChild()]);
     expect(first).toMatch(/^[0-9a-f]{64}$/);

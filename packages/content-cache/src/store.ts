@@ -234,13 +234,27 @@ export class ContentStore {
     });
   }
 
-  /** The tree stored for `key`, or undefined. Reads at most two small files; never walks the tree. */
+  /**
+   * The tree stored for `key`, or undefined. Reads two small files and a link; never walks
+   * the tree. It answers only once the declaration link is in place too (the key record is
+   * written first, the link right after), so the `linkPath` it returns is always there.
+   */
   async lookup(key: CacheKey): Promise<StoredTree | undefined> {
     const keyText = canonicalKey(key);
     const objectId = objectIdOf(key);
     const marker = await this.presentMarker(objectId);
     if (!marker || !(await this.isRecorded(sha256Hex(keyText), keyText))) return undefined;
+    if (!(await this.linkExists(key))) return undefined;
     return this.treeOf(key, marker, true);
+  }
+
+  private async linkExists(key: CacheKey): Promise<boolean> {
+    try {
+      await this.fs.lstat(this.linkPathOf(key));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Where the declaration link of `key`'s declaration lives (it may not exist yet). */
@@ -382,16 +396,16 @@ export class ContentStore {
   }
 
   /**
-   * Points the declaration link at the object, then writes the key record. Runs after the
+   * Writes the key record and points the declaration link at the object. Runs after the
    * object is complete and visible, so a failure here leaves a complete object that the
-   * next acquisition of the same content adopts without a fill. The link comes first so
-   * that a `lookup`, which answers once the key record exists, never returns a link path
-   * that is not there yet.
+   * next acquisition of the same content adopts without a fill. The key record comes first:
+   * it is what keeps the object from gc, so no link (not even a writer's temporary one) can
+   * point at an object that nothing else holds. `lookup` waits for the link as well.
    */
   private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, fromCache: boolean): Promise<StoredTree> {
     try {
-      await this.pointLink(key, marker.objectId);
       await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
+      await this.pointLink(key, marker.objectId);
     } catch (error) {
       if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
       throw error;

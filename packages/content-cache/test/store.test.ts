@@ -318,16 +318,16 @@ describe('lookup', () => {
     expect(await store.lookup(keyFor('c1', { other: true }))).toBeUndefined();
   });
 
-  it('never answers with a link path that is not there yet: the link is in place before the key record', async () => {
+  it('never answers with a link path that is not there yet: it waits for the link after the key record', async () => {
     const root = join(await tempDir(), 'store');
     const seen: string[] = [];
     let probe: ReturnType<typeof openContentStore> | undefined;
-    // Every time a file lands in keys/, ask a second store what it sees at that instant.
+    // Every time a file lands in keys/ or links/, ask a second store what it sees at that instant.
     const fs: StoreFs = {
       ...nodeStoreFs,
       rename: async (from, to) => {
         await nodeStoreFs.rename(from, to);
-        if (String(to).includes('/keys/')) {
+        if (String(to).includes('/keys/') || String(to).includes('/links/')) {
           const found = await (await probe!).lookup(keyFor('c1'));
           seen.push(found ? await readFile(join(found.linkPath, 'a'), 'utf8') : 'miss');
         }
@@ -336,7 +336,8 @@ describe('lookup', () => {
     probe = openContentStore({ root });
     const store = await openContentStore({ root, fs });
     await store.acquire(keyFor('c1'), fillWith({ a: 'x' }));
-    expect(seen).toEqual(['x']);
+    // After the key record the link is not there yet: a miss, not a path that fails to open.
+    expect(seen).toEqual(['miss', 'x']);
   });
 });
 

@@ -26,10 +26,15 @@ function prepareInChild(root: string, declaration: unknown, startAt: number): Pr
       proc.kill('SIGKILL');
       reject(new Error(`child ${proc.pid} still running after 60 s; its stderr:\n${err}\nprocesses:\n${running}`));
     }, 60_000);
-    proc.on('exit', (code) => {
+    // 'close', not 'exit': only then has all of the child's output been read.
+    proc.on('close', (code) => {
       clearTimeout(watchdog);
-      if (code === 0) resolve(JSON.parse(out) as never);
-      else reject(new Error(`child exited ${code}: ${err}`));
+      try {
+        if (code === 0) resolve(JSON.parse(out) as never);
+        else reject(new Error(`child exited ${code}: ${err}`));
+      } catch (error) {
+        reject(new Error(`child printed no JSON result (${(error as Error).message}): ${out.slice(0, 500)} ${err}`));
+      }
     });
   });
 }

@@ -19,7 +19,8 @@ export function finished(child: ChildProcess): Promise<string> {
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk));
   return new Promise((resolve, reject) => {
-    child.on('exit', (code, signal) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code ?? signal}: ${err}`))));
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.on('close', (code, signal) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code ?? signal}: ${err}`))));
   });
 }
 
