@@ -19,64 +19,14 @@ import { performance } from 'node:perf_hooks';
 import { openContentStore, type ContentStore } from '@agentproto/content-cache';
 import { prepareSkills, type PreparedSkill } from '@agentproto/skill-providers';
 import { type GitHttpServer, type GitHttpStats, isolatedGitEnv, makeRepo, run, startGitHttpServer, tempDir } from '@agentproto/testkit';
-import { median, report, textContent, time, xorshift } from './lib.ts';
+import { median, report, time } from './lib.ts';
+import { COMMITS, FILES_PER_SKILL, SKILLS, TARGET, buildSkillRepoSpec as buildSpec, skillRepoName } from './skill-repo.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 15);
 
-const SKILLS = 400; // 400 skills x 50 files = 20,000 files
-const FILES_PER_SKILL = 50;
-const COMMITS = 1_000;
-const FILES_PER_LATER_COMMIT = 3;
-const TARGET = 42;
-const skillName = (index: number) => `s${String(index).padStart(4, '0')}`;
+const skillName = skillRepoName;
 const SKILL_DIR = `skills/${skillName(TARGET)}`;
-
-const text = (id: number, size: number, head = '') => textContent('agentproto-bench-skill-providers', id, size, head);
-
-/**
- * One skill's 50 paths: SKILL.md, 20 references, 15 scripts and 14 templates two levels
- * down (`assets/templates/`).
- */
-function skillPaths(name: string): string[] {
-  const paths = [`skills/${name}/SKILL.md`];
-  for (let i = 0; i < 20; i++) paths.push(`skills/${name}/reference/r${String(i).padStart(2, '0')}.md`);
-  for (let i = 0; i < 15; i++) paths.push(`skills/${name}/scripts/x${String(i).padStart(2, '0')}.sh`);
-  for (let i = 0; i < 14; i++) paths.push(`skills/${name}/assets/templates/t${String(i).padStart(2, '0')}.txt`);
-  if (paths.length !== FILES_PER_SKILL) throw new Error(`skill layout has ${paths.length} files`);
-  return paths;
-}
-
-/** 1-8 KiB per file. */
-function fileSize(next: () => number): number {
-  return 1024 + (next() % (7 * 1024 + 1));
-}
-
-function buildSpec(root: string) {
-  const next = xorshift(26);
-  let id = 0;
-  const base: Record<string, Buffer> = {};
-  for (let s = 0; s < SKILLS; s++) {
-    const name = skillName(s);
-    for (const path of skillPaths(name)) {
-      const head = path.endsWith('/SKILL.md') ? `---\nname: ${name}\ndescription: benchmark skill ${name}\n---\n\n` : '';
-      base[path] = text(id++, fileSize(next), head);
-    }
-  }
-  const commits: { message: string; files: Record<string, Buffer> }[] = [{ message: 'skills: 400 skills', files: base }];
-  // 999 small commits, each rewriting a few files of other skills; the target skill never changes.
-  for (let c = 1; c < COMMITS; c++) {
-    const files: Record<string, Buffer> = {};
-    while (Object.keys(files).length < FILES_PER_LATER_COMMIT) {
-      const s = next() % SKILLS;
-      if (s === TARGET) continue;
-      const path = skillPaths(skillName(s))[1 + (next() % (FILES_PER_SKILL - 1))]!;
-      files[path] = text(id++, fileSize(next));
-    }
-    commits.push({ message: `update ${Object.keys(files).join(', ')}`, files });
-  }
-  return { root, name: 'skills.git', commits };
-}
 
 const work = await tempDir('agentproto-bench-skills-');
 let server: GitHttpServer | undefined;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The tests start real git and OpenSSH servers (packages/testkit), so they need these
-// programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
+// The tests start real git and OpenSSH servers and a CNCF distribution registry, and make
+// the registry's token-signing certificate with openssl (packages/testkit), so they need
+// these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
 // containers); otherwise we name the command and fail: tests are never skipped silently.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -12,6 +13,8 @@ const REQUIRED = [
   { program: 'sshd', pkg: 'openssh-server', also: ['/usr/sbin/sshd'] },
   { program: 'ssh', pkg: 'openssh-client' },
   { program: 'ssh-keygen', pkg: 'openssh-client' },
+  { program: 'openssl', pkg: 'openssl' },
+  { program: 'docker-registry', pkg: 'docker-registry', also: ['/usr/bin/docker-registry'] },
 ];
 
 function isExecutable(path) {

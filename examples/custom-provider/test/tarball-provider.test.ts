@@ -64,7 +64,7 @@ describe('the tarball provider', () => {
     expect([server.count('HEAD'), server.count('GET')]).toEqual([1, 1]);
 
     const [second] = await prepareSkills([entry(url, pin)], { cache, registry, sandbox });
-    expect(second).toEqual({ ...first, hit: true });
+    expect(second).toEqual({ ...first, hit: true, from: 'store' });
     // Resolution ran again (the authorization check); nothing was downloaded.
     expect([server.count('HEAD'), server.count('GET')]).toEqual([2, 1]);
   });

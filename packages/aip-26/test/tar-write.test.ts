@@ -141,7 +141,7 @@ describe('writeBundle: determinism', () => {
     const script = fileURLToPath(new URL('./fixtures/tar/print-sample-digest.ts', import.meta.url));
     const digestInChild = () =>
       new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk));

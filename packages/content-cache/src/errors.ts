@@ -14,7 +14,8 @@ export type ContentCacheErrorCode =
   | 'CACHE_ABORTED'
   | 'CACHE_IO'
   | 'CACHE_LOCK_COMPROMISED'
-  | 'CACHE_CORRUPT_OBJECT';
+  | 'CACHE_CORRUPT_OBJECT'
+  | 'CACHE_REMOTE_MISMATCH';
 
 export class ContentCacheError extends Error {
   readonly code: ContentCacheErrorCode;
@@ -117,5 +118,21 @@ export class CorruptObjectError extends ContentCacheError {
   constructor(objectId: string, path: string, detail: string, cause?: unknown) {
     super('CACHE_CORRUPT_OBJECT', `object ${objectId} is corrupt: ${detail}`, { path, cause });
     this.objectId = objectId;
+  }
+}
+
+/**
+ * A tree pulled from the remote tier does not hash to what its marker claims (tampered or
+ * damaged in the registry). It was never published; the store reports it and fills from
+ * the origin instead.
+ */
+export class RemoteMismatchError extends ContentCacheError {
+  constructor(
+    readonly objectId: string,
+    claimed: { digest: string; files: number; bytes: number } | undefined,
+    actual: { digest: string; files: number; bytes: number },
+  ) {
+    const said = claimed ? `${claimed.digest} (${claimed.files} files, ${claimed.bytes} bytes)` : 'nothing';
+    super('CACHE_REMOTE_MISMATCH', `object ${objectId} from the remote hashes to ${actual.digest} (${actual.files} files, ${actual.bytes} bytes), but its marker claims ${said}`);
   }
 }

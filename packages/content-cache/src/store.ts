@@ -8,6 +8,7 @@ import {
   CorruptObjectError,
   FillFailedError,
   FillOutsideDestinationError,
+  RemoteMismatchError,
   StoreIOError,
   StoreRootError,
   UnsafeTreeError,
@@ -15,6 +16,7 @@ import {
 import { CONTENT, MARKER, StoreLayout, TEMP_PREFIX } from './layout.js';
 import { type HeldLock, type LockOptions, isLockHeld, takeLock } from './lock.js';
 import { type StoreFs, nodeStoreFs } from './store-fs.js';
+import type { StoreEvent, StoreRemote, RemoteObject } from './remote/store-remote.js';
 import { io, sealTree } from './tree.js';
 import { TreeWriter, type WriteFileOptions } from './writer.js';
 
@@ -28,6 +30,13 @@ export interface ContentStoreOptions {
   lock?: LockOptions;
   /** fsync every file of a tree before its marker is written (survives power loss; slower). */
   syncFiles?: boolean;
+  /**
+   * A shared tier (an OCI registry through `ociRemote`): asked on a local miss before the
+   * fill runs, and given every tree a fill published. Its failures are events, never errors.
+   */
+  remote?: StoreRemote;
+  /** Told what the remote tier did: hits, misses, pushes, and warnings when it was bypassed. */
+  onEvent?: (event: StoreEvent) => void;
 }
 
 export interface FillContext {
@@ -46,6 +55,12 @@ export type Fill = (destination: string, context: FillContext) => Promise<void>;
 
 export interface AcquireOptions {
   signal?: AbortSignal;
+  /**
+   * Checks a staged tree before it is sealed, whether a fill wrote it or the remote did
+   * (a skill folder must hold SKILL.md, say). Throwing refuses the tree: from the fill, the
+   * acquisition fails with CACHE_FILL_FAILED; from the remote, the fill runs instead.
+   */
+  check?: (destination: string) => Promise<void>;
 }
 
 export interface StoredTree {
@@ -59,6 +74,8 @@ export interface StoredTree {
   bytes: number;
   /** True when no fill ran for this call. */
   fromCache: boolean;
+  /** Where the tree came from for this call: already in the store, pulled from the remote, or filled from the origin. */
+  source: 'store' | 'remote' | 'origin';
 }
 
 export interface ObjectMarker {
@@ -96,6 +113,9 @@ interface Flight {
   controller: AbortController;
   waiters: number;
 }
+
+/** Thrown inside a remote fill when the remote has no such object: a miss, not a warning. */
+const NOT_IN_REMOTE = Symbol('not in remote');
 
 /** Temporary files older than this were left by a writer that died between write and rename. */
 const TEMP_FILE_GRACE_MS = 60_000;
@@ -155,6 +175,10 @@ export class ContentStore {
   private readonly lockOptions: LockOptions;
   private readonly staleMs: number;
   private readonly syncFiles: boolean;
+  private readonly remote: StoreRemote | undefined;
+  private readonly onEvent: ((event: StoreEvent) => void) | undefined;
+  /** Pushes and fact writes to the remote still in flight (see remoteIdle). */
+  private readonly remoteTasks = new Set<Promise<void>>();
   private readonly flights = new Map<string, Flight>();
   private readonly markers = new Map<string, ObjectMarker>();
   private readonly recorded = new Set<string>();
@@ -169,6 +193,8 @@ export class ContentStore {
     this.lockOptions = options.lock ?? {};
     this.staleMs = this.lockOptions.staleMs ?? 10_000;
     this.syncFiles = options.syncFiles ?? false;
+    this.remote = options.remote;
+    this.onEvent = options.onEvent;
   }
 
   /**
@@ -190,7 +216,7 @@ export class ContentStore {
     let flight = this.flights.get(digest);
     if (!flight) {
       const controller = new AbortController();
-      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal).finally(() => {
+      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal, options.check).finally(() => {
         if (this.flights.get(digest) === flight) this.flights.delete(digest);
       });
       flight = { promise, controller, waiters: 0 };
@@ -245,7 +271,7 @@ export class ContentStore {
     const marker = await this.presentMarker(objectId);
     if (!marker || !(await this.isRecorded(sha256Hex(keyText), keyText))) return undefined;
     if (!(await this.linkExists(key))) return undefined;
-    return this.treeOf(key, marker, true);
+    return this.treeOf(key, marker, 'store');
   }
 
   private async linkExists(key: CacheKey): Promise<boolean> {
@@ -262,7 +288,7 @@ export class ContentStore {
     return this.layout.link(declarationDigest(key));
   }
 
-  private async acquireOnce(key: CacheKey, keyText: string, digest: string, fill: Fill, signal: AbortSignal): Promise<StoredTree> {
+  private async acquireOnce(key: CacheKey, keyText: string, digest: string, fill: Fill, signal: AbortSignal, check?: (destination: string) => Promise<void>): Promise<StoredTree> {
     // The object id follows from the key, so a hit needs no key record read: only proof
     // that the object is still there, and the declaration link checked in the same turn.
     const objectId = objectIdOf(key);
@@ -270,18 +296,109 @@ export class ContentStore {
     if (marker) {
       if (await this.isRecorded(digest, keyText)) {
         if (!linked) await this.pointLink(key, objectId);
-        return this.treeOf(key, marker, true);
+        return this.treeOf(key, marker, 'store');
       }
       // Another key with the same content identity already published this tree: no fill
       // needed. Checked again under the lock, since gc may have collected it meanwhile.
       const adopted = await this.withPublishLock(async () => {
         const still = await this.readMarker(objectId);
-        return still && this.record(key, keyText, digest, still, true);
+        return still && this.record(key, keyText, digest, still, 'store');
       });
       if (adopted) return adopted;
       this.markers.delete(objectId);
     }
-    return this.fillAndPublish(key, keyText, digest, objectId, fill, signal);
+    if (this.remote) {
+      const pulled = await this.pullFromRemote(this.remote, key, keyText, digest, objectId, signal, check);
+      if (pulled) return pulled;
+    }
+    const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(fill, check), signal, 'origin');
+    if (this.remote && tree.source === 'origin') this.pushToRemote(this.remote, key, tree);
+    return tree;
+  }
+
+  /**
+   * Tries the remote tier for an object missing here. What it sends goes through the same
+   * path as a fill (staging, the check, sealing, one rename), and is published only when
+   * the tree's digest, file count and bytes equal the marker the remote claims. Any failure
+   * of the remote is a warning event and undefined, so the caller's fill runs instead; only
+   * the caller's own cancellation is thrown.
+   */
+  private async pullFromRemote(
+    remote: StoreRemote,
+    key: CacheKey,
+    keyText: string,
+    digest: string,
+    objectId: string,
+    signal: AbortSignal,
+    check: ((destination: string) => Promise<void>) | undefined,
+  ): Promise<StoredTree | undefined> {
+    let claim: RemoteObject | undefined;
+    const pull: Fill = async (destination, context) => {
+      claim = await remote.pull(objectId, destination, context);
+      if (!claim) throw NOT_IN_REMOTE;
+    };
+    try {
+      const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(pull, check), signal, 'remote', () => claim?.marker);
+      if (tree.source === 'remote') this.emit({ type: 'remote-hit', objectId, remote: remote.label, files: tree.files, bytes: tree.bytes });
+      return tree;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const cause = error instanceof FillFailedError ? error.cause : error;
+      if (cause === NOT_IN_REMOTE) this.emit({ type: 'remote-miss', objectId, remote: remote.label });
+      else this.warn(remote, 'pull', objectId, cause);
+      return undefined;
+    }
+  }
+
+  /** After a fill from the origin: the tree goes to the remote in the background. */
+  private pushToRemote(remote: StoreRemote, key: CacheKey, tree: StoredTree): void {
+    const marker = this.markers.get(tree.objectId);
+    if (!marker) return;
+    this.track(
+      remote.push({ key, marker, path: tree.path }).then(
+        () => this.emit({ type: 'remote-pushed', objectId: tree.objectId, remote: remote.label }),
+        (error: unknown) => this.warn(remote, 'push', tree.objectId, error),
+      ),
+    );
+  }
+
+  /**
+   * Pushes what the store holds for `key` to the remote now, and waits for it (the CLI's
+   * `cache push`). Unlike background pushes, a failure is thrown. False when the key is
+   * not in the store.
+   */
+  async push(key: CacheKey, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    if (!this.remote) throw new TypeError('this store has no remote');
+    const tree = await this.lookup(key);
+    const marker = tree && (await this.presentMarker(tree.objectId));
+    if (!tree || !marker) return false;
+    await this.remote.push({ key, marker, path: tree.path }, options.signal);
+    this.emit({ type: 'remote-pushed', objectId: tree.objectId, remote: this.remote.label });
+    return true;
+  }
+
+  /** Resolves once every background push and fact write to the remote has finished (or failed and been reported). */
+  async remoteIdle(): Promise<void> {
+    while (this.remoteTasks.size > 0) await Promise.all([...this.remoteTasks]);
+  }
+
+  private track(task: Promise<void>): void {
+    const tracked = task.finally(() => this.remoteTasks.delete(tracked));
+    this.remoteTasks.add(tracked);
+  }
+
+  private warn(remote: StoreRemote, operation: 'pull' | 'push' | 'recall' | 'remember', subject: string, error: unknown): void {
+    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'REMOTE_FAILED';
+    const message = error instanceof Error ? error.message : String(error);
+    this.emit({ type: 'remote-warning', remote: remote.label, operation, subject, code, message });
+  }
+
+  private emit(event: StoreEvent): void {
+    try {
+      this.onEvent?.(event);
+    } catch {
+      // A listener's failure is not the acquisition's.
+    }
   }
 
   /**
@@ -339,6 +456,8 @@ export class ContentStore {
     objectId: string,
     fill: Fill,
     signal: AbortSignal,
+    source: 'remote' | 'origin',
+    expected?: () => ObjectMarker | undefined,
   ): Promise<StoredTree> {
     const staging = await this.openStaging();
     let published = false;
@@ -355,6 +474,10 @@ export class ContentStore {
       throwIfAborted(signal);
       await this.assertOnlyDestination(staging.dir);
       const summary = await sealTree(this.fs, destination, { normalize: true, syncFiles: this.syncFiles, known: writer.known });
+      const claim = expected?.();
+      if (expected && (!claim || claim.digest !== summary.digest || claim.files !== summary.files || claim.bytes !== summary.bytes)) {
+        throw new RemoteMismatchError(objectId, claim, summary);
+      }
       const marker: ObjectMarker = { format: 1, objectId, provider: key.provider, contentId: key.contentId, ...summary };
       // The marker is written inside the staged folder, so the one rename below publishes the
       // tree and its marker together: an object without a marker can never be seen.
@@ -386,7 +509,7 @@ export class ContentStore {
           }
           if (published && this.syncFiles) await this.syncPath(this.layout.objects);
         }
-        return this.record(key, keyText, digest, theirs ?? marker, theirs !== undefined);
+        return this.record(key, keyText, digest, theirs ?? marker, theirs !== undefined ? 'store' : source);
       });
     } finally {
       // Before the commit point nothing of ours is visible; the staging folder goes.
@@ -402,7 +525,7 @@ export class ContentStore {
    * it is what keeps the object from gc, so no link (not even a writer's temporary one) can
    * point at an object that nothing else holds. `lookup` waits for the link as well.
    */
-  private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, fromCache: boolean): Promise<StoredTree> {
+  private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, source: StoredTree['source']): Promise<StoredTree> {
     try {
       await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
       await this.pointLink(key, marker.objectId);
@@ -414,10 +537,10 @@ export class ContentStore {
     this.markers.set(marker.objectId, marker);
     // Housekeeping: a failure here must not fail an acquisition that already succeeded.
     await this.sweepDeadWriters(false).catch(() => undefined);
-    return this.treeOf(key, marker, fromCache);
+    return this.treeOf(key, marker, source);
   }
 
-  private treeOf(key: CacheKey, marker: ObjectMarker, fromCache: boolean): StoredTree {
+  private treeOf(key: CacheKey, marker: ObjectMarker, source: StoredTree['source']): StoredTree {
     const { objectId, digest, files, bytes } = marker;
     return {
       objectId,
@@ -426,7 +549,8 @@ export class ContentStore {
       digest,
       files,
       bytes,
-      fromCache,
+      fromCache: source !== 'origin',
+      source,
     };
   }
 
@@ -460,10 +584,30 @@ export class ContentStore {
   async remember(name: string, value: string): Promise<void> {
     if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('remember(name, value) takes two strings');
     await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value })}\n`, 'fact');
+    const remote = this.remote;
+    if (remote) this.track(remote.remember(name, value).catch((error: unknown) => this.warn(remote, 'remember', name, error)));
   }
 
-  /** A fact `remember` stored under `name`, or undefined. A damaged or foreign file is a miss. */
+  /**
+   * A fact `remember` stored under `name`, or undefined. A damaged or foreign file is a miss.
+   * With a remote, a fact missing here is asked of the remote (a failure there is a warning
+   * and a miss) and kept here once found.
+   */
   async recall(name: string): Promise<string | undefined> {
+    const local = await this.recallLocal(name);
+    if (local !== undefined || !this.remote) return local;
+    let value: string | undefined;
+    try {
+      value = await this.remote.recall(name);
+    } catch (error) {
+      this.warn(this.remote, 'recall', name, error);
+      return undefined;
+    }
+    if (value !== undefined) await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value })}\n`, 'fact');
+    return value;
+  }
+
+  private async recallLocal(name: string): Promise<string | undefined> {
     let text: string;
     try {
       text = await this.fs.readFile(this.layout.fact(sha256Hex(name)), 'utf8');
@@ -749,4 +893,13 @@ export class ContentStore {
 
 function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new AcquisitionAbortedError(signal.reason);
+}
+
+/** The fill, then the caller's check of what it wrote (both inside the fill, so a failure of either is a fill failure). */
+function withCheck(fill: Fill, check: ((destination: string) => Promise<void>) | undefined): Fill {
+  if (!check) return fill;
+  return async (destination, context) => {
+    await fill(destination, context);
+    await check(destination);
+  };
 }

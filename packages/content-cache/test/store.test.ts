@@ -41,7 +41,7 @@ describe('acquire', () => {
     const store = await newStore();
     const first = await store.acquire(keyFor('c1'), fillWith({ 'SKILL.md': 'x' }));
     const again = await store.acquire(keyFor('c1'), () => Promise.reject(new Error('a hit must not fill')));
-    expect(again).toEqual({ ...first, fromCache: true });
+    expect(again).toEqual({ ...first, fromCache: true, source: 'store' });
   });
 
   it('serves a hit from a fresh store instance without walking the tree', async () => {
@@ -314,7 +314,7 @@ describe('lookup', () => {
     const store = await newStore();
     expect(await store.lookup(keyFor('c1'))).toBeUndefined();
     const tree = await store.acquire(keyFor('c1'), fillWith({ a: 'x' }));
-    expect(await store.lookup(keyFor('c1'))).toEqual({ ...tree, fromCache: true });
+    expect(await store.lookup(keyFor('c1'))).toEqual({ ...tree, fromCache: true, source: 'store' });
     expect(await store.lookup(keyFor('c1', { other: true }))).toBeUndefined();
   });
 

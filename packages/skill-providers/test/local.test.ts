@@ -25,7 +25,7 @@ describe('the local provider', () => {
     expect(await readFile(join(first!.dir, 'SKILL.md'), 'utf8')).toBe('# a\n');
     expect((await stat(join(first!.dir, 'run.sh'))).mode & 0o777).toBe(0o755);
     const [second] = await prepareSkills([entry(source)], { cache, registry });
-    expect(second).toEqual({ ...first, hit: true });
+    expect(second).toEqual({ ...first, hit: true, from: 'store' });
 
     await writeFile(join(source, 'skills/a/SKILL.md'), '# a, edited\n');
     const [third] = await prepareSkills([entry(source)], { cache, registry });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { acceptedCredential, type BasicAuth, type BasicCredential } from './http-auth.js';
 import { MAX_CGI_HEAD_BYTES, parseCgiHead } from './cgi-response.js';
 
@@ -28,6 +29,11 @@ export interface GitHttpRequestLogEntry {
   contentEncoding: string | undefined;
   /** What git http-backend printed on stderr, when the server answered 5xx. */
   error?: string;
+  /**
+   * The protocol v2 command a POST asked for (`ls-refs` lists refs, `fetch` sends objects),
+   * read from the start of its body once the body has arrived; undefined for GETs and v0.
+   */
+  command?: string;
 }
 
 export interface GitHttpStats {
@@ -188,6 +194,7 @@ function relayCgi(
   let failed = false;
 
   child.stdin.on('error', () => {}); // http-backend may exit before reading everything, e.g. on a 404.
+  noteCommand(req, entry);
   req.pipe(child.stdin);
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   // A client that hangs up must not leave git running.
@@ -305,4 +312,28 @@ function safeDecode(pathname: string): string {
   } catch {
     return pathname;
   }
+}
+
+/** Records the v2 `command=` of a request from the first kilobyte of its body (gunzipped when needed). */
+function noteCommand(req: IncomingMessage, entry: GitHttpRequestLogEntry): void {
+  if (entry.method !== 'POST') return;
+  const head: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    if (size >= 1024) return;
+    head.push(chunk);
+    size += chunk.length;
+  };
+  req.on('data', onData);
+  req.once('end', () => {
+    req.off('data', onData);
+    let body = Buffer.concat(head);
+    try {
+      if (entry.contentEncoding === 'gzip') body = gunzipSync(body, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    } catch {
+      return;
+    }
+    const match = /command=([a-z-]+)/.exec(body.subarray(0, 1024).toString('latin1'));
+    if (match) entry.command = match[1];
+  });
 }

@@ -19,3 +19,17 @@ export type { GenerateTreeOptions } from './generate-tree.js';
 export type { FileContent, FileTree } from './file-tree.js';
 export { renderings, watchProc } from './canary.js';
 export type { ProcWatch } from './canary.js';
+export { startOciRegistry } from './oci-registry.js';
+export type { OciRegistry, OciRegistryOptions } from './oci-registry.js';
+export { startRegistryTokenServer, startBasicAuthProxy } from './registry-auth.js';
+export type {
+  BasicAuthProxy,
+  BasicAuthProxyOptions,
+  HeaderRecorder,
+  ProxyRequestLogEntry,
+  RegistryAction,
+  RegistryTokenServer,
+  RegistryTokenServerOptions,
+  RegistryUser,
+  TokenRequestLogEntry,
+} from './registry-auth.js';

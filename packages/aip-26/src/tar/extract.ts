@@ -1,8 +1,8 @@
 import { close as fsClose, fchmod as fsFchmod, open as fsOpen, write as fsWrite } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ArchiveError, ExtractIOError } from './errors.js';
-import { checkReadOptions, readArchive, type ArchiveFile, type ArchiveSource, type ArchiveVisitor, type ReadArchiveOptions } from './read-archive.js';
+import { ArchiveError, checkReadOptions, readArchive, type ArchiveFile, type ArchiveSource, type ArchiveVisitor, type ReadArchiveOptions } from '@agentproto/content-cache';
+import { ExtractIOError } from './errors.js';
 
 export type ExtractOptions = ReadArchiveOptions;
 

@@ -1,5 +1,5 @@
 import type { InMemoryEntry } from './bundle-plan.js';
-import { readArchive, type ArchiveSource, type ReadArchiveOptions } from './read-archive.js';
+import { readArchive, type ArchiveSource, type ReadArchiveOptions } from '@agentproto/content-cache';
 
 /**
  * Reads a gzipped tar into memory under the same rules and limits as `extractTarGz`:

@@ -39,8 +39,10 @@ export interface PreparedSkill {
   dir: string;
   version: string;
   contentId: string;
-  /** True when no fetch was needed (the content was in the store). */
+  /** True when no fetch from the origin was needed (the content was in the store, or its remote tier). */
   hit: boolean;
+  /** Where the content came from for this preparation: the local store, the store's remote tier, or the origin. */
+  from: 'store' | 'remote' | 'origin';
   provider: string;
 }
 
@@ -80,11 +82,16 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
           const version = job.resolved.version;
           job.notify({ type: 'fetch-start', version });
           await job.provider.fetch(job.source, job.resolved, { ...context, destination, signal: fill.signal });
-          // Checked before publication: a tree without SKILL.md must never become visible.
-          const state = await skillFileState(destination);
-          if (state !== 'ok') throw new SkillFileMissingError(job.entry, job.source.path, state);
         },
-        { signal: context.signal },
+        {
+          signal: context.signal,
+          // Checked before publication, whether the tree came from the origin or the store's
+          // remote tier: a tree without SKILL.md must never become visible.
+          check: async (destination) => {
+            const state = await skillFileState(destination);
+            if (state !== 'ok') throw new SkillFileMissingError(job.entry, job.source.path, state);
+          },
+        },
       )
       .catch((error: unknown) => {
         throw error instanceof FillFailedError ? new PhaseError('fetch', error.cause) : new PhaseError('publish', error);
@@ -97,6 +104,7 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
       version: job.resolved.version,
       contentId: job.resolved.contentId,
       hit: !fetched,
+      from: tree.source,
       provider: job.source.provider,
     };
   });

@@ -1,9 +1,10 @@
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { safeEntrySegments } from './entry-name.js';
 import { ArchiveError } from './errors.js';
+import { linkStaysInside } from './link-target.js';
 
 /** A gzipped tar: in memory, or a stream (a response body, a file being read). */
 export type ArchiveSource = Uint8Array | Readable | AsyncIterable<Uint8Array>;
@@ -33,6 +34,14 @@ export interface ReadArchiveOptions extends ArchiveLimits {
    * refused (a repository's symlink elsewhere does not stop narrowing to a folder without one).
    */
   select?: (path: string) => string | undefined;
+  /**
+   * Symbolic links: refused (the default), or accepted when their target is relative and,
+   * resolved from the link's folder without leaving the output root at any step, stays
+   * inside it. Accepted links go to `visitor.link`. Hard links are always refused.
+   */
+  links?: 'refuse' | 'inside';
+  /** The source is a plain tar, not gzipped. Default false. */
+  uncompressed?: boolean;
 }
 
 /** One regular file about to be extracted. */
@@ -51,6 +60,8 @@ export interface ArchiveVisitor {
   directory(path: string, entry: string): Promise<void>;
   /** Must consume `body` (exactly `file.size` bytes) before it resolves. */
   file(file: ArchiveFile, body: AsyncIterable<Buffer>): Promise<void>;
+  /** A symbolic link accepted under `links: 'inside'`. */
+  link?(path: string, target: string, entry: string): Promise<void>;
 }
 
 /** What tar-stream keeps of the last pax global header ("g") it read. */
@@ -66,7 +77,7 @@ interface ExtractInternals {
 export async function readArchive(source: ArchiveSource, options: ReadArchiveOptions, visitor: ArchiveVisitor): Promise<void> {
   const limits = checkReadOptions(options);
   const extract = tarExtract();
-  const inflate = createGunzip({ chunkSize: 64 * 1024 });
+  const inflate = options.uncompressed ? new PassThrough() : createGunzip({ chunkSize: 64 * 1024 });
   const meter = new TarMeter(limits.maxBytes);
   const rules = new EntryRules(limits, extract as unknown as ExtractInternals);
 
@@ -105,6 +116,11 @@ async function handleEntry(header: Header, body: EntryBody, rules: EntryRules, v
     await visitor.directory(accepted.path, accepted.entry);
     return skip(body);
   }
+  if (accepted.kind === 'link') {
+    if (!visitor.link) throw new ArchiveError('link', accepted.entry, 'this reader takes no links');
+    await visitor.link(accepted.path, accepted.target, accepted.entry);
+    return skip(body);
+  }
   await visitor.file(accepted.file, body);
 }
 
@@ -117,10 +133,15 @@ async function skip(body: EntryBody): Promise<void> {
 /** tar-stream's entry body (a streamx Readable). */
 type EntryBody = AsyncIterable<Buffer>;
 
-type Accepted = { kind: 'directory'; path: string; entry: string } | { kind: 'file'; file: ArchiveFile };
+type Accepted =
+  | { kind: 'directory'; path: string; entry: string }
+  | { kind: 'link'; path: string; target: string; entry: string }
+  | { kind: 'file'; file: ArchiveFile };
 
 /** The options, checked: RangeError for a limit that is not a non-negative integer. */
-export function checkReadOptions(options: ReadArchiveOptions): Required<ArchiveLimits> & Pick<ReadArchiveOptions, 'select'> & { strip: number } {
+export function checkReadOptions(
+  options: ReadArchiveOptions,
+): Required<ArchiveLimits> & Pick<ReadArchiveOptions, 'select'> & { strip: number; links: 'refuse' | 'inside' } {
   const count = (name: string, value: number | undefined) => {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
       throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
@@ -134,6 +155,7 @@ export function checkReadOptions(options: ReadArchiveOptions): Required<ArchiveL
     maxEntryBytes: options.maxEntryBytes === undefined ? maxBytes : count('maxEntryBytes', options.maxEntryBytes),
     strip: options.stripComponents === undefined ? 0 : count('stripComponents', options.stripComponents),
     select: options.select,
+    links: options.links ?? 'refuse',
   };
 }
 
@@ -184,8 +206,19 @@ class EntryRules {
       this.place(path, 'directory', entry);
       return { kind: 'directory', path, entry };
     }
+    if (type === 'symlink' && this.limits.links === 'inside') {
+      if (path === '') throw new ArchiveError('empty-name', entry, 'a link with an empty name');
+      const target = header.linkname ?? '';
+      const problem = linkStaysInside(path, target);
+      if (problem) throw new ArchiveError('link', entry, `a symbolic link to ${JSON.stringify(target)}: ${problem}`);
+      this.place(path, 'file', entry);
+      if (++this.files > this.limits.maxFiles) {
+        throw new ArchiveError('too-many-files', entry, `more than maxFiles (${this.limits.maxFiles}) entries`);
+      }
+      return { kind: 'link', path, target, entry };
+    }
     if (type === 'symlink' || type === 'link') {
-      throw new ArchiveError('link', entry, `a ${type === 'link' ? 'hard' : 'symbolic'} link (to ${JSON.stringify(header.linkname)}); bundles hold no links`);
+      throw new ArchiveError('link', entry, `a ${type === 'link' ? 'hard' : 'symbolic'} link (to ${JSON.stringify(header.linkname)}); this archive may hold no links`);
     }
     if (!isFile) throw new ArchiveError('special-entry', entry, `entry type ${type ?? 'unknown'} is not a regular file or directory`);
     if (path === '') throw new ArchiveError('empty-name', entry, 'a file with an empty name');

@@ -1,0 +1,124 @@
+import { lstat, mkdir, readFile, readdir, readlink, symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { pack as tarPack } from 'tar-stream';
+import { type ArchiveFile, type ReadArchiveOptions, readArchive } from '../archive/index.js';
+
+export const LAYER_TAR_GZIP = 'application/vnd.oci.image.layer.v1.tar+gzip';
+export const LAYER_TAR = 'application/vnd.oci.image.layer.v1.tar';
+
+export interface LayerOptions {
+  /** zlib level for the layer, 0-9. Default 6. */
+  gzipLevel?: number;
+}
+
+interface LayerEntry {
+  path: string;
+  kind: 'directory' | 'file' | 'symlink';
+  executable?: boolean;
+  target?: string;
+}
+
+/**
+ * A tree as a deterministic tar.gz layer: entries sorted by the bytes of their paths,
+ * folders 0755, files 0644 or 0755, links kept as links, every time and owner zero. The
+ * same tree gives the same bytes (with the same zlib), so two machines that push one
+ * object push one blob.
+ */
+export async function packTree(root: string, options: LayerOptions = {}): Promise<Buffer> {
+  const entries = await listTree(root);
+  const pack = tarPack();
+  const gzip = createGzip({ level: options.gzipLevel ?? 6 });
+  const chunks: Buffer[] = [];
+  const collected = pipeline(pack, gzip, async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) chunks.push(chunk);
+  });
+  const common = { mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '' };
+  try {
+    for (const entry of entries) {
+      if (entry.kind === 'directory') {
+        await addEntry(pack, { ...common, name: `${entry.path}/`, type: 'directory', mode: 0o755 });
+      } else if (entry.kind === 'symlink') {
+        await addEntry(pack, { ...common, name: entry.path, type: 'symlink', linkname: entry.target!, mode: 0o777 });
+      } else {
+        const data = await readFile(join(root, entry.path));
+        await addEntry(pack, { ...common, name: entry.path, type: 'file', mode: entry.executable ? 0o755 : 0o644, size: data.length }, data);
+      }
+    }
+    pack.finalize();
+  } catch (error) {
+    pack.destroy(error as Error);
+  }
+  await collected;
+  return Buffer.concat(chunks);
+}
+
+function addEntry(pack: ReturnType<typeof tarPack>, header: Parameters<ReturnType<typeof tarPack>['entry']>[0], data?: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const callback = (error?: Error | null) => (error ? reject(error) : resolve());
+    if (data) pack.entry(header, data, callback);
+    else pack.entry(header, callback);
+  });
+}
+
+async function listTree(root: string): Promise<LayerEntry[]> {
+  const entries: LayerEntry[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const abs = rel === '' ? root : join(root, rel);
+    for (const dirent of await readdir(abs, { withFileTypes: true })) {
+      const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+      if (dirent.isDirectory()) {
+        entries.push({ path: childRel, kind: 'directory' });
+        await walk(childRel);
+      } else if (dirent.isSymbolicLink()) {
+        entries.push({ path: childRel, kind: 'symlink', target: await readlink(join(abs, dirent.name)) });
+      } else if (dirent.isFile()) {
+        const stat = await lstat(join(abs, dirent.name));
+        entries.push({ path: childRel, kind: 'file', executable: (stat.mode & 0o111) !== 0 });
+      }
+    }
+  };
+  await walk('');
+  return entries.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+}
+
+export interface UnpackTarget {
+  /** Writes one file (relative, `/`-separated path) under the destination. */
+  writeFile(path: string, data: Uint8Array, options: { mode: number }): Promise<void>;
+}
+
+/**
+ * Reads a layer from a registry into `destination` (which must not exist) under every rule
+ * of `readArchive`: no `..` or absolute names, no hard links, devices or FIFOs, no
+ * duplicates, limits counted while inflating. Symbolic links are taken only when their
+ * target is relative and stays inside; the store's sealing then follows each one before
+ * anything is published.
+ */
+export async function unpackLayer(
+  source: AsyncIterable<Buffer>,
+  mediaType: string,
+  destination: string,
+  target: UnpackTarget,
+  limits: Pick<ReadArchiveOptions, 'maxBytes' | 'maxFiles' | 'maxEntryBytes'>,
+): Promise<void> {
+  await mkdir(destination);
+  await readArchive(
+    source,
+    { ...limits, links: 'inside', uncompressed: mediaType === LAYER_TAR },
+    {
+      async directory(path) {
+        await mkdir(join(destination, path), { recursive: true });
+      },
+      async file(file: ArchiveFile, body) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of body) chunks.push(chunk);
+        await target.writeFile(file.path, Buffer.concat(chunks), { mode: file.executable ? 0o755 : 0o644 });
+      },
+      async link(path, linkTarget) {
+        await mkdir(dirname(join(destination, path)), { recursive: true });
+        await symlink(linkTarget, join(destination, path));
+      },
+    },
+  );
+}
