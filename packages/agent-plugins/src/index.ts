@@ -44,3 +44,4 @@ export { type Drift, type Sidecar, driftBetween, parseSidecar, renderSidecar } f
 export * from './write/index.js';
 export * from './validate/index.js';
 export * from './import/index.js';
+export * from './oci/index.js';

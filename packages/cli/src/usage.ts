@@ -13,6 +13,8 @@ Commands:
   cache ls          list stored objects and the keys that reach them
   cache verify      re-hash every object against its marker; exit 1 if one is corrupt
   cache gc          remove objects, keys and links that nothing reaches
+  cache push        push every key of the store to an OCI registry (--remote, --repository)
+  cache pull        acquire every key the registry lists into the store, from the registry only
   code check <m>    check an AIP-26 manifest's code and run blocks; resolve every source
   code bundle <m>   build its deterministic tar.gz (--out FILE)
   code run <m>      build it and run it locally, with only PATH and --env KEY=VALUE
@@ -26,6 +28,10 @@ Commands:
   plugin import <dir>  write its content root and plugin.config.json to --out DIR
   plugin emit <c>   write a clean package to --out DIR, read back and built again
   plugin explain <code>  print an AR9O rule or what a finding code means
+  plugin push <dir> <ref>  push the folder's clean package as an OCI artifact to
+                    host[:port]/repository:tag; refused before upload on an error finding
+  plugin pull <ref> <dir>  pull an artifact (…:tag or …@sha256:…), verify its digests,
+                    extract it safely and validate it; <dir> must be absent or empty
 
 Options:
   --root DIR        the store (default: ${defaultCacheRoot()})
@@ -49,12 +55,19 @@ Options:
   --spec VERSION    plugin build, verify, emit: the Agent Plugins version, 1.0.0 or 1.1.0
                     (default: the configuration's spec, else 1.0.0)
   --replace         plugin build, import, emit: replace a non-empty --out folder
+  --remote URL      cache push, pull: the OCI registry, https://host[:port]
+  --repository NAME  cache push, pull: the repository in it (e.g. team/cache)
+  --insecure-http   plugin push, pull; cache push, pull: allow a plain http registry
+                    Registry credentials come from the environment only:
+                    AGENTPROTO_REGISTRY_USERNAME and AGENTPROTO_REGISTRY_PASSWORD (HTTP
+                    Basic, or the token service of a bearer registry), or
+                    AGENTPROTO_REGISTRY_TOKEN (a bearer token)
   --strict          plugin validate: exit 2 on the first error finding, naming its code
   --explain CODE    plugin validate: print the rule of CODE instead of validating
   -h, --help        show this help
   --version         print the version
 
 Exit codes: 0 done, 1 failed, corrupt objects found, a plugin rejected or drifted,
-2 wrong command line or plugin validate --strict found an error.
+a push or pull refused or a key of cache push|pull failed, 2 wrong command line or plugin validate --strict found an error.
 `;
 }

@@ -39,7 +39,7 @@ describe('cache put', () => {
     const { root, skill } = await setup();
     const first = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
     const second = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
-    expect(second).toEqual({ ...first, fromCache: true });
+    expect(second).toEqual({ ...first, fromCache: true, source: 'store' });
   });
 
   it('keys the folder by its real path and tree digest, under provider "local" unless told', async () => {

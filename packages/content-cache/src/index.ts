@@ -30,6 +30,6 @@ export { RegistryError } from './remote/errors.js';
 export type { RegistryErrorCode } from './remote/errors.js';
 export { parseReference, checkRepository, checkReference, isDigest, isTag } from './remote/names.js';
 export type { ArtifactReference } from './remote/names.js';
-export { packTree, unpackLayer, LAYER_TAR, LAYER_TAR_GZIP } from './remote/layer.js';
+export { packTree, readLayerBlob, unpackLayer, LAYER_TAR, LAYER_TAR_GZIP } from './remote/layer.js';
 export type { LayerOptions, UnpackTarget } from './remote/layer.js';
 export type { StoreRemote, StoreEvent, RemoteObject, RemoteFillContext } from './remote/store-remote.js';

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import type { Server } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 
 /**
  * A loopback port that was free a moment ago: the OS picks it for a listener on port 0,
@@ -13,6 +14,17 @@ export function freePort(): Promise<number> {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : 0;
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/** Listens on a free 127.0.0.1 port chosen by the OS; resolves with the port. */
+export function listenOnLoopback(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
     });
   });
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './free-port.js';
 import { constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { acceptedCredential, type BasicAuth, type BasicCredential } from './http-auth.js';
 import { MAX_CGI_HEAD_BYTES, parseCgiHead } from './cgi-response.js';
@@ -272,15 +272,6 @@ function sendText(
   res.end(body);
 }
 
-function listenOnLoopback(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
 
 /**
  * Kills http-backend children first: a request whose body never ends (a stalled client)

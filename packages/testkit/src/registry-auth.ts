@@ -1,7 +1,7 @@
 import { X509Certificate, createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './free-port.js';
 import { join } from 'node:path';
 import { acceptedCredential, parseBasicAuthorization } from './http-auth.js';
 import { run } from './run.js';
@@ -333,15 +333,6 @@ async function startHeaderRecorder(): Promise<HeaderRecorder> {
   };
 }
 
-function listenOnLoopback(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
 
 /** Stops listening and drops kept-alive connections, which would otherwise hold close() open. */
 function closeServer(server: Server): Promise<void> {

@@ -53,9 +53,9 @@ describe('startGitHttpServer', () => {
     expect(parseLsRemote(stdout)).toEqual(await repo.refs());
     expect(stderr).toContain('< version 2');
     expect(stderr).toContain('> command=ls-refs');
-    expect(server.stats.log.map(({ method, path, query, status }) => ({ method, path, query, status }))).toEqual([
-      { method: 'GET', path: '/skills.git/info/refs', query: 'service=git-upload-pack', status: 200 },
-      { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200 },
+    expect(server.stats.log.map(({ method, path, query, status, command }) => ({ method, path, query, status, command }))).toEqual([
+      { method: 'GET', path: '/skills.git/info/refs', query: 'service=git-upload-pack', status: 200, command: undefined },
+      { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200, command: 'ls-refs' },
     ]);
     expect(server.stats.log.every((entry) => entry.gitProtocol === 'version=2')).toBe(true);
   });
@@ -68,8 +68,8 @@ describe('startGitHttpServer', () => {
 
     expect((await git(['rev-parse', 'HEAD'], {}, target)).stdout.trim()).toBe(repo.head('main'));
     expect(await readFile(join(target, 'skills/b/SKILL.md'), 'utf8')).toBe('---\nname: b\n---\n');
-    const posts = server.stats.log.filter((entry) => entry.method === 'POST').length;
-    expect(posts).toBe(2); // ls-refs, then fetch
+    const posts = server.stats.log.filter((entry) => entry.method === 'POST');
+    expect(posts.map((entry) => entry.command)).toEqual(['ls-refs', 'fetch']);
   });
 
   it('inflates gzip-encoded request bodies (git gzips POSTs over 1 KiB)', async () => {

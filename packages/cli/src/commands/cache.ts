@@ -4,14 +4,18 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
   type CacheKey,
   type ContentStore,
+  type ContentStoreOptions,
+  type OciRemote,
   type StoreListing,
   defaultCacheRoot,
   hashTree,
+  ociRemote,
   openContentStore,
 } from '@agentproto/content-cache';
 import { CommandError } from '../command-error.js';
 import { alignColumns, formatBytes, plural, shortHash } from '../format.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { registryAuthFromEnv } from '../registry-auth.js';
 import { UsageError, usage } from '../usage.js';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -24,16 +28,16 @@ const COMMON = {
 
 type Subcommand = (args: string[], io: CliIO) => Promise<number>;
 
-const SUBCOMMANDS: Record<string, Subcommand> = { put, ls, verify, gc };
+const SUBCOMMANDS: Record<string, Subcommand> = { put, ls, verify, gc, push, pull };
 
-/** `agentproto cache <put|ls|verify|gc> ...` */
+/** `agentproto cache <put|ls|verify|gc|push|pull> ...` */
 export async function runCache(args: readonly string[], io: CliIO): Promise<number> {
   const [name, ...rest] = args;
   if (name === '-h' || name === '--help') {
     io.stdout.write(usage());
     return EXIT_OK;
   }
-  if (name === undefined) throw new UsageError('cache needs a subcommand: put, ls, verify or gc');
+  if (name === undefined) throw new UsageError('cache needs a subcommand: put, ls, verify, gc, push or pull');
   const run = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (!run) throw new UsageError(`unknown command "cache ${name}"`);
   return run(rest, io);
@@ -51,7 +55,7 @@ async function put(args: string[], io: CliIO): Promise<number> {
 
   const dir = await existingFolder(folder);
   // The folder is the caller's workspace here: a store root inside it would be copied into itself.
-  const store = await openStore(parsed.values.root, dir);
+  const store = await openStore(parsed.values.root, { workspace: dir });
   const { digest } = await hashTree(dir);
   const key: CacheKey = {
     provider,
@@ -162,6 +166,128 @@ async function gc(args: string[], io: CliIO): Promise<number> {
   return EXIT_OK;
 }
 
+const REMOTE = {
+  ...COMMON,
+  remote: { type: 'string' },
+  repository: { type: 'string' },
+  'insecure-http': { type: 'boolean', default: false },
+} as const satisfies OptionsConfig;
+
+/** One key in a push or pull report. */
+interface KeyOutcome {
+  key: CacheKey;
+  objectId: string;
+}
+
+interface KeyFailure extends KeyOutcome {
+  /** The stable code of what failed (REGISTRY_*, CACHE_*), or REMOTE_FAILED. */
+  code: string;
+  message: string;
+}
+
+/**
+ * `cache push --remote URL --repository NAME`: every key of the local store goes to the
+ * registry, one after the other, each awaited; a key that fails is reported and the rest
+ * still go. Exit 1 when any failed.
+ */
+async function push(args: string[], io: CliIO): Promise<number> {
+  const parsed = parse('cache push', args, REMOTE, false);
+  if (parsed.values.help) return printUsage(io);
+  const remote = openRemote('cache push', parsed.values);
+  const store = await openStore(parsed.values.root, { remote });
+  const pushed: KeyOutcome[] = [];
+  const failed: KeyFailure[] = [];
+  for (const { key, objectId } of (await store.list()).keys) {
+    try {
+      // False only when the key vanished since it was listed (a gc in between): nothing to push.
+      if (await store.push(key)) pushed.push({ key, objectId });
+    } catch (error) {
+      failed.push({ key, objectId, ...failureOf(error) });
+    }
+  }
+  const report = { remote: remote.label, pushed, failed };
+  if (parsed.values.json) printJson(io, report);
+  else {
+    const lines = [
+      ...pushed.map(({ key, objectId }) => `pushed ${shortHash(objectId)}  ${describeKey(key)}`),
+      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${message}`),
+      `pushed ${plural(pushed.length, 'key')} to ${remote.label}${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
+    ];
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+}
+
+/**
+ * `cache pull --remote URL --repository NAME`: every key the registry lists is acquired into
+ * the local store from the registry alone. The fill given to acquire only throws, so nothing
+ * but the remote's content (checked against its digests and the tree digest of its marker)
+ * can be stored. Keys already here are reported as present. Exit 1 when any failed.
+ */
+async function pull(args: string[], io: CliIO): Promise<number> {
+  const parsed = parse('cache pull', args, REMOTE, false);
+  if (parsed.values.help) return printUsage(io);
+  const remote = openRemote('cache pull', parsed.values);
+  // A remote failure during acquire is an event (the store then tries the fill): kept here by
+  // object, to report the registry's reason rather than the fill's refusal.
+  const reasons = new Map<string, { code: string; message: string }>();
+  const store = await openStore(parsed.values.root, {
+    remote,
+    onEvent: (event) => {
+      if (event.type === 'remote-warning') reasons.set(event.subject, { code: event.code, message: event.message });
+      if (event.type === 'remote-miss') reasons.set(event.objectId, { code: 'REMOTE_MISSING', message: `${event.remote} lists the key but holds no object for it` });
+    },
+  });
+  const listed = await remote.listKeys();
+  const pulled: (KeyOutcome & { digest: string; files: number; bytes: number })[] = [];
+  const present: KeyOutcome[] = [];
+  const failed: KeyFailure[] = [];
+  for (const { key, marker } of listed) {
+    try {
+      const tree = await store.acquire(key, async () => {
+        throw new Error('not in the remote');
+      });
+      if (tree.source === 'remote') pulled.push({ key, objectId: tree.objectId, digest: tree.digest, files: tree.files, bytes: tree.bytes });
+      else present.push({ key, objectId: tree.objectId });
+    } catch (error) {
+      failed.push({ key, objectId: marker.objectId, ...(reasons.get(marker.objectId) ?? failureOf(error)) });
+    }
+  }
+  await store.remoteIdle();
+  const report = { remote: remote.label, root: store.root, pulled, present, failed };
+  if (parsed.values.json) printJson(io, report);
+  else {
+    const lines = [
+      ...pulled.map(({ key, objectId, files, bytes }) => `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${files} files (${formatBytes(bytes)})`),
+      ...present.map(({ key, objectId }) => `present ${shortHash(objectId)}  ${describeKey(key)}`),
+      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${message}`),
+      `pulled ${plural(pulled.length, 'key')} from ${remote.label} into ${store.root}, ${present.length} already present${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
+    ];
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+}
+
+/** The registry of `--remote` and `--repository`; credentials from the environment only. */
+function openRemote(command: string, values: { remote?: string; repository?: string; 'insecure-http'?: boolean }): OciRemote {
+  const { remote: url, repository } = values;
+  if (url === undefined || url === '') throw new UsageError(`${command} needs --remote URL (https://host[:port])`);
+  if (repository === undefined || repository === '') throw new UsageError(`${command} needs --repository NAME`);
+  const insecure = values['insecure-http'] === true;
+  if (/^http:/i.test(url) && !insecure) throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
+  const auth = registryAuthFromEnv();
+  return ociRemote({ url, repository, allowInsecureHttp: insecure, ...(auth === undefined ? {} : { auth }) });
+}
+
+function failureOf(error: unknown): { code: string; message: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return { code: typeof code === 'string' ? code : 'REMOTE_FAILED', message: error instanceof Error ? error.message : String(error) };
+}
+
+function describeKey(key: CacheKey): string {
+  return `provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`;
+}
+
 /** parseArgs with its errors turned into usage errors that name the command. */
 function parse<O extends OptionsConfig, P extends boolean>(command: string, args: string[], options: O, allowPositionals: P) {
   try {
@@ -177,9 +303,9 @@ function printUsage(io: CliIO): number {
 }
 
 /** A relative --root is taken from the working directory; the library itself only accepts absolute roots. */
-function openStore(root: string | undefined, workspace?: string): Promise<ContentStore> {
+function openStore(root: string | undefined, options: Pick<ContentStoreOptions, 'workspace' | 'remote' | 'onEvent'> = {}): Promise<ContentStore> {
   if (root === '') throw new UsageError('--root must not be empty');
-  return openContentStore({ root: root === undefined ? defaultCacheRoot() : resolve(root), workspace });
+  return openContentStore({ root: root === undefined ? defaultCacheRoot() : resolve(root), ...options });
 }
 
 /** The real path of a folder, so one folder reached by two paths is one declaration. */

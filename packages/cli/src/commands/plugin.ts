@@ -6,6 +6,7 @@ import {
   type FindingCodeInfo,
   type LoadedPluginConfig,
   type PackageFile,
+  PluginPackageInvalidError,
   PluginRejectedError,
   SPEC_VERSIONS,
   type SpecVersion,
@@ -14,12 +15,15 @@ import {
   explain,
   importPlugin,
   loadPluginConfig,
+  pullPlugin,
+  pushPlugin,
   validatePlugin,
   verifyPlugin,
   writePlugin,
 } from '@agentproto/agent-plugins';
 import { CommandError } from '../command-error.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
+import { registryAuthFromEnv } from '../registry-auth.js';
 import { UsageError, usage } from '../usage.js';
 
 /**
@@ -34,7 +38,7 @@ export const IMPORTED_CONFIG_FILE = 'plugin.config.json';
 /** The error code printed when a conformant client would load nothing of the plugin. */
 const REJECTED = 'PLUGIN_REJECTED';
 
-const SUBCOMMANDS = ['build', 'validate', 'verify', 'import', 'emit', 'explain'] as const;
+const SUBCOMMANDS = ['build', 'validate', 'verify', 'import', 'emit', 'explain', 'push', 'pull'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 const JSON_OPTION = { json: { type: 'boolean', default: false } } as const;
@@ -42,6 +46,7 @@ const HELP_OPTION = { help: { type: 'boolean', short: 'h', default: false } } as
 const OUT = { out: { type: 'string' } } as const;
 const SPEC = { spec: { type: 'string' } } as const;
 const REPLACE = { replace: { type: 'boolean', default: false } } as const;
+const INSECURE_HTTP = { 'insecure-http': { type: 'boolean', default: false } } as const;
 
 /** Each subcommand accepts only its own options: any other is a wrong command line. */
 const OPTIONS = {
@@ -51,6 +56,8 @@ const OPTIONS = {
   import: { ...OUT, ...REPLACE, ...JSON_OPTION, ...HELP_OPTION },
   emit: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION, ...HELP_OPTION },
   explain: { ...JSON_OPTION, ...HELP_OPTION },
+  push: { ...INSECURE_HTTP, ...JSON_OPTION, ...HELP_OPTION },
+  pull: { ...INSECURE_HTTP, ...JSON_OPTION, ...HELP_OPTION },
 } as const;
 
 interface Parsed {
@@ -60,16 +67,17 @@ interface Parsed {
   replace: boolean;
   json: boolean;
   strict: boolean;
+  insecureHttp: boolean;
   explain?: string;
   help: boolean;
 }
 
-/** `agentproto plugin <build|validate|verify|import|emit|explain> …` */
+/** `agentproto plugin <build|validate|verify|import|emit|explain|push|pull> …` */
 export async function runPlugin(args: readonly string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === '-h' || sub === '--help') return printUsage(io);
   if (!isSubcommand(sub)) {
-    throw new UsageError(sub === undefined ? 'plugin needs a subcommand: build, validate, verify, import, emit or explain' : `unknown command "plugin ${sub}"`);
+    throw new UsageError(sub === undefined ? 'plugin needs a subcommand: build, validate, verify, import, emit, explain, push or pull' : `unknown command "plugin ${sub}"`);
   }
   const parsed = parse(sub, rest);
   if (parsed.help) return printUsage(io);
@@ -86,6 +94,10 @@ export async function runPlugin(args: readonly string[], io: CliIO): Promise<num
       return emit(parsed, io);
     case 'explain':
       return explainCommand(parsed, io);
+    case 'push':
+      return push(parsed, io);
+    case 'pull':
+      return pull(parsed, io);
   }
 }
 
@@ -123,6 +135,7 @@ function parse(sub: Subcommand, args: string[]): Parsed {
     replace: values.replace === true,
     json: values.json === true,
     strict: values.strict === true,
+    insecureHttp: values['insecure-http'] === true,
     help: values.help === true,
   };
 }
@@ -282,6 +295,70 @@ function printExplanation(code: string, json: boolean, io: CliIO): number {
   if (json) printJson(io, { code, rule: info?.rule ?? code, ...(info ? { severity: info.severity } : {}), text });
   else io.stdout.write(`${code}: ${text}\n`);
   return EXIT_OK;
+}
+
+/**
+ * `plugin push <dir> <ref>`: the clean package of the folder, as an OCI artifact under the
+ * tag. A package with an error finding is refused before anything is uploaded: its findings
+ * print, and the command exits 1. Registry failures exit 1 with their REGISTRY_* code.
+ */
+async function push(parsed: Parsed, io: CliIO): Promise<number> {
+  const [dirArg, ref] = positionals(parsed, 'push', ['a plugin folder', 'a reference (host[:port]/repository:tag)']) as [string, string];
+  const dir = resolve(dirArg);
+  let result;
+  try {
+    result = await pushPlugin(dir, ref, registryOptions(parsed));
+  } catch (error) {
+    if (!(error instanceof PluginPackageInvalidError)) throw error;
+    return refusedPackage(io, parsed.json, error, { dir, ref, pushed: false });
+  }
+  if (parsed.json) printJson(io, { dir, pushed: true, ...result });
+  else {
+    printFindings(io, result.findings);
+    io.stdout.write(`pushed ${result.ref}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`);
+  }
+  return EXIT_OK;
+}
+
+/**
+ * `plugin pull <ref> <dir>`: the artifact's package, checked against its digests, extracted
+ * safely and validated, then renamed into `dir` (absent or an empty folder). A package with
+ * an error finding prints its findings, exits 1, and leaves nothing at `dir`.
+ */
+async function pull(parsed: Parsed, io: CliIO): Promise<number> {
+  const [ref, dirArg] = positionals(parsed, 'pull', ['a reference (host[:port]/repository:tag or …@sha256:…)', 'a destination folder']) as [string, string];
+  const dir = resolve(dirArg);
+  let result;
+  try {
+    result = await pullPlugin(ref, dir, registryOptions(parsed));
+  } catch (error) {
+    if (!(error instanceof PluginPackageInvalidError)) throw error;
+    return refusedPackage(io, parsed.json, error, { dir, ref, pulled: false });
+  }
+  if (parsed.json) printJson(io, { pulled: true, ...result });
+  else {
+    const { validation } = result;
+    printFindings(io, validation.findings);
+    io.stdout.write(
+      `${result.dir}: ${result.ref}, ${result.config.files} files, Agent Plugins ${validation.spec}, ${count(validation.skills, 'skill')}, ${count(validation.servers, 'server')}\ndigest ${result.digest}\n`,
+    );
+  }
+  return EXIT_OK;
+}
+
+/** Registry options from the command line and, for credentials, the environment only. */
+function registryOptions(parsed: Parsed) {
+  const auth = registryAuthFromEnv();
+  return { allowInsecureHttp: parsed.insecureHttp, ...(auth === undefined ? {} : { auth }) };
+}
+
+/** A package push or pull refused for its findings: the findings, then the error's code line; exit 1. */
+function refusedPackage(io: CliIO, json: boolean, error: PluginPackageInvalidError, facts: Record<string, unknown>): number {
+  const findings = [...error.findings];
+  if (json) printJson(io, { ...facts, code: error.code, findings });
+  else printFindings(io, findings);
+  io.stderr.write(`agentproto: ${error.code}: ${error.message}\n`);
+  return EXIT_FAILURE;
 }
 
 /** Configuration errors carry PLUGIN_CONFIG_INVALID and name the file and key; main prints them. */

@@ -3,7 +3,9 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
-import { type ArchiveFile, type ReadArchiveOptions, readArchive } from '../archive/index.js';
+import { ArchiveError, type ArchiveFile, type ArchiveVisitor, type ReadArchiveOptions, readArchive } from '../archive/index.js';
+import { RegistryError } from './errors.js';
+import type { Descriptor, OciClient } from './oci-client.js';
 
 export const LAYER_TAR_GZIP = 'application/vnd.oci.image.layer.v1.tar+gzip';
 export const LAYER_TAR = 'application/vnd.oci.image.layer.v1.tar';
@@ -89,23 +91,62 @@ export interface UnpackTarget {
 }
 
 /**
- * Reads a layer from a registry into `destination` (which must not exist) under every rule
+ * Streams a layer blob from the registry through the safe tar reader into `visitor`, the
+ * blob's digest checked at its end. The reader cannot close the download: when it refuses
+ * the archive, the rest is still read (never more than the descriptor's size) and checked,
+ * so a damaged or tampered blob is reported as REGISTRY_DIGEST_MISMATCH, what it is, rather
+ * than as the malformed archive it looks like.
+ */
+export async function readLayerBlob(
+  client: OciClient,
+  layer: Descriptor,
+  options: Omit<ReadArchiveOptions, 'uncompressed'>,
+  visitor: ArchiveVisitor,
+  signal?: AbortSignal,
+): Promise<void> {
+  const download = client.streamBlob(layer.digest, layer.size, signal);
+  const view: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => ({ next: () => download.next() }) };
+  try {
+    await readArchive(view, { ...options, uncompressed: layer.mediaType === LAYER_TAR }, visitor);
+  } catch (error) {
+    if (error instanceof ArchiveError) await drainChecked(download);
+    throw error;
+  } finally {
+    await download.return(undefined).catch(() => undefined);
+  }
+}
+
+/** Reads what is left of a blob so its digest is checked; a mismatch replaces the error at hand, anything else does not. */
+async function drainChecked(download: AsyncGenerator<Buffer>): Promise<void> {
+  try {
+    for (let step = await download.next(); !step.done; step = await download.next()) {
+      // Discarded: only the digest check at the end matters now.
+    }
+  } catch (error) {
+    if (error instanceof RegistryError && error.code === 'REGISTRY_DIGEST_MISMATCH') throw error;
+  }
+}
+
+/**
+ * Reads a store object's layer into `destination` (which must not exist) under every rule
  * of `readArchive`: no `..` or absolute names, no hard links, devices or FIFOs, no
  * duplicates, limits counted while inflating. Symbolic links are taken only when their
  * target is relative and stays inside; the store's sealing then follows each one before
  * anything is published.
  */
 export async function unpackLayer(
-  source: AsyncIterable<Buffer>,
-  mediaType: string,
+  client: OciClient,
+  layer: Descriptor,
   destination: string,
   target: UnpackTarget,
   limits: Pick<ReadArchiveOptions, 'maxBytes' | 'maxFiles' | 'maxEntryBytes'>,
+  signal?: AbortSignal,
 ): Promise<void> {
   await mkdir(destination);
-  await readArchive(
-    source,
-    { ...limits, links: 'inside', uncompressed: mediaType === LAYER_TAR },
+  await readLayerBlob(
+    client,
+    layer,
+    { ...limits, links: 'inside' },
     {
       async directory(path) {
         await mkdir(join(destination, path), { recursive: true });
@@ -120,5 +161,6 @@ export async function unpackLayer(
         await symlink(linkTarget, join(destination, path));
       },
     },
+    signal,
   );
 }

@@ -75,19 +75,7 @@ export class OciRemote implements StoreRemote {
       const layer = this.checkObjectManifest(manifest, objectId);
       const config = await this.readConfig(manifest, OBJECT_CONFIG_TYPE, context.signal);
       const marker = checkMarker(config.marker, objectId, this.maxBytes, this.maxFiles, this.label);
-      // Extraction reads the blob as it arrives; the digest is known only at its end. The
-      // reader cannot close the blob, so when extraction fails the rest is still read and
-      // checked: a damaged blob is then reported as what it is, not as a malformed archive.
-      const blob = this.client.streamBlob(layer.digest, layer.size, context.signal)[Symbol.asyncIterator]();
-      const unclosable: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => ({ next: () => blob.next() }) };
-      try {
-        await unpackLayer(unclosable, layer.mediaType, destination, context, { maxBytes: this.maxBytes, maxFiles: this.maxFiles, maxEntryBytes: marker.bytes });
-      } catch (error) {
-        await drainChecked(blob);
-        throw error;
-      } finally {
-        await blob.return?.(undefined);
-      }
+      await unpackLayer(this.client, layer, destination, context, { maxBytes: this.maxBytes, maxFiles: this.maxFiles, maxEntryBytes: marker.bytes }, context.signal);
       return { marker, manifestDigest: found.digest };
     });
   }
@@ -222,17 +210,6 @@ async function retryRaces(push: () => Promise<void>): Promise<void> {
       if (!raced || attempt >= 4) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt * attempt));
     }
-  }
-}
-
-/** Reads what is left of a blob so its digest is checked; a mismatch replaces the error at hand, anything else does not. */
-async function drainChecked(blob: AsyncIterator<Buffer>): Promise<void> {
-  try {
-    for (let step = await blob.next(); !step.done; step = await blob.next()) {
-      // Discarded: only the digest check at the end matters now.
-    }
-  } catch (error) {
-    if (error instanceof RegistryError && error.code === 'REGISTRY_DIGEST_MISMATCH') throw error;
   }
 }
 
