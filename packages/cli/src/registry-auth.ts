@@ -1,5 +1,20 @@
-import type { RegistryAuth } from '@agentproto/content-cache';
+import { type ContentStoreOptions, type OciRemote, type RegistryAuth, ociRemote } from '@agentproto/content-cache';
 import { CommandError } from './command-error.js';
+import type { CliIO } from './io.js';
+import { UsageError } from './usage.js';
+
+/** The flags that name a store's remote tier: `--remote URL --repository NAME [--insecure-http]`. */
+export const REMOTE_OPTIONS = {
+  remote: { type: 'string' },
+  repository: { type: 'string' },
+  'insecure-http': { type: 'boolean', default: false },
+} as const;
+
+interface RemoteFlags {
+  remote?: string;
+  repository?: string;
+  'insecure-http'?: boolean;
+}
 
 /** The environment variables registry credentials are read from; they are never options. */
 export const REGISTRY_ENV = Object.freeze({
@@ -29,5 +44,40 @@ export function registryAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Regis
   return (challenge) => {
     if (challenge.scheme === 'basic') return basic;
     return token !== undefined ? { token } : basic;
+  };
+}
+
+/** The registry of `--remote` and `--repository`; credentials from the environment only. */
+export function openRemote(command: string, values: RemoteFlags): OciRemote {
+  const { remote: url, repository } = values;
+  if (url === undefined || url === '') throw new UsageError(`${command} needs --remote URL (https://host[:port])`);
+  if (repository === undefined || repository === '') throw new UsageError(`${command} needs --repository NAME`);
+  const insecure = values['insecure-http'] === true;
+  if (/^http:/i.test(url) && !insecure) throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
+  const auth = registryAuthFromEnv();
+  return ociRemote({ url, repository, allowInsecureHttp: insecure, ...(auth === undefined ? {} : { auth }) });
+}
+
+/**
+ * The store options for commands that can share their store through a registry (`skills`,
+ * `code`): none without `--remote`; with it, the remote tier, and its warnings on stderr,
+ * the first of each code (a registry that is down or sends bad content never fails the
+ * command).
+ */
+export function remoteTier(command: string, values: RemoteFlags, io: CliIO): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
+  if (values.remote === undefined) {
+    if (values.repository !== undefined) throw new UsageError(`${command}: --repository needs --remote`);
+    return {};
+  }
+  // One line per kind of failure: a registry that is down would otherwise repeat itself for
+  // every pull, push and fact the command touches while it is bypassed.
+  const shown = new Set<string>();
+  return {
+    remote: openRemote(command, values),
+    onEvent: (event) => {
+      if (event.type !== 'remote-warning' || shown.has(event.code)) return;
+      shown.add(event.code);
+      io.stderr.write(`warning: ${event.operation} at ${event.remote} failed (${event.code}): ${event.message}\n`);
+    },
   };
 }

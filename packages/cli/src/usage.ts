@@ -55,9 +55,11 @@ Options:
   --spec VERSION    plugin build, verify, emit: the Agent Plugins version, 1.0.0 or 1.1.0
                     (default: the configuration's spec, else 1.0.0)
   --replace         plugin build, import, emit: replace a non-empty --out folder
-  --remote URL      cache push, pull: the OCI registry, https://host[:port]
-  --repository NAME  cache push, pull: the repository in it (e.g. team/cache)
-  --insecure-http   plugin push, pull; cache push, pull: allow a plain http registry
+  --remote URL      cache push, pull: the OCI registry, https://host[:port]; skills, code:
+                    share the store through it (a miss asks it before the origin, what is
+                    fetched is pushed; its failures are warnings on stderr)
+  --repository NAME  with --remote: the repository in it (e.g. team/cache)
+  --insecure-http   plugin push, pull; --remote: allow a plain http registry
                     Registry credentials come from the environment only:
                     AGENTPROTO_REGISTRY_USERNAME and AGENTPROTO_REGISTRY_PASSWORD (HTTP
                     Basic, or the token service of a bearer registry), or

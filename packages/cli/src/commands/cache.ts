@@ -5,17 +5,15 @@ import {
   type CacheKey,
   type ContentStore,
   type ContentStoreOptions,
-  type OciRemote,
   type StoreListing,
   defaultCacheRoot,
   hashTree,
-  ociRemote,
   openContentStore,
 } from '@agentproto/content-cache';
 import { CommandError } from '../command-error.js';
 import { alignColumns, formatBytes, plural, shortHash } from '../format.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
-import { registryAuthFromEnv } from '../registry-auth.js';
+import { REMOTE_OPTIONS, openRemote } from '../registry-auth.js';
 import { UsageError, usage } from '../usage.js';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -168,9 +166,7 @@ async function gc(args: string[], io: CliIO): Promise<number> {
 
 const REMOTE = {
   ...COMMON,
-  remote: { type: 'string' },
-  repository: { type: 'string' },
-  'insecure-http': { type: 'boolean', default: false },
+  ...REMOTE_OPTIONS,
 } as const satisfies OptionsConfig;
 
 /** One key in a push or pull report. */
@@ -266,17 +262,6 @@ async function pull(args: string[], io: CliIO): Promise<number> {
     io.stdout.write(`${lines.join('\n')}\n`);
   }
   return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
-}
-
-/** The registry of `--remote` and `--repository`; credentials from the environment only. */
-function openRemote(command: string, values: { remote?: string; repository?: string; 'insecure-http'?: boolean }): OciRemote {
-  const { remote: url, repository } = values;
-  if (url === undefined || url === '') throw new UsageError(`${command} needs --remote URL (https://host[:port])`);
-  if (repository === undefined || repository === '') throw new UsageError(`${command} needs --repository NAME`);
-  const insecure = values['insecure-http'] === true;
-  if (/^http:/i.test(url) && !insecure) throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
-  const auth = registryAuthFromEnv();
-  return ociRemote({ url, repository, allowInsecureHttp: insecure, ...(auth === undefined ? {} : { auth }) });
 }
 
 function failureOf(error: unknown): { code: string; message: string } {

@@ -17,11 +17,12 @@ import {
   scanCode,
   subprocessRunner,
 } from '@agentproto/aip-26';
-import { defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import { type ContentStore, type ContentStoreOptions, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
 import { parse as parseYaml } from 'yaml';
 import { CommandError } from '../command-error.js';
 import { formatBytes } from '../format.js';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
 import { UsageError } from '../usage.js';
 
 const OPTIONS = {
@@ -31,6 +32,7 @@ const OPTIONS = {
   'github-url': { type: 'string' },
   'cache-root': { type: 'string' },
   env: { type: 'string', multiple: true },
+  ...REMOTE_OPTIONS,
 } as const;
 
 /** `agentproto code <check|bundle|run> <manifest>` */
@@ -58,10 +60,11 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
     const { workspaces } = await planCode(code, nodeWorkspaceFs(workspaceRoot));
     assertRunnerFitsRun(inheritBlocks(manifest, workspaces).runner, parsed.form === 'file' ? parsed.file : undefined);
   }
-  const github = connector(parsed.values['github-url'], parsed.values['cache-root']);
+  const { github, idle } = connector(parsed.values['github-url'], parsed.values['cache-root'], remoteTier(`code ${sub}`, parsed.values, io));
 
   if (sub === 'check') {
     const report = await scanCode({ code, workspaceRoot, github });
+    await idle();
     if (parsed.values.json) printJson(io, report);
     else {
       for (const source of report.sources) io.stdout.write(`${source.source}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`);
@@ -71,6 +74,7 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
   }
 
   const { bundle, report } = await defineCodeWithReport({ code, workspaceRoot, github });
+  await idle(); // fetched sources reach the registry before the command goes on
   if (sub === 'bundle') {
     if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
     await writeFile(resolve(parsed.values.out), bundle);
@@ -113,16 +117,21 @@ async function readManifest(path: string): Promise<Record<string, unknown>> {
 
 /**
  * GitHub sources go through a connector; the token comes from GITHUB_TOKEN and never leaves
- * it. The cache is opened on first use, so a manifest without github sources touches no store.
+ * it. The cache is opened on first use, so a manifest without github sources touches no
+ * store; with `--remote` it shares what it fetched through the registry.
  */
-function connector(baseUrl: string | undefined, cacheRoot: string | undefined): GithubAccess {
+function connector(baseUrl: string | undefined, cacheRoot: string | undefined, tier: Pick<ContentStoreOptions, 'remote' | 'onEvent'>): { github: GithubAccess; idle(): Promise<void> } {
+  let store: Promise<ContentStore> | undefined;
   let access: Promise<GithubAccess> | undefined;
   const get = () =>
-    (access ??= openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot) }).then((cache) =>
+    (access ??= (store = openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot), ...tier })).then((cache) =>
       githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN }),
     ));
   return {
-    resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),
-    fetch: async (repo, ref, subpath) => (await get()).fetch(repo, ref, subpath),
+    github: {
+      resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),
+      fetch: async (repo, ref, subpath) => (await get()).fetch(repo, ref, subpath),
+    },
+    idle: async () => (store ? (await store).remoteIdle() : undefined),
   };
 }

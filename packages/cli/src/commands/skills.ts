@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { CommandError } from '../command-error.js';
 import { formatBytes } from '../format.js';
 import { type CliIO, EXIT_OK, printJson } from '../io.js';
+import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
 import { UsageError } from '../usage.js';
 
 const OPTIONS = {
@@ -25,6 +26,7 @@ const OPTIONS = {
   vault: { type: 'string' },
   'provider-package': { type: 'string', multiple: true },
   'local-root': { type: 'string', multiple: true },
+  ...REMOTE_OPTIONS,
 } as const;
 
 /** `agentproto skills <resolve|prepare> <declaration.json|yaml>` */
@@ -42,7 +44,10 @@ export async function runSkills(args: readonly string[], io: CliIO): Promise<num
   const [file, ...extra] = parsed.positionals;
   if (file === undefined || extra.length > 0) throw new UsageError(`skills ${sub} takes exactly one declaration file`);
   const declaration = await readDeclaration(resolve(file));
-  const cache = await openContentStore({ root: parsed.values.cache === undefined ? defaultCacheRoot() : resolve(parsed.values.cache) });
+  const cache = await openContentStore({
+    root: parsed.values.cache === undefined ? defaultCacheRoot() : resolve(parsed.values.cache),
+    ...remoteTier(`skills ${sub}`, parsed.values, io),
+  });
   // Which providers exist is the host's decision (these flags), never the declaration's.
   const localRoots = (parsed.values['local-root'] ?? []).map((root) => resolve(root));
   const builtins = [gitProvider(), ...(localRoots.length ? [localProvider({ roots: localRoots })] : [])];
@@ -62,8 +67,9 @@ export async function runSkills(args: readonly string[], io: CliIO): Promise<num
     return EXIT_OK;
   }
   const prepared = await prepareSkills(declaration, options);
+  await cache.remoteIdle(); // what was fetched reaches the registry before the command ends
   if (parsed.values.json) printJson(io, prepared);
-  else for (const skill of prepared) io.stdout.write(`${skill.name}  ${skill.dir}  ${skill.version}${skill.hit ? '  (cached)' : ''}\n`);
+  else for (const skill of prepared) io.stdout.write(`${skill.name}  ${skill.dir}  ${skill.version}${skill.from === 'store' ? '  (cached)' : skill.from === 'remote' ? '  (from the registry)' : ''}\n`);
   return EXIT_OK;
 }
 
