@@ -84,16 +84,14 @@ export class OciRemote implements StoreRemote {
     await this.guard(() => retryRaces(() => this.pushOnce(object, signal)));
   }
 
+  /** The layer and both manifests; blobs the registry has already are not uploaded again. */
   private async pushOnce(object: { key: CacheKey; marker: ObjectMarker; path: string }, signal?: AbortSignal): Promise<void> {
-    {
-      const layerBytes = await packTree(object.path, { gzipLevel: this.gzipLevel });
-      const layer = await this.client.pushBlob(layerBytes, signal);
-      const layerDescriptor = { mediaType: LAYER_TAR_GZIP, digest: layer.digest, size: layer.size };
-      const objectConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker } as never)), signal);
-      await this.client.putManifest(objectTag(object.marker.objectId), objectManifest(objectConfig, layerDescriptor), signal);
-      const keyConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker, key: object.key } as never)), signal);
-      await this.client.putManifest(keyTag(object.key), objectManifest(keyConfig, layerDescriptor), signal);
-    }
+    const layer = await this.client.pushBlob(await packTree(object.path, { gzipLevel: this.gzipLevel }), signal);
+    const layerDescriptor = { mediaType: LAYER_TAR_GZIP, digest: layer.digest, size: layer.size };
+    const objectConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker })), signal);
+    await this.client.putManifest(objectTag(object.marker.objectId), objectManifest(objectConfig, layerDescriptor), signal);
+    const keyConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker, key: object.key })), signal);
+    await this.client.putManifest(keyTag(object.key), objectManifest(keyConfig, layerDescriptor), signal);
   }
 
   async recall(name: string, signal?: AbortSignal): Promise<string | undefined> {
