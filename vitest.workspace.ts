@@ -9,4 +9,5 @@ export const projects = [
   'packages/cli',
   'packages/testkit',
   'examples/custom-provider',
+  'test/demo',
 ] as const;

@@ -32,8 +32,13 @@ function find(program, also = []) {
   return [...also, ...folders.map((folder) => join(folder, program))].find(isExecutable);
 }
 
+/** `ensure-system-deps.mjs git` checks only those programs (the demo needs git alone). */
+const wanted = process.argv.slice(2);
+const checked = wanted.length === 0 ? REQUIRED : REQUIRED.filter(({ program }) => wanted.includes(program));
+const purpose = wanted.length === 0 ? 'the tests need' : 'this needs';
+
 function missingPackages() {
-  const packages = REQUIRED.filter(({ program, also }) => !find(program, also)).map(({ pkg }) => pkg);
+  const packages = checked.filter(({ program, also }) => !find(program, also)).map(({ pkg }) => pkg);
   // openssh-server depends on openssh-client: asking for both is harmless but noisy.
   return [...new Set(packages)].filter((pkg, _, all) => pkg !== 'openssh-client' || !all.includes('openssh-server'));
 }
@@ -50,7 +55,7 @@ if (missing.length === 0) process.exit(0);
 const isRoot = process.getuid?.() === 0;
 const aptGet = find('apt-get');
 if (isRoot && aptGet) {
-  console.error(`ensure-system-deps: the tests need ${missing.join(', ')}; installing with apt-get`);
+  console.error(`ensure-system-deps: ${purpose} ${missing.join(', ')}; installing with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (run(aptGet, ['update'], env)) run(aptGet, ['install', '-y', '--no-install-recommends', ...missing], env);
   missing = missingPackages();
@@ -58,8 +63,8 @@ if (isRoot && aptGet) {
 }
 
 console.error(
-  `ensure-system-deps: the tests need programs that are not installed (${missing.join(', ')}).\n` +
-    `Install them, then run the tests again:\n\n` +
+  `ensure-system-deps: ${purpose} programs that are not installed (${missing.join(', ')}).\n` +
+    `Install them, then run this again:\n\n` +
     `  sudo apt-get install -y ${missing.join(' ')}\n`,
 );
 process.exit(1);
