@@ -9,5 +9,8 @@ export const projects = [
   'packages/cli',
   'packages/testkit',
   'examples/custom-provider',
+  'examples/tool-host',
+  'examples/embed-validation',
   'test/demo',
+  'test/packaging',
 ] as const;

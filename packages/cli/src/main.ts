@@ -1,73 +1,79 @@
-import { ContentCacheError } from '@agentproto/content-cache';
 import { runCache } from './commands/cache.js';
 import { runCode } from './commands/code.js';
 import { runPlugin } from './commands/plugin.js';
 import { runSkills } from './commands/skills.js';
-import { CommandError } from './command-error.js';
-import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
-import { UsageError, usage } from './usage.js';
+import { reportFailure } from './failure.js';
+import { type Group, groupHelp, isGroup, overview } from './help.js';
+import { type CliIO, EXIT_OK } from './io.js';
+import { type OutputOptions, type Terminal, openTerminal } from './terminal.js';
+import { UsageError } from './usage.js';
 import { VERSION } from './version.js';
 
 const processIO: CliIO = { stdout: process.stdout, stderr: process.stderr };
 
+const RUN: Readonly<Record<Group, (args: readonly string[], term: Terminal) => Promise<number>>> = {
+  cache: runCache,
+  code: runCode,
+  skills: runSkills,
+  plugin: runPlugin,
+};
+
 /**
  * Runs one `agentproto` command line (without the program name) and resolves to its exit
- * code: 0 done, 1 failed, 2 wrong command line. Failures are printed to `io.stderr`, never
- * thrown, so a host or a test can call it in-process.
+ * status: 0 done, 1 problems found, 2 wrong command line or a `--strict` failure. Failures
+ * are printed to `io.stderr`, never thrown, so a host or a test can call it in-process.
  */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  const { args, ...options } = outputOptions(argv);
+  const term = openTerminal(io, options);
   try {
-    return await dispatch(argv, io);
+    return await dispatch(args, term);
   } catch (error) {
-    return reportFailure(error, io);
+    return reportFailure(error, term, isGroup(args[0]) ? args[0] : undefined);
+  } finally {
+    term.clearStatus();
   }
 }
 
-async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case undefined:
-    case 'help':
-    case '-h':
-    case '--help':
-      io.stdout.write(usage());
-      return EXIT_OK;
-    case '--version':
-      io.stdout.write(`${VERSION}\n`);
-      return EXIT_OK;
-    case 'cache':
-      return runCache(rest, io);
-    case 'code':
-      return runCode(rest, io);
-    case 'skills':
-      return runSkills(rest, io);
-    case 'plugin':
-      return runPlugin(rest, io);
-    default:
-      throw new UsageError(command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`);
+async function dispatch(args: readonly string[], term: Terminal): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === undefined) return printHelp(term, overview());
+  if (command === 'help' || command === '-h' || command === '--help') {
+    // `help plugin` and `--help plugin` are `plugin --help`; options after them change nothing.
+    const [topic] = rest;
+    if (topic === undefined || topic.startsWith('-')) return printHelp(term, overview());
+    if (isGroup(topic)) return printHelp(term, groupHelp(topic));
+    throw new UsageError(`no help for ${JSON.stringify(topic)}: the commands are cache, code, skills and plugin`);
   }
+  if (command === '--version') {
+    term.stdout.write(`${VERSION}\n`);
+    return EXIT_OK;
+  }
+  if (!isGroup(command)) {
+    throw new UsageError(command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`);
+  }
+  // `-h` or `--help` anywhere asks for the group's help, whatever else the line holds.
+  if (beforeSeparator(rest).some((arg) => arg === '-h' || arg === '--help')) return printHelp(term, groupHelp(command));
+  return RUN[command](rest, term);
 }
 
-function hasStableCode(error: unknown): error is Error & { code: string } {
-  const code: unknown = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code);
+function printHelp(term: Terminal, text: string): number {
+  term.stdout.write(text);
+  return EXIT_OK;
 }
 
-function reportFailure(error: unknown, io: CliIO): number {
-  if (error instanceof UsageError) {
-    io.stderr.write(`agentproto: ${error.message}\n\n${usage()}`);
-    return EXIT_USAGE;
-  }
-  // Library errors carry a stable code a script can match on; the message names the path or key.
-  if (error instanceof ContentCacheError || hasStableCode(error)) {
-    io.stderr.write(`agentproto: ${error.code}: ${error.message}\n`);
-    return EXIT_FAILURE;
-  }
-  if (error instanceof CommandError) {
-    io.stderr.write(`agentproto: ${error.message}\n`);
-    return EXIT_FAILURE;
-  }
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  io.stderr.write(`agentproto: unexpected error: ${detail}\n`);
-  return EXIT_FAILURE;
+/**
+ * The options every command takes, wherever they stand: `--verbose` is taken out of the
+ * command line (no command's own parser knows it); `--json` stays for the command, and is
+ * only read here so that nothing decorates its output. Nothing after `--` is an option.
+ */
+function outputOptions(argv: readonly string[]): OutputOptions & { args: string[] } {
+  const options = beforeSeparator(argv);
+  const args = [...options.filter((arg) => arg !== '--verbose'), ...argv.slice(options.length)];
+  return { args, verbose: options.includes('--verbose'), json: options.includes('--json') };
+}
+
+function beforeSeparator(args: readonly string[]): readonly string[] {
+  const end = args.indexOf('--');
+  return end === -1 ? args : args.slice(0, end);
 }

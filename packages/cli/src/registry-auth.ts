@@ -1,6 +1,7 @@
 import { type ContentStoreOptions, type OciRemote, type RegistryAuth, ociRemote } from '@agentproto/content-cache';
 import { CommandError } from './command-error.js';
-import type { CliIO } from './io.js';
+import { printable } from './format.js';
+import type { Terminal } from './terminal.js';
 import { UsageError } from './usage.js';
 
 /** The flags that name a store's remote tier: `--remote URL --repository NAME [--insecure-http]`. */
@@ -64,7 +65,7 @@ export function openRemote(command: string, values: RemoteFlags): OciRemote {
  * the first of each code (a registry that is down or sends bad content never fails the
  * command).
  */
-export function remoteTier(command: string, values: RemoteFlags, io: CliIO): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
+export function remoteTier(command: string, values: RemoteFlags, term: Terminal): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
   if (values.remote === undefined) {
     if (values.repository !== undefined) throw new UsageError(`${command}: --repository needs --remote`);
     return {};
@@ -77,7 +78,7 @@ export function remoteTier(command: string, values: RemoteFlags, io: CliIO): Pic
     onEvent: (event) => {
       if (event.type !== 'remote-warning' || shown.has(event.code)) return;
       shown.add(event.code);
-      io.stderr.write(`warning: ${event.operation} at ${event.remote} failed (${event.code}): ${event.message}\n`);
+      term.stderr.write(`${term.yellow('warning:')} ${printable(`${event.operation} at ${event.remote} failed (${event.code}): ${event.message}`)}\n`);
     },
   };
 }

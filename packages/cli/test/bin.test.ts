@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -33,6 +33,22 @@ describe('the agentproto bin', () => {
     expect(failure?.code).toBe(2);
     expect(failure?.stdout).toBe('');
     expect(failure?.stderr).toMatch(/^agentproto: unknown command "frobnicate"\n/);
+  });
+
+  it('piped, an error is its line and its hint, with no colour', async () => {
+    const cwd = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-cli-')));
+    try {
+      await writeFile(join(cwd, 'a-file'), '');
+      const failure = await agentproto(['cache', 'ls', '--root', 'a-file'], cwd).then(
+        () => undefined,
+        (error: unknown) => error as { code: number; stdout: string; stderr: string },
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toMatch(/^agentproto: CACHE_ROOT_UNUSABLE: .*\nhint: .*\n$/);
+      expect(failure?.stderr).not.toContain('\x1b');
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   it('takes a relative --root from the working directory', async () => {

@@ -222,6 +222,6 @@ describe('every cache command', () => {
     const outcome = await run(['cache', 'ls', '--root', join(base, 'a-file'), '--json']);
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
-    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\n$`));
+    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\nhint: --root must name a folder .*\\n$`));
   });
 });

@@ -73,5 +73,6 @@ describe('agentproto code', () => {
     expect(ok).toMatchObject({ code: 0, stdout: 'from lib\n' });
     const failing = await run(['code', 'run', manifest, '--env', 'EXIT=4', '--cache-root', join(dir, 'cache')]);
     expect(failing.code).toBe(1);
+    expect(failing.stderr).toBe('agentproto: code run: the program exited with status 4\n');
   });
 });

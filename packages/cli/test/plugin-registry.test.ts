@@ -136,7 +136,10 @@ describe('agentproto plugin push and pull', () => {
     await writeFile(join(full, 'mine.txt'), 'keep');
     const refused = await run(['plugin', 'pull', ref, full, '--insecure-http']);
     expect(refused).toMatchObject({ code: 1, stdout: '' });
-    expect(refused.stderr).toBe(`agentproto: PLUGIN_OCI_DESTINATION_EXISTS: ${ref}: ${full} exists and is not an empty folder; pull into a new path\n`);
+    expect(refused.stderr).toBe(
+      `agentproto: PLUGIN_OCI_DESTINATION_EXISTS: ${ref}: ${full} exists and is not an empty folder; pull into a new path\n` +
+        'hint: pull into a folder that does not exist yet or is empty; the existing one was left untouched\n',
+    );
     expect(await readdir(full)).toEqual(['mine.txt']);
 
     const missing = ref.replace(/:v1$/, ':nope');

@@ -84,7 +84,7 @@ describe('agentproto plugin', () => {
     const drifted = await run(['plugin', 'verify', config, out]);
     expect(drifted.code).toBe(1);
     expect(drifted.stdout).toBe('changed  skills/review/references/checklist.md\nedited  skills/review/references/checklist.md\n');
-    expect(drifted.stderr).toBe(`agentproto: ${out} is not what ${config} builds: 1 changed, 1 edited\n`);
+    expect(drifted.stderr).toBe(`agentproto: ${out} is not what ${config} builds: 1 changed, 1 edited\nhint: build it again: agentproto plugin build ${config} --out ${out} --replace\n`);
   });
 
   it('verify reports a removed file as missing and another --spec as drift', async () => {
@@ -294,10 +294,10 @@ describe('agentproto plugin', () => {
   });
 
   it('plugin --help prints the usage with every plugin command', async () => {
-    for (const argv of [['plugin', '--help'], ['plugin', 'build', '-h'], ['--help']]) {
+    for (const argv of [['plugin', '--help'], ['plugin', 'build', '-h'], ['help', 'plugin']]) {
       const outcome = await run(argv);
       expect(outcome.code).toBe(0);
-      for (const command of ['plugin build <c>', 'plugin validate <dir>', 'plugin verify <c> <dir>', 'plugin import <dir>', 'plugin emit <c>', 'plugin explain <code>', '--strict', '--explain CODE', '--spec VERSION']) {
+      for (const command of ['build <config>', 'validate <dir>', 'verify <config> <dir>', 'import <dir>', 'emit <config>', 'explain <code>', '--strict', '--explain CODE', '--spec VERSION']) {
         expect(outcome.stdout).toContain(command);
       }
     }
@@ -328,7 +328,8 @@ describe('agentproto plugin', () => {
     expect(outcome.code).toBe(2);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toContain(`agentproto: ${message}`);
-    expect(outcome.stderr).toContain('Usage: agentproto');
+    expect(outcome.stderr).toMatch(/\nRun 'agentproto plugin --help' for usage\.\n$/);
+    expect(outcome.stderr.split('\n')).toHaveLength(3);
   });
 });
 

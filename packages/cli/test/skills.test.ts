@@ -25,7 +25,7 @@ async function served(auth?: { username: string; password: string }) {
 }
 
 describe('agentproto skills', () => {
-  it('prepare fetches each skill, prints its directory, and reports fetches on stderr; a second run is cached', async () => {
+  it('prepare fetches each skill and prints its directory, with no progress under --json; a second run is cached', async () => {
     const { repo, url } = await served();
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
@@ -38,8 +38,8 @@ describe('agentproto skills', () => {
       ['lint', repo.commits[0], false],
     ]);
     expect(await readFile(join(prepared[0]!.dir, 'guide.md'), 'utf8')).toBe('guide\n');
-    expect(first.stderr).toContain('fetching review at');
-    expect(first.stderr).toMatch(/fetched review: 2 files/);
+    // --json: stderr holds warnings and errors only, no progress.
+    expect(first.stderr).toBe('');
 
     const second = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache')]);
     expect(second.code).toBe(0);

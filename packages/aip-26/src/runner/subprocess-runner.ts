@@ -64,9 +64,15 @@ export function subprocessRunner(options: SubprocessRunnerOptions = {}): Runner 
   };
 }
 
-async function listFiles(root: string): Promise<string[]> {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(root.length + 1));
+/** The bundle's files, relative and `/`-separated (walked by hand: Dirent.parentPath needs Node 20.12). */
+async function listFiles(root: string, rel = ''): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(rel === '' ? root : join(root, rel), { withFileTypes: true })) {
+    const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
+    if (entry.isDirectory()) files.push(...(await listFiles(root, path)));
+    else if (entry.isFile()) files.push(path);
+  }
+  return files;
 }
 
 function spawnBounded(cmd: string, args: string[], cwd: string, request: RunRequest, maxOutput: number): Promise<RunResult> {

@@ -1,4 +1,4 @@
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { codeSchemas } from './code-schema.js';
 import type { CheckResult, SchemaProblem } from './errors.js';
@@ -28,7 +28,7 @@ export function addCodeSchemas<A extends Ajv2020>(ajv: A): A {
       ajv.addSchema(schema);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new TypeError(`cannot add ${id} to this Ajv (it needs JSON Schema 2020-12: import Ajv2020 from "ajv/dist/2020.js"): ${reason}`, { cause: error });
+      throw new TypeError(`cannot add ${id} to this Ajv (it needs JSON Schema 2020-12: import { Ajv2020 } from "ajv/dist/2020.js"): ${reason}`, { cause: error });
     }
   }
   return ajv;

@@ -11,41 +11,36 @@ import {
   openContentStore,
 } from '@agentproto/content-cache';
 import { CommandError } from '../command-error.js';
-import { alignColumns, formatBytes, plural, shortHash } from '../format.js';
-import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { alignColumns, formatBytes, plural, printable, shellQuote, shortHash } from '../format.js';
+import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
 import { REMOTE_OPTIONS, openRemote } from '../registry-auth.js';
-import { UsageError, usage } from '../usage.js';
+import type { Terminal } from '../terminal.js';
+import { UsageError } from '../usage.js';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 const COMMON = {
   root: { type: 'string' },
   json: { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies OptionsConfig;
 
-type Subcommand = (args: string[], io: CliIO) => Promise<number>;
+type Subcommand = (args: string[], term: Terminal) => Promise<number>;
 
 const SUBCOMMANDS: Record<string, Subcommand> = { put, ls, verify, gc, push, pull };
 
-/** `agentproto cache <put|ls|verify|gc|push|pull> ...` */
-export async function runCache(args: readonly string[], io: CliIO): Promise<number> {
+/** `agentproto cache <put|ls|verify|gc|push|pull> ...`; main has answered `--help`. */
+export async function runCache(args: readonly string[], term: Terminal): Promise<number> {
   const [name, ...rest] = args;
-  if (name === '-h' || name === '--help') {
-    io.stdout.write(usage());
-    return EXIT_OK;
-  }
   if (name === undefined) throw new UsageError('cache needs a subcommand: put, ls, verify, gc, push or pull');
   const run = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (!run) throw new UsageError(`unknown command "cache ${name}"`);
-  return run(rest, io);
+  return run(rest, term);
 }
 
 /** Stores a local folder, keyed by its tree digest; a second put of the same tree fills nothing. */
-async function put(args: string[], io: CliIO): Promise<number> {
+async function put(args: string[], term: Terminal): Promise<number> {
   const options = { ...COMMON, provider: { type: 'string', default: 'local' }, name: { type: 'string' } } as const;
   const parsed = parse('cache put', args, options, true);
-  if (parsed.values.help) return printUsage(io);
   const [folder, ...extra] = parsed.positionals;
   if (folder === undefined || extra.length > 0) throw new UsageError('cache put takes exactly one folder');
   const { name, provider } = parsed.values;
@@ -68,42 +63,41 @@ async function put(args: string[], io: CliIO): Promise<number> {
     cp(dir, destination, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }),
   );
   if (parsed.values.json) {
-    printJson(io, tree);
+    printJson(term, tree);
     return EXIT_OK;
   }
   const rows = [
     ['objectId', tree.objectId],
-    ['path', tree.path],
-    ['linkPath', tree.linkPath],
+    ['path', shellQuote(tree.path)],
+    ['linkPath', shellQuote(tree.linkPath)],
     ['digest', tree.digest],
     ['files', `${tree.files} (${formatBytes(tree.bytes)})`],
     ['fromCache', String(tree.fromCache)],
   ];
-  io.stdout.write(`${alignColumns(rows).join('\n')}\n`);
+  term.stdout.write(`${alignColumns(rows).join('\n')}\n`);
   return EXIT_OK;
 }
 
 /** Lists every object with the keys that reach it, and how many declaration links point at it. */
-async function ls(args: string[], io: CliIO): Promise<number> {
+async function ls(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache ls', args, COMMON, false);
-  if (parsed.values.help) return printUsage(io);
   const store = await openStore(parsed.values.root);
   const listing = await store.list();
   if (parsed.values.json) {
-    printJson(io, listing);
+    printJson(term, listing);
     return EXIT_OK;
   }
-  io.stdout.write(formatListing(store.root, listing));
+  term.stdout.write(formatListing(store.root, listing));
   return EXIT_OK;
 }
 
 function formatListing(root: string, listing: StoreListing): string {
-  const summary = `${plural(listing.objects.length, 'object')}, ${plural(listing.keys.length, 'key')}, ${plural(listing.links.length, 'link')} in ${root}\n`;
+  const summary = `${plural(listing.objects.length, 'object')}, ${plural(listing.keys.length, 'key')}, ${plural(listing.links.length, 'link')} in ${shellQuote(root)}\n`;
   if (listing.objects.length === 0) return summary;
   const header = ['OBJECT', 'PROVIDER', 'FILES', 'SIZE', 'LINKS', 'DIGEST', 'CONTENT ID'];
   const rows = listing.objects.map((object) => [
     shortHash(object.objectId),
-    object.provider,
+    printable(object.provider),
     String(object.files),
     formatBytes(object.bytes),
     String(listing.links.filter((link) => link.objectId === object.objectId).length),
@@ -115,43 +109,42 @@ function formatListing(root: string, listing: StoreListing): string {
   listing.objects.forEach((object, i) => {
     out.push(lines[i]!);
     for (const { key } of listing.keys.filter((k) => k.objectId === object.objectId)) {
-      out.push(`  key: provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`);
+      out.push(`  key: ${describeKey(key)}`);
     }
   });
   return `${out.join('\n')}\n${summary}`;
 }
 
 /** Re-hashes every object; exit 1 when any is corrupt, so a script can act on it. */
-async function verify(args: string[], io: CliIO): Promise<number> {
+async function verify(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache verify', args, { ...COMMON, quarantine: { type: 'boolean', default: false } }, false);
-  if (parsed.values.help) return printUsage(io);
   const store = await openStore(parsed.values.root);
+  term.status(`verifying the objects of ${shellQuote(store.root)}`);
   const report = await store.verify({ quarantine: parsed.values.quarantine });
   const status = report.corrupt.length === 0 ? EXIT_OK : EXIT_FAILURE;
   if (parsed.values.json) {
-    printJson(io, report);
+    printJson(term, report);
     return status;
   }
   const lines = [`checked ${plural(report.checked, 'object')}: ${report.ok.length} ok, ${report.corrupt.length} corrupt`];
   for (const entry of report.corrupt) {
-    lines.push(`corrupt ${entry.objectId}: ${entry.reason}`);
-    if (entry.quarantinedTo !== undefined) lines.push(`  quarantined to ${entry.quarantinedTo}`);
+    lines.push(`corrupt ${entry.objectId}: ${printable(entry.reason)}`);
+    if (entry.quarantinedTo !== undefined) lines.push(`  quarantined to ${shellQuote(entry.quarantinedTo)}`);
   }
   if (report.corrupt.length > 0 && !parsed.values.quarantine) {
     lines.push('run `agentproto cache verify --quarantine` to set them aside; the next acquisition fetches them again');
   }
-  io.stdout.write(`${lines.join('\n')}\n`);
+  term.stdout.write(`${lines.join('\n')}\n`);
   return status;
 }
 
 /** Removes what nothing reaches, and the leftovers of writers that died. */
-async function gc(args: string[], io: CliIO): Promise<number> {
+async function gc(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache gc', args, COMMON, false);
-  if (parsed.values.help) return printUsage(io);
   const store = await openStore(parsed.values.root);
   const report = await store.gc();
   if (parsed.values.json) {
-    printJson(io, report);
+    printJson(term, report);
     return EXIT_OK;
   }
   const lines = [
@@ -160,7 +153,7 @@ async function gc(args: string[], io: CliIO): Promise<number> {
       `${plural(report.removedStaging, 'staging folder')}`,
     ...report.removedObjects.map((id) => `removed ${id}`),
   ];
-  io.stdout.write(`${lines.join('\n')}\n`);
+  term.stdout.write(`${lines.join('\n')}\n`);
   return EXIT_OK;
 }
 
@@ -186,14 +179,15 @@ interface KeyFailure extends KeyOutcome {
  * registry, one after the other, each awaited; a key that fails is reported and the rest
  * still go. Exit 1 when any failed.
  */
-async function push(args: string[], io: CliIO): Promise<number> {
+async function push(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache push', args, REMOTE, false);
-  if (parsed.values.help) return printUsage(io);
   const remote = openRemote('cache push', parsed.values);
   const store = await openStore(parsed.values.root, { remote });
   const pushed: KeyOutcome[] = [];
   const failed: KeyFailure[] = [];
-  for (const { key, objectId } of (await store.list()).keys) {
+  const { keys } = await store.list();
+  for (const [i, { key, objectId }] of keys.entries()) {
+    term.status(`pushing key ${i + 1} of ${keys.length}: ${shortHash(objectId)}`);
     try {
       // False only when the key vanished since it was listed (a gc in between): nothing to push.
       if (await store.push(key)) pushed.push({ key, objectId });
@@ -202,14 +196,14 @@ async function push(args: string[], io: CliIO): Promise<number> {
     }
   }
   const report = { remote: remote.label, pushed, failed };
-  if (parsed.values.json) printJson(io, report);
+  if (parsed.values.json) printJson(term, report);
   else {
     const lines = [
       ...pushed.map(({ key, objectId }) => `pushed ${shortHash(objectId)}  ${describeKey(key)}`),
-      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${message}`),
+      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`),
       `pushed ${plural(pushed.length, 'key')} to ${remote.label}${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
     ];
-    io.stdout.write(`${lines.join('\n')}\n`);
+    term.stdout.write(`${lines.join('\n')}\n`);
   }
   return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }
@@ -220,9 +214,8 @@ async function push(args: string[], io: CliIO): Promise<number> {
  * but the remote's content (checked against its digests and the tree digest of its marker)
  * can be stored. Keys already here are reported as present. Exit 1 when any failed.
  */
-async function pull(args: string[], io: CliIO): Promise<number> {
+async function pull(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache pull', args, REMOTE, false);
-  if (parsed.values.help) return printUsage(io);
   const remote = openRemote('cache pull', parsed.values);
   // A remote failure during acquire is an event (the store then tries the fill): kept here by
   // object, to report the registry's reason rather than the fill's refusal.
@@ -238,7 +231,8 @@ async function pull(args: string[], io: CliIO): Promise<number> {
   const pulled: (KeyOutcome & { digest: string; files: number; bytes: number })[] = [];
   const present: KeyOutcome[] = [];
   const failed: KeyFailure[] = [];
-  for (const { key, marker } of listed) {
+  for (const [i, { key, marker }] of listed.entries()) {
+    term.status(`pulling key ${i + 1} of ${listed.length}: ${shortHash(marker.objectId)}`);
     try {
       const tree = await store.acquire(key, async () => {
         throw new Error('not in the remote');
@@ -251,15 +245,15 @@ async function pull(args: string[], io: CliIO): Promise<number> {
   }
   await store.remoteIdle();
   const report = { remote: remote.label, root: store.root, pulled, present, failed };
-  if (parsed.values.json) printJson(io, report);
+  if (parsed.values.json) printJson(term, report);
   else {
     const lines = [
       ...pulled.map(({ key, objectId, files, bytes }) => `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${files} files (${formatBytes(bytes)})`),
       ...present.map(({ key, objectId }) => `present ${shortHash(objectId)}  ${describeKey(key)}`),
-      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${message}`),
-      `pulled ${plural(pulled.length, 'key')} from ${remote.label} into ${store.root}, ${present.length} already present${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
+      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`),
+      `pulled ${plural(pulled.length, 'key')} from ${remote.label} into ${shellQuote(store.root)}, ${present.length} already present${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
     ];
-    io.stdout.write(`${lines.join('\n')}\n`);
+    term.stdout.write(`${lines.join('\n')}\n`);
   }
   return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }
@@ -269,8 +263,9 @@ function failureOf(error: unknown): { code: string; message: string } {
   return { code: typeof code === 'string' ? code : 'REMOTE_FAILED', message: error instanceof Error ? error.message : String(error) };
 }
 
+/** A key on one line; the declaration as JSON, every name in it escaped as printable. */
 function describeKey(key: CacheKey): string {
-  return `provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`;
+  return printable(`provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`);
 }
 
 /** parseArgs with its errors turned into usage errors that name the command. */
@@ -280,11 +275,6 @@ function parse<O extends OptionsConfig, P extends boolean>(command: string, args
   } catch (error) {
     throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`);
   }
-}
-
-function printUsage(io: CliIO): number {
-  io.stdout.write(usage());
-  return EXIT_OK;
 }
 
 /** A relative --root is taken from the working directory; the library itself only accepts absolute roots. */
@@ -297,6 +287,6 @@ function openStore(root: string | undefined, options: Pick<ContentStoreOptions, 
 async function existingFolder(path: string): Promise<string> {
   const absolute = resolve(path);
   const info = await stat(absolute).catch(() => undefined);
-  if (!info?.isDirectory()) throw new CommandError(`cache put: ${absolute} is not a folder`);
+  if (!info?.isDirectory()) throw new CommandError(`cache put: ${shellQuote(absolute)} is not a folder`);
   return realpath(absolute);
 }

@@ -20,9 +20,11 @@ import {
 import { type ContentStore, type ContentStoreOptions, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
 import { parse as parseYaml } from 'yaml';
 import { CommandError } from '../command-error.js';
-import { formatBytes } from '../format.js';
-import { type CliIO, EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { printFailure } from '../failure.js';
+import { formatBytes, printable, shellQuote } from '../format.js';
+import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
 import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
+import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
 
 const OPTIONS = {
@@ -35,8 +37,8 @@ const OPTIONS = {
   ...REMOTE_OPTIONS,
 } as const;
 
-/** `agentproto code <check|bundle|run> <manifest>` */
-export async function runCode(args: readonly string[], io: CliIO): Promise<number> {
+/** `agentproto code <check|bundle|run> <manifest>`; main has answered `--help`. */
+export async function runCode(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'check' && sub !== 'bundle' && sub !== 'run') throw new UsageError(sub === undefined ? 'code needs a subcommand: check, bundle or run' : `unknown command "code ${sub}"`);
   let parsed;
@@ -60,15 +62,15 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
     const { workspaces } = await planCode(code, nodeWorkspaceFs(workspaceRoot));
     assertRunnerFitsRun(inheritBlocks(manifest, workspaces).runner, parsed.form === 'file' ? parsed.file : undefined);
   }
-  const { github, idle } = connector(parsed.values['github-url'], parsed.values['cache-root'], remoteTier(`code ${sub}`, parsed.values, io));
+  const { github, idle } = connector(parsed.values['github-url'], parsed.values['cache-root'], remoteTier(`code ${sub}`, parsed.values, term));
 
   if (sub === 'check') {
     const report = await scanCode({ code, workspaceRoot, github });
     await idle();
-    if (parsed.values.json) printJson(io, report);
+    if (parsed.values.json) printJson(term, report);
     else {
-      for (const source of report.sources) io.stdout.write(`${source.source}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`);
-      io.stdout.write(`ok: ${report.files} files, ${formatBytes(report.bytes)}\n`);
+      for (const source of report.sources) term.stdout.write(`${printable(source.source)}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`);
+      term.stdout.write(`ok: ${report.files} files, ${formatBytes(report.bytes)}\n`);
     }
     return EXIT_OK;
   }
@@ -78,8 +80,8 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
   if (sub === 'bundle') {
     if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
     await writeFile(resolve(parsed.values.out), bundle);
-    if (parsed.values.json) printJson(io, report);
-    else io.stdout.write(`${resolve(parsed.values.out)}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`);
+    if (parsed.values.json) printJson(term, report);
+    else term.stdout.write(`${shellQuote(resolve(parsed.values.out))}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`);
     return EXIT_OK;
   }
 
@@ -93,12 +95,14 @@ export async function runCode(args: readonly string[], io: CliIO): Promise<numbe
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   const result = await subprocessRunner().run({ bundle, run, env, timeoutMs: limits?.timeout_ms });
-  if (parsed.values.json) printJson(io, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
+  if (parsed.values.json) printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
   else {
-    io.stdout.write(result.stdout.toString());
-    io.stderr.write(result.stderr.toString());
+    term.stdout.write(result.stdout.toString());
+    term.stderr.write(result.stderr.toString());
   }
-  if (result.timedOut) io.stderr.write(`agentproto: timed out after ${limits?.timeout_ms} ms\n`);
+  // The program's own status is not ours (ours says only: it failed), so it is named here.
+  if (result.timedOut) printFailure(term, { message: `code run: timed out after ${limits?.timeout_ms} ms`, hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer' });
+  else if (result.exitCode !== 0) printFailure(term, { message: `code run: the program ${result.exitCode === null ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}` });
   return result.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
 }
 
@@ -107,11 +111,11 @@ async function readManifest(path: string): Promise<Record<string, unknown>> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new CommandError(`cannot read manifest ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new CommandError(`cannot read manifest ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
   // YAML is a superset of JSON: one parser reads both.
   const value: unknown = parseYaml(text);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${path} is not a manifest (a mapping)`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${shellQuote(path)} is not a manifest (a mapping)`);
   return value as Record<string, unknown>;
 }
 

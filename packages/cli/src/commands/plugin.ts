@@ -22,9 +22,13 @@ import {
   writePlugin,
 } from '@agentproto/agent-plugins';
 import { CommandError } from '../command-error.js';
-import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
+import { printFailure } from '../failure.js';
+import { printable, shellQuote } from '../format.js';
+import { hintFor } from '../hints.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
 import { registryAuthFromEnv } from '../registry-auth.js';
-import { UsageError, usage } from '../usage.js';
+import type { Terminal } from '../terminal.js';
+import { UsageError } from '../usage.js';
 
 /**
  * `plugin validate --strict` fails with exit status 2 on an error finding, as the product's
@@ -42,7 +46,6 @@ const SUBCOMMANDS = ['build', 'validate', 'verify', 'import', 'emit', 'explain',
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 const JSON_OPTION = { json: { type: 'boolean', default: false } } as const;
-const HELP_OPTION = { help: { type: 'boolean', short: 'h', default: false } } as const;
 const OUT = { out: { type: 'string' } } as const;
 const SPEC = { spec: { type: 'string' } } as const;
 const REPLACE = { replace: { type: 'boolean', default: false } } as const;
@@ -50,14 +53,14 @@ const INSECURE_HTTP = { 'insecure-http': { type: 'boolean', default: false } } a
 
 /** Each subcommand accepts only its own options: any other is a wrong command line. */
 const OPTIONS = {
-  build: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION, ...HELP_OPTION },
-  validate: { strict: { type: 'boolean', default: false }, explain: { type: 'string' }, ...JSON_OPTION, ...HELP_OPTION },
-  verify: { ...SPEC, ...JSON_OPTION, ...HELP_OPTION },
-  import: { ...OUT, ...REPLACE, ...JSON_OPTION, ...HELP_OPTION },
-  emit: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION, ...HELP_OPTION },
-  explain: { ...JSON_OPTION, ...HELP_OPTION },
-  push: { ...INSECURE_HTTP, ...JSON_OPTION, ...HELP_OPTION },
-  pull: { ...INSECURE_HTTP, ...JSON_OPTION, ...HELP_OPTION },
+  build: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION },
+  validate: { strict: { type: 'boolean', default: false }, explain: { type: 'string' }, ...JSON_OPTION },
+  verify: { ...SPEC, ...JSON_OPTION },
+  import: { ...OUT, ...REPLACE, ...JSON_OPTION },
+  emit: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION },
+  explain: { ...JSON_OPTION },
+  push: { ...INSECURE_HTTP, ...JSON_OPTION },
+  pull: { ...INSECURE_HTTP, ...JSON_OPTION },
 } as const;
 
 interface Parsed {
@@ -69,35 +72,32 @@ interface Parsed {
   strict: boolean;
   insecureHttp: boolean;
   explain?: string;
-  help: boolean;
 }
 
-/** `agentproto plugin <build|validate|verify|import|emit|explain|push|pull> …` */
-export async function runPlugin(args: readonly string[], io: CliIO): Promise<number> {
+/** `agentproto plugin <build|validate|verify|import|emit|explain|push|pull> …`; main has answered `--help`. */
+export async function runPlugin(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === '-h' || sub === '--help') return printUsage(io);
   if (!isSubcommand(sub)) {
     throw new UsageError(sub === undefined ? 'plugin needs a subcommand: build, validate, verify, import, emit, explain, push or pull' : `unknown command "plugin ${sub}"`);
   }
   const parsed = parse(sub, rest);
-  if (parsed.help) return printUsage(io);
   switch (sub) {
     case 'build':
-      return build(parsed, io);
+      return build(parsed, term);
     case 'validate':
-      return validate(parsed, io);
+      return validate(parsed, term);
     case 'verify':
-      return verify(parsed, io);
+      return verify(parsed, term);
     case 'import':
-      return importCommand(parsed, io);
+      return importCommand(parsed, term);
     case 'emit':
-      return emit(parsed, io);
+      return emit(parsed, term);
     case 'explain':
-      return explainCommand(parsed, io);
+      return explainCommand(parsed, term);
     case 'push':
-      return push(parsed, io);
+      return push(parsed, term);
     case 'pull':
-      return pull(parsed, io);
+      return pull(parsed, term);
   }
 }
 
@@ -136,13 +136,7 @@ function parse(sub: Subcommand, args: string[]): Parsed {
     json: values.json === true,
     strict: values.strict === true,
     insecureHttp: values['insecure-http'] === true,
-    help: values.help === true,
   };
-}
-
-function printUsage(io: CliIO): number {
-  io.stdout.write(usage());
-  return EXIT_OK;
 }
 
 /** The positional arguments `sub` takes, by name, or a usage error naming them. */
@@ -157,63 +151,67 @@ function requireOut(parsed: Parsed, sub: Subcommand): string {
 }
 
 /** `plugin build <config> --out DIR`: the package the configuration describes, written whole. */
-async function build(parsed: Parsed, io: CliIO): Promise<number> {
+async function build(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile] = positionals(parsed, 'build', ['a configuration file']) as [string];
   const out = requireOut(parsed, 'build');
   const loaded = await loadConfig(configFile);
   const pkg = await buildPlugin(loaded.config, { contentRoot: loaded.contentRoot, ...(parsed.spec ? { spec: parsed.spec } : {}) });
   const files = [...pkg.files.keys()];
   if (!pkg.rejected) await writePlugin(pkg.files, out, { replace: parsed.replace });
-  if (parsed.json) printJson(io, { out, spec: pkg.spec, rejected: pkg.rejected, written: !pkg.rejected, files, findings: pkg.findings });
+  if (parsed.json) printJson(term, { out, spec: pkg.spec, rejected: pkg.rejected, written: !pkg.rejected, files, findings: pkg.findings });
   else {
-    printFindings(io, pkg.findings);
-    if (!pkg.rejected) io.stdout.write(`${out}: ${files.length} files, Agent Plugins ${pkg.spec}\n`);
+    printFindings(term, pkg.findings);
+    if (!pkg.rejected) term.stdout.write(`${shellQuote(out)}: ${files.length} files, Agent Plugins ${pkg.spec}\n`);
   }
-  if (pkg.rejected) return rejected(io, pkg.findings, resolve(configFile), 'nothing was written');
+  if (pkg.rejected) return rejected(term, pkg.findings, resolve(configFile), 'nothing was written');
   return EXIT_OK;
 }
 
 /** `plugin validate <dir>`: the folder as a conformant client loads it. */
-async function validate(parsed: Parsed, io: CliIO): Promise<number> {
+async function validate(parsed: Parsed, term: Terminal): Promise<number> {
   if (parsed.explain !== undefined) {
     if (parsed.positionals.length > 0 || parsed.strict) throw new UsageError('plugin validate --explain CODE takes no folder and no --strict');
-    return printExplanation(parsed.explain, parsed.json, io);
+    return printExplanation(parsed.explain, parsed.json, term);
   }
   const [dirArg] = positionals(parsed, 'validate', ['a plugin folder']) as [string];
   const dir = resolve(dirArg);
   const result = await validatePlugin(dir);
   const firstError = result.findings.find((f) => f.severity === 'error');
-  if (parsed.json) printJson(io, { dir, ...result });
+  if (parsed.json) printJson(term, { dir, ...result });
   else {
-    printFindings(io, result.findings);
+    printFindings(term, result.findings);
     if (!result.rejected) {
       const mcp = result.mcpDisabled ? ', MCP disabled' : '';
-      io.stdout.write(`${dir}: Agent Plugins ${result.spec}, ${count(result.skills, 'skill')}, ${count(result.servers, 'server')}${mcp}, ${count(result.findings, 'finding')}\n`);
+      term.stdout.write(`${shellQuote(dir)}: Agent Plugins ${result.spec}, ${count(result.skills, 'skill')}, ${count(result.servers, 'server')}${mcp}, ${count(result.findings, 'finding')}\n`);
     }
   }
   if (parsed.strict && firstError !== undefined) {
-    io.stderr.write(`agentproto: ${firstError.rule}: ${firstError.code} ${firstError.path}: ${firstError.message} (validate --strict fails on any error finding)\n`);
+    printFailure(term, { code: firstError.rule, message: `${firstError.code} ${shellQuote(firstError.path)}: ${firstError.message} (validate --strict fails on any error finding)` });
     return EXIT_STRICT;
   }
-  if (result.rejected) return rejected(io, result.findings, dir);
+  if (result.rejected) return rejected(term, result.findings, dir);
   return EXIT_OK;
 }
 
 /** `plugin verify <config> <dir>`: whether the folder is exactly what the configuration builds now. */
-async function verify(parsed: Parsed, io: CliIO): Promise<number> {
+async function verify(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile, dirArg] = positionals(parsed, 'verify', ['a configuration file', 'a plugin folder']) as [string, string];
   const dir = resolve(dirArg);
   const loaded = await loadConfig(configFile);
   const result = await verifyPlugin(dir, loaded.config, { contentRoot: loaded.contentRoot, ...(parsed.spec ? { spec: parsed.spec } : {}) });
-  if (parsed.json) printJson(io, { dir, ...result });
-  else if (result.ok) io.stdout.write(`${dir}: up to date\n`);
+  if (parsed.json) printJson(term, { dir, ...result });
+  else if (result.ok) term.stdout.write(`${shellQuote(dir)}: up to date\n`);
   else {
-    for (const kind of ['changed', 'missing', 'unexpected', 'edited'] as const) for (const path of result[kind]) io.stdout.write(`${kind}  ${path}\n`);
-    for (const pointer of result.packageJson ?? []) if (pointer !== 'package.json') io.stdout.write(`package.json  ${pointer}\n`);
+    for (const kind of ['changed', 'missing', 'unexpected', 'edited'] as const) for (const path of result[kind]) term.stdout.write(`${kind}  ${shellQuote(path)}\n`);
+    for (const pointer of result.packageJson ?? []) if (pointer !== 'package.json') term.stdout.write(`package.json  ${shellQuote(pointer)}\n`);
   }
   if (result.ok) return EXIT_OK;
   const summary = (['changed', 'missing', 'unexpected', 'edited'] as const).filter((kind) => result[kind].length > 0).map((kind) => `${result[kind].length} ${kind}`);
-  io.stderr.write(`agentproto: ${dir} is not what ${resolve(configFile)} builds: ${summary.join(', ')}\n`);
+  const config = shellQuote(resolve(configFile));
+  printFailure(term, {
+    message: `${shellQuote(dir)} is not what ${config} builds: ${summary.join(', ')}`,
+    hint: `build it again: agentproto plugin build ${config} --out ${shellQuote(dir)} --replace${parsed.spec ? ` --spec ${parsed.spec}` : ''}`,
+  });
   return EXIT_FAILURE;
 }
 
@@ -221,7 +219,7 @@ async function verify(parsed: Parsed, io: CliIO): Promise<number> {
  * `plugin import <dir> --out DIR`: the content root (skills, bundled files) and, beside it,
  * plugin.config.json, the imported configuration. The folder is written whole, as a package is.
  */
-async function importCommand(parsed: Parsed, io: CliIO): Promise<number> {
+async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
   const [dirArg] = positionals(parsed, 'import', ['a plugin folder']) as [string];
   const out = requireOut(parsed, 'import');
   const dir = resolve(dirArg);
@@ -232,14 +230,14 @@ async function importCommand(parsed: Parsed, io: CliIO): Promise<number> {
   if (config !== undefined) {
     // The content root is the output folder itself, so a bundled file of that name would be lost.
     if (imported.content.has(IMPORTED_CONFIG_FILE)) {
-      throw new CommandError(`${dir} bundles a root file named ${IMPORTED_CONFIG_FILE}, which the imported configuration would replace; nothing was written`);
+      throw new CommandError(`${shellQuote(dir)} bundles a root file named ${IMPORTED_CONFIG_FILE}, which the imported configuration would replace; nothing was written`);
     }
     const written = new Map<string, PackageFile>(imported.content);
     written.set(IMPORTED_CONFIG_FILE, { bytes: new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`), mode: 0o644 });
     await writePlugin(written, out, { replace: parsed.replace });
   }
   if (parsed.json) {
-    printJson(io, {
+    printJson(term, {
       dir,
       out,
       spec: imported.spec,
@@ -251,16 +249,16 @@ async function importCommand(parsed: Parsed, io: CliIO): Promise<number> {
       findings: imported.findings,
     });
   } else {
-    printFindings(io, imported.findings);
-    for (const entry of imported.report) io.stdout.write(`report  ${entry.path}: ${entry.reason}\n`);
-    if (config !== undefined) io.stdout.write(`${out}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
+    printFindings(term, imported.findings);
+    for (const entry of imported.report) term.stdout.write(`report  ${shellQuote(entry.path)}: ${printable(entry.reason)}\n`);
+    if (config !== undefined) term.stdout.write(`${shellQuote(out)}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
   }
-  if (config === undefined) return rejected(io, imported.findings, dir, 'nothing was imported');
+  if (config === undefined) return rejected(term, imported.findings, dir, 'nothing was imported');
   return EXIT_OK;
 }
 
 /** `plugin emit <config> --out DIR`: a clean package, read back and built again, in --spec's version. */
-async function emit(parsed: Parsed, io: CliIO): Promise<number> {
+async function emit(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile] = positionals(parsed, 'emit', ['a configuration file']) as [string];
   const out = requireOut(parsed, 'emit');
   const loaded = await loadConfig(configFile);
@@ -270,30 +268,30 @@ async function emit(parsed: Parsed, io: CliIO): Promise<number> {
   } catch (error) {
     if (!(error instanceof PluginRejectedError)) throw error;
     const findings = [...error.findings];
-    if (parsed.json) printJson(io, { out, rejected: true, written: false, files: [], findings });
-    else printFindings(io, findings);
-    return rejected(io, findings, resolve(configFile), 'nothing was emitted');
+    if (parsed.json) printJson(term, { out, rejected: true, written: false, files: [], findings });
+    else printFindings(term, findings);
+    return rejected(term, findings, resolve(configFile), 'nothing was emitted');
   }
-  if (parsed.json) printJson(io, { out, rejected: false, written: true, ...result });
+  if (parsed.json) printJson(term, { out, rejected: false, written: true, ...result });
   else {
-    printFindings(io, result.findings);
-    io.stdout.write(`${out}: ${result.files.length} files, Agent Plugins ${result.spec}\n`);
+    printFindings(term, result.findings);
+    term.stdout.write(`${shellQuote(out)}: ${result.files.length} files, Agent Plugins ${result.spec}\n`);
   }
   return EXIT_OK;
 }
 
 /** `plugin explain CODE`: the text of an AR9O rule or of a finding code. */
-async function explainCommand(parsed: Parsed, io: CliIO): Promise<number> {
+async function explainCommand(parsed: Parsed, term: Terminal): Promise<number> {
   const [code] = positionals(parsed, 'explain', ['one code (AR9O0–AR9O5 or a finding code)']) as [string];
-  return printExplanation(code, parsed.json, io);
+  return printExplanation(code, parsed.json, term);
 }
 
-function printExplanation(code: string, json: boolean, io: CliIO): number {
+function printExplanation(code: string, json: boolean, term: Terminal): number {
   const text = explain(code);
   if (text === undefined) throw new UsageError(`unknown code ${JSON.stringify(code)}: give an AR9O rule (AR9O0–AR9O5) or a finding code`);
   const info = Object.hasOwn(FINDING_CODES, code) ? (FINDING_CODES as Readonly<Record<string, FindingCodeInfo>>)[code] : undefined;
-  if (json) printJson(io, { code, rule: info?.rule ?? code, ...(info ? { severity: info.severity } : {}), text });
-  else io.stdout.write(`${code}: ${text}\n`);
+  if (json) printJson(term, { code, rule: info?.rule ?? code, ...(info ? { severity: info.severity } : {}), text });
+  else term.stdout.write(`${code}: ${text}\n`);
   return EXIT_OK;
 }
 
@@ -302,20 +300,21 @@ function printExplanation(code: string, json: boolean, io: CliIO): number {
  * tag. A package with an error finding is refused before anything is uploaded: its findings
  * print, and the command exits 1. Registry failures exit 1 with their REGISTRY_* code.
  */
-async function push(parsed: Parsed, io: CliIO): Promise<number> {
+async function push(parsed: Parsed, term: Terminal): Promise<number> {
   const [dirArg, ref] = positionals(parsed, 'push', ['a plugin folder', 'a reference (host[:port]/repository:tag)']) as [string, string];
   const dir = resolve(dirArg);
   let result;
+  term.status(`pushing ${shellQuote(dir)} to ${ref}`);
   try {
     result = await pushPlugin(dir, ref, registryOptions(parsed));
   } catch (error) {
     if (!(error instanceof PluginPackageInvalidError)) throw error;
-    return refusedPackage(io, parsed.json, error, { dir, ref, pushed: false });
+    return refusedPackage(term, parsed.json, error, { dir, ref, pushed: false });
   }
-  if (parsed.json) printJson(io, { dir, pushed: true, ...result });
+  if (parsed.json) printJson(term, { dir, pushed: true, ...result });
   else {
-    printFindings(io, result.findings);
-    io.stdout.write(`pushed ${result.ref}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`);
+    printFindings(term, result.findings);
+    term.stdout.write(`pushed ${printable(result.ref)}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`);
   }
   return EXIT_OK;
 }
@@ -325,22 +324,23 @@ async function push(parsed: Parsed, io: CliIO): Promise<number> {
  * safely and validated, then renamed into `dir` (absent or an empty folder). A package with
  * an error finding prints its findings, exits 1, and leaves nothing at `dir`.
  */
-async function pull(parsed: Parsed, io: CliIO): Promise<number> {
+async function pull(parsed: Parsed, term: Terminal): Promise<number> {
   const [ref, dirArg] = positionals(parsed, 'pull', ['a reference (host[:port]/repository:tag or …@sha256:…)', 'a destination folder']) as [string, string];
   const dir = resolve(dirArg);
   let result;
+  term.status(`pulling ${ref}`);
   try {
     result = await pullPlugin(ref, dir, registryOptions(parsed));
   } catch (error) {
     if (!(error instanceof PluginPackageInvalidError)) throw error;
-    return refusedPackage(io, parsed.json, error, { dir, ref, pulled: false });
+    return refusedPackage(term, parsed.json, error, { dir, ref, pulled: false });
   }
-  if (parsed.json) printJson(io, { pulled: true, ...result });
+  if (parsed.json) printJson(term, { pulled: true, ...result });
   else {
     const { validation } = result;
-    printFindings(io, validation.findings);
-    io.stdout.write(
-      `${result.dir}: ${result.ref}, ${result.config.files} files, Agent Plugins ${validation.spec}, ${count(validation.skills, 'skill')}, ${count(validation.servers, 'server')}\ndigest ${result.digest}\n`,
+    printFindings(term, validation.findings);
+    term.stdout.write(
+      `${shellQuote(result.dir)}: ${printable(result.ref)}, ${result.config.files} files, Agent Plugins ${validation.spec}, ${count(validation.skills, 'skill')}, ${count(validation.servers, 'server')}\ndigest ${result.digest}\n`,
     );
   }
   return EXIT_OK;
@@ -353,11 +353,12 @@ function registryOptions(parsed: Parsed) {
 }
 
 /** A package push or pull refused for its findings: the findings, then the error's code line; exit 1. */
-function refusedPackage(io: CliIO, json: boolean, error: PluginPackageInvalidError, facts: Record<string, unknown>): number {
+function refusedPackage(term: Terminal, json: boolean, error: PluginPackageInvalidError, facts: Record<string, unknown>): number {
   const findings = [...error.findings];
-  if (json) printJson(io, { ...facts, code: error.code, findings });
-  else printFindings(io, findings);
-  io.stderr.write(`agentproto: ${error.code}: ${error.message}\n`);
+  if (json) printJson(term, { ...facts, code: error.code, findings });
+  else printFindings(term, findings);
+  const hint = hintFor(error, { group: 'plugin' });
+  printFailure(term, { code: error.code, message: error.message, error, ...(hint === undefined ? {} : { hint }) });
   return EXIT_FAILURE;
 }
 
@@ -366,16 +367,27 @@ function loadConfig(file: string): Promise<LoadedPluginConfig> {
   return loadPluginConfig(resolve(file));
 }
 
-/** One line a finding: `<severity> <rule> <code> <path>: <message>`, on stderr. */
-function printFindings(io: CliIO, findings: readonly Finding[]): void {
-  for (const f of findings) io.stderr.write(`${f.severity} ${f.rule} ${f.code} ${f.path}: ${f.message}\n`);
+/**
+ * One line a finding: `<severity> <rule> <code> <path>: <message>`, on stderr; the severity
+ * red or yellow on a colour terminal, the path a shell word.
+ */
+function printFindings(term: Terminal, findings: readonly Finding[]): void {
+  const paint = { error: term.red, warning: term.yellow, info: term.dim } as Readonly<Record<string, (text: string) => string>>;
+  for (const f of findings) {
+    const severity = (paint[f.severity] ?? String)(f.severity);
+    term.stderr.write(`${severity} ${f.rule} ${f.code} ${shellQuote(f.path)}: ${printable(f.message)}\n`);
+  }
 }
 
 /** The failure line of a plugin a conformant client would load nothing of: exit 1. */
-function rejected(io: CliIO, findings: readonly Finding[], subject: string, consequence?: string): number {
+function rejected(term: Terminal, findings: readonly Finding[], subject: string, consequence?: string): number {
   const first = findings.find((f) => f.severity === 'error');
-  const why = first ? ` (${first.rule} ${first.code} ${first.path})` : '';
-  io.stderr.write(`agentproto: ${REJECTED}: ${subject}: a conformant client rejects the plugin${why}${consequence ? `; ${consequence}` : ''}\n`);
+  const why = first ? ` (${first.rule} ${first.code} ${shellQuote(first.path)})` : '';
+  printFailure(term, {
+    code: REJECTED,
+    message: `${shellQuote(subject)}: a conformant client rejects the plugin${why}${consequence ? `; ${consequence}` : ''}`,
+    ...(first ? { hint: `'agentproto plugin explain ${first.code}' says what the rule asks` } : {}),
+  });
   return EXIT_FAILURE;
 }
 

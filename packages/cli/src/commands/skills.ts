@@ -15,9 +15,10 @@ import {
 } from '@agentproto/skill-providers';
 import { parse as parseYaml } from 'yaml';
 import { CommandError } from '../command-error.js';
-import { formatBytes } from '../format.js';
-import { type CliIO, EXIT_OK, printJson } from '../io.js';
+import { formatBytes, printable, shellQuote } from '../format.js';
+import { EXIT_OK, printJson } from '../io.js';
 import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
+import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
 
 const OPTIONS = {
@@ -29,8 +30,8 @@ const OPTIONS = {
   ...REMOTE_OPTIONS,
 } as const;
 
-/** `agentproto skills <resolve|prepare> <declaration.json|yaml>` */
-export async function runSkills(args: readonly string[], io: CliIO): Promise<number> {
+/** `agentproto skills <resolve|prepare> <declaration.json|yaml>`; main has answered `--help`. */
+export async function runSkills(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'resolve' && sub !== 'prepare') {
     throw new UsageError(sub === undefined ? 'skills needs a subcommand: resolve or prepare' : `unknown command "skills ${sub}"`);
@@ -46,7 +47,7 @@ export async function runSkills(args: readonly string[], io: CliIO): Promise<num
   const declaration = await readDeclaration(resolve(file));
   const cache = await openContentStore({
     root: parsed.values.cache === undefined ? defaultCacheRoot() : resolve(parsed.values.cache),
-    ...remoteTier(`skills ${sub}`, parsed.values, io),
+    ...remoteTier(`skills ${sub}`, parsed.values, term),
   });
   // Which providers exist is the host's decision (these flags), never the declaration's.
   const localRoots = (parsed.values['local-root'] ?? []).map((root) => resolve(root));
@@ -57,26 +58,29 @@ export async function runSkills(args: readonly string[], io: CliIO): Promise<num
     cache,
     registry,
     vault: parsed.values.vault === undefined ? () => undefined : await vaultFile(resolve(parsed.values.vault)),
-    onProgress: (event) => progress(event, io),
+    onProgress: (event) => progress(event, term),
   };
 
   if (sub === 'resolve') {
     const resolved = await resolveSkills(declaration, options);
-    if (parsed.values.json) printJson(io, resolved);
-    else for (const skill of resolved) io.stdout.write(`${skill.name}  ${skill.provider}  ${skill.version}  ${skill.contentId}${skill.cached ? '  cached' : ''}\n`);
+    if (parsed.values.json) printJson(term, resolved);
+    else for (const skill of resolved) term.stdout.write(`${printable(`${skill.name}  ${skill.provider}  ${skill.version}  ${skill.contentId}`)}${skill.cached ? '  cached' : ''}\n`);
     return EXIT_OK;
   }
   const prepared = await prepareSkills(declaration, options);
   await cache.remoteIdle(); // what was fetched reaches the registry before the command ends
-  if (parsed.values.json) printJson(io, prepared);
-  else for (const skill of prepared) io.stdout.write(`${skill.name}  ${skill.dir}  ${skill.version}${skill.from === 'store' ? '  (cached)' : skill.from === 'remote' ? '  (from the registry)' : ''}\n`);
+  if (parsed.values.json) printJson(term, prepared);
+  else for (const skill of prepared) term.stdout.write(`${printable(skill.name)}  ${shellQuote(skill.dir)}  ${printable(skill.version)}${skill.from === 'store' ? '  (cached)' : skill.from === 'remote' ? '  (from the registry)' : ''}\n`);
   return EXIT_OK;
 }
 
-/** Fetches are slow and worth seeing; they go to stderr so stdout stays the result. */
-function progress(event: PrepareProgress, io: CliIO): void {
-  if (event.type === 'fetch-start') io.stderr.write(`fetching ${event.name} at ${event.version}\n`);
-  if (event.type === 'fetch-done') io.stderr.write(`fetched ${event.name}: ${event.files} files, ${formatBytes(event.bytes)}\n`);
+/**
+ * Fetches are slow and worth seeing; they go to stderr so stdout stays the result, and not
+ * at all with --json (the terminal drops them).
+ */
+function progress(event: PrepareProgress, term: Terminal): void {
+  if (event.type === 'fetch-start') term.progress(`fetching ${event.name} at ${event.version}`);
+  if (event.type === 'fetch-done') term.progress(`fetched ${event.name}: ${event.files} files, ${formatBytes(event.bytes)}`);
 }
 
 /** A JSON or YAML file holding the skills array, or an agent configuration with a `skills` array. */
@@ -85,12 +89,12 @@ async function readDeclaration(path: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new CommandError(`cannot read declaration ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new CommandError(`cannot read declaration ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
   const value: unknown = parseYaml(text);
   if (Array.isArray(value)) return value;
   if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)) return (value as { skills: unknown[] }).skills;
-  throw new CommandError(`${path} holds neither a skills array nor an object with one`);
+  throw new CommandError(`${shellQuote(path)} holds neither a skills array nor an object with one`, { hint: 'write a list of skills, or an object with a "skills" list' });
 }
 
 /**
@@ -107,7 +111,9 @@ async function vaultFile(path: string): Promise<BasicVault> {
       return [prefix, { username: entry.username, passwordEnv: entry.passwordEnv }];
     });
   } catch (error) {
-    throw new CommandError(`cannot read vault ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CommandError(`cannot read vault ${shellQuote(path)}: ${error instanceof Error ? error.message : String(error)}`, {
+      hint: 'the vault is JSON: {"<url prefix>": {"username": "…", "passwordEnv": "<variable holding the password>"}}',
+    });
   }
   // Longest prefix first; a prefix only matches at a path boundary, so https://host/a never serves https://host/ab.
   entries.sort((a, b) => b[0].length - a[0].length);

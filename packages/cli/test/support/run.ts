@@ -6,13 +6,21 @@ export interface Outcome {
   stderr: string;
 }
 
+/** How the streams look to the command: terminals or not, and its environment. */
+export interface RunOptions {
+  stdoutTTY?: boolean;
+  stderrTTY?: boolean;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
 /** Runs `agentproto <argv>` in-process and returns what it printed and its exit code. */
-export async function run(argv: string[]): Promise<Outcome> {
+export async function run(argv: string[], options: RunOptions = {}): Promise<Outcome> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
+    stdout: { write: (text: string) => (stdout += text), ...(options.stdoutTTY === undefined ? {} : { isTTY: options.stdoutTTY }) },
+    stderr: { write: (text: string) => (stderr += text), ...(options.stderrTTY === undefined ? {} : { isTTY: options.stderrTTY }) },
+    ...(options.env === undefined ? {} : { env: options.env }),
   });
   return { code, stdout, stderr };
 }

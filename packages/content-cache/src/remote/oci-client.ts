@@ -328,7 +328,7 @@ export class OciClient {
 
   private async fetchWithTimeout(method: Method, url: URL, headers: Record<string, string>, body: Uint8Array | undefined, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const combined = signal ? eitherSignal(signal, timeout) : timeout;
     try {
       return await this.fetchImpl(url, { method, headers, body, redirect: 'manual', signal: combined });
     } catch (error) {
@@ -456,6 +456,21 @@ export function parseChallenge(header: string | null): Challenge | undefined {
   }
   const scheme = match[1]!.toLowerCase() as 'basic' | 'bearer';
   return scheme === 'basic' ? { scheme } : { scheme, realm: params.realm, service: params.service, scope: params.scope };
+}
+
+/** Aborted when either is (AbortSignal.any, which needs Node 20.3). */
+function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (a.aborted) return a;
+  if (b.aborted) return b;
+  const controller = new AbortController();
+  const onAbort = (event: Event) => {
+    a.removeEventListener('abort', onAbort);
+    b.removeEventListener('abort', onAbort);
+    controller.abort((event.target as AbortSignal).reason);
+  };
+  a.addEventListener('abort', onAbort);
+  b.addEventListener('abort', onAbort);
+  return controller.signal;
 }
 
 function basicHeader(credentials: { username: string; password: string }): string {

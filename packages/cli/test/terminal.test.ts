@@ -1,0 +1,110 @@
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type GitHttpServer, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunOptions, run, runJson } from './support/run.js';
+import { scratchFolders, writeSampleSkill } from './support/scratch.js';
+
+const scratch = scratchFolders();
+const ESC = '\x1b';
+const TTY: RunOptions = { stderrTTY: true, stdoutTTY: true, env: {} };
+
+// Served for the whole file: scratch folders go after each test.
+let served: TempDir;
+let git: GitHttpServer;
+let url: string;
+beforeAll(async () => {
+  served = await tempDir();
+  const root = served.path;
+  await makeRepo({ root, name: 'skills.git', commits: [{ files: { 'skills/review/SKILL.md': '# review\n' } }], tags: [{ name: 'v1', target: 0 }] });
+  git = await startGitHttpServer({ root });
+  url = git.urlFor('skills.git');
+});
+afterAll(async () => {
+  await git?.close();
+  await served?.cleanup();
+});
+
+/** A plugin project whose skill is misnamed: `plugin build` writes it with an error finding on stderr. */
+async function misnamedSkill(): Promise<{ config: string; out: string }> {
+  const base = await scratch();
+  await mkdir(join(base, 'skills/review'), { recursive: true });
+  await writeFile(join(base, 'skills/review/SKILL.md'), '---\nname: other\ndescription: Reviews.\n---\n');
+  await writeFile(join(base, 'plugin.toml'), '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "Acme."\n');
+  return { config: join(base, 'plugin.toml'), out: join(base, 'out') };
+}
+
+/** A declaration of one skill and a fresh cache beside it. */
+async function declaration(): Promise<string[]> {
+  const dir = await scratch();
+  await writeFile(join(dir, 'skills.json'), JSON.stringify([`${url}@v1#skills/review`]));
+  return [join(dir, 'skills.json'), '--cache', join(dir, 'cache')];
+}
+
+describe('colour', () => {
+  it('on a terminal: the error code red, finding severities red and yellow, stdout plain', async () => {
+    const { config, out } = await misnamedSkill();
+    const built = await run(['plugin', 'build', config, '--out', out], TTY);
+    expect(built.code).toBe(0);
+    expect(built.stderr).toMatch(new RegExp(`^${ESC}\\[31merror${ESC}\\[39m AR9O1 `, 'm'));
+    expect(built.stdout).not.toContain(ESC);
+    const failed = await run(['cache', 'ls', '--root', config], TTY);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(new RegExp(`^agentproto: ${ESC}\\[31mCACHE_ROOT_UNUSABLE${ESC}\\[39m: `));
+  });
+
+  it.each<[string, string[], RunOptions]>([
+    ['stderr is not a terminal', [], { stdoutTTY: true, env: {} }],
+    ['--json', ['--json'], TTY],
+    ['NO_COLOR is set', [], { ...TTY, env: { NO_COLOR: '1' } }],
+    ['TERM is dumb', [], { ...TTY, env: { TERM: 'dumb' } }],
+  ])('none when %s', async (_why, extra, options) => {
+    const { config, out } = await misnamedSkill();
+    const built = await run(['plugin', 'build', config, '--out', out, ...extra], options);
+    expect(built.code).toBe(0);
+    const failed = await run(['cache', 'ls', '--root', config, ...extra], options);
+    expect(failed.code).toBe(1);
+    for (const text of [built.stdout, built.stderr, failed.stdout, failed.stderr]) expect(text).not.toContain(ESC);
+  });
+
+  it('an empty NO_COLOR counts as unset', async () => {
+    const { config } = await misnamedSkill();
+    expect((await run(['cache', 'ls', '--root', config], { ...TTY, env: { NO_COLOR: '' } })).stderr).toContain(`${ESC}[31m`);
+  });
+
+  it('help and usage errors are never coloured', async () => {
+    expect((await run(['plugin', '--help'], TTY)).stdout).not.toContain(ESC);
+    expect((await run(['plugin', 'frobnicate'], TTY)).stderr).not.toContain(ESC);
+  });
+});
+
+describe('progress', () => {
+  it('fetch lines go to stderr: plain when it is not a terminal, dim on one', async () => {
+    const plain = await run(['skills', 'prepare', ...(await declaration())]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).toMatch(/^fetching review at [0-9a-f]{40}\nfetched review: 1 files, \d+ B\n$/);
+    const dim = await run(['skills', 'prepare', ...(await declaration())], TTY);
+    expect(dim.code).toBe(0);
+    expect(dim.stderr).toMatch(new RegExp(`^${ESC}\\[2mfetching review at [0-9a-f]{40}${ESC}\\[22m\\n`));
+    expect(dim.stdout).not.toContain(ESC);
+  });
+
+  it('never with --json, also on a terminal', async () => {
+    const outcome = await run(['skills', 'prepare', ...(await declaration()), '--json'], TTY);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toBe('');
+    expect(() => JSON.parse(outcome.stdout)).not.toThrow();
+  });
+
+  it('a status line shows only on a colour terminal, and is erased before the command ends', async () => {
+    const base = await realpath(await scratch());
+    const root = join(base, 'store');
+    await runJson(['cache', 'put', await writeSampleSkill(join(base, 'hello')), '--root', root]);
+    const erase = `\r${ESC}[2K`;
+    const tty = await run(['cache', 'verify', '--root', root], { stderrTTY: true, env: {} });
+    expect(tty).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: `${erase}${ESC}[2mverifying the objects of ${root}${ESC}[22m${erase}` });
+    for (const options of [{}, { stderrTTY: true, env: { NO_COLOR: '1' } }]) {
+      expect(await run(['cache', 'verify', '--root', root], options)).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: '' });
+    }
+  });
+});
