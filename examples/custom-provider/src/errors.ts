@@ -109,10 +109,13 @@ export class TarballArchiveInvalidError extends SkillError {
 
 /** A token_secret_name the deployment did not approve; checked by validate, before any secret is read. */
 export class TarballTokenNotApprovedError extends SkillError {
-  constructor(readonly secretName: string) {
+  constructor(
+    readonly secretName: string,
+    readonly allowlistVariable: string,
+  ) {
     super(
       'SKILL_CREDENTIAL_NOT_APPROVED',
-      `token secret "${secretName}" is not approved: add it to tokenSecretNames where the host creates the tarball provider`,
+      `token secret "${secretName}" is not approved: add it to ${allowlistVariable} (comma-separated), or to tokenSecretNames where the host creates the tarball provider`,
     );
   }
 }

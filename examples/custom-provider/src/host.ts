@@ -1,20 +1,24 @@
-// A host program: prepares the skills of a declaration file with the git provider and the
-// tarball provider, and prints each skill's directory.
+// A host program: prepares the skills of a declaration file with the built-in git provider
+// and the providers of the packages its configuration names, and prints each skill's
+// directory. Run it from the deployment's folder, where the provider packages are installed:
 //
-//   node --conditions=@agentproto/source --import tsx examples/custom-provider/src/host.ts \
-//     declaration.json [--cache DIR] [--token-secret-name NAME]...
+//   cd examples/custom-provider
+//   node --conditions=@agentproto/source --import tsx src/host.ts declaration.json \
+//     --provider-package @agentproto/example-custom-provider [--cache DIR]
 //
-// Token values come from the environment variable of the secret's name; which names a
-// declaration may use is the host's choice (--token-secret-name), never the declaration's.
+// The host never imports a provider: `--provider-package` names a package (the deployment's
+// choice), loadRegistry imports it and registers what it exports as `providers`. A
+// declaration only names a provider id among those. Token values come from the environment
+// variable of the secret's name; which names a declaration may use is the deployment's
+// choice too (TARBALL_TOKEN_SECRET_NAMES for the tarball provider), never the declaration's.
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openContentStore } from '@agentproto/content-cache';
-import { SkillError, createRegistry, environmentSecrets, gitProvider, prepareSkills } from '@agentproto/skill-providers';
-import { tarballProvider } from './index.js';
+import { ProviderRegistrationError, SkillError, environmentSecrets, gitProvider, loadRegistry, prepareSkills } from '@agentproto/skill-providers';
 
-const USAGE = 'usage: host.ts <declaration.json> [--cache DIR] [--token-secret-name NAME]...';
+const USAGE = 'usage: host.ts <declaration.json> [--provider-package SPEC]... [--cache DIR]';
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -22,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { cache: { type: 'string' }, 'token-secret-name': { type: 'string', multiple: true } },
+      options: { cache: { type: 'string' }, 'provider-package': { type: 'string', multiple: true } },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
@@ -35,9 +39,24 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const declaration: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const builtins = [gitProvider()];
+  const packages = parsed.values['provider-package'] ?? [];
+  const folder = process.cwd();
+  let registry;
+  try {
+    // Packages are found where the deployment installed them: this folder's node_modules or
+    // a parent's (loadRegistry's `from`, the working directory by default).
+    registry = await loadRegistry({ providers: builtins, packages, from: folder });
+  } catch (error) {
+    if (!(error instanceof ProviderRegistrationError)) throw error;
+    process.stderr.write(
+      `error: ${error.code}: ${error.message}\n` +
+        `hint: --provider-package names a package, found from ${folder}, that exports \`providers\`; the providers known without it: ${builtins.map((provider) => provider.id).join(', ')}\n`,
+    );
+    return 1;
+  }
   // The store lives outside any workspace; the OS temp folder keeps the example self-contained.
   const cache = await openContentStore({ root: resolve(parsed.values.cache ?? join(tmpdir(), 'agentproto-example-skills')) });
-  const registry = createRegistry([gitProvider(), tarballProvider({ tokenSecretNames: parsed.values['token-secret-name'] ?? [] })]);
 
   // Ctrl-C cancels: nothing half-fetched is published and the private folders are removed.
   const controller = new AbortController();

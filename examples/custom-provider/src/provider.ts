@@ -22,11 +22,16 @@ import {
 } from './errors.js';
 import { extractSelected } from './extract.js';
 
+/** The deployment's list of token secret names that agent configuration may use. */
+export const TOKEN_ALLOWLIST_VARIABLE = 'TARBALL_TOKEN_SECRET_NAMES';
+
 export interface TarballProviderOptions {
   /**
    * Secret names a declaration may put in `config.token_secret_name`. Agent configuration
-   * chooses among these; it cannot make the host read any other secret. Empty by default:
-   * only archives that need no token.
+   * chooses among these; it cannot make the host read any other secret. By default the
+   * comma-separated list in the TARBALL_TOKEN_SECRET_NAMES environment variable, read when a
+   * source is validated (the list names secrets; it holds none); unset, only archives that
+   * need no token.
    */
   tokenSecretNames?: readonly string[];
   /** Largest archive downloaded, in bytes. Default 256 MiB. */
@@ -60,14 +65,14 @@ const MAX_CONTENT_ID = 256;
  */
 export class TarballSkillProvider extends BaseSkillProvider {
   readonly id = 'tarball';
-  private readonly tokenSecretNames: readonly string[];
+  private readonly tokenSecretNames: readonly string[] | undefined;
   private readonly maxArchiveBytes: number;
   private readonly maxUnpackedBytes: number;
   private readonly maxFiles: number;
 
   constructor(options: TarballProviderOptions = {}) {
     super();
-    this.tokenSecretNames = [...(options.tokenSecretNames ?? [])];
+    this.tokenSecretNames = options.tokenSecretNames ? [...options.tokenSecretNames] : undefined;
     this.maxArchiveBytes = options.maxArchiveBytes ?? 256 * 1024 * 1024;
     this.maxUnpackedBytes = options.maxUnpackedBytes ?? 1024 * 1024 * 1024;
     this.maxFiles = options.maxFiles ?? 20_000;
@@ -171,8 +176,22 @@ export class TarballSkillProvider extends BaseSkillProvider {
     if (typeof name !== 'string' || !SECRET_NAME.test(name)) {
       throw new SkillConfigError(source.source, 'token_secret_name', 'must be a plain secret name (letters, digits, ".", "_", "-")');
     }
-    if (!this.tokenSecretNames.includes(name)) throw new TarballTokenNotApprovedError(name);
+    if (!this.approvedTokenSecretNames().includes(name)) throw new TarballTokenNotApprovedError(name, TOKEN_ALLOWLIST_VARIABLE);
     return name;
+  }
+
+  /**
+   * The option when the host gave one; otherwise the deployment's environment, read on each
+   * validation, as the git provider reads its deploy key list. This is what lets a package
+   * loaded by name (which the host cannot pass options to) still be configured by the
+   * deployment and never by the declaration.
+   */
+  private approvedTokenSecretNames(): readonly string[] {
+    if (this.tokenSecretNames) return this.tokenSecretNames;
+    return (process.env[TOKEN_ALLOWLIST_VARIABLE] ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
   }
 
   private async headersFor(secretName: string | undefined, context: ProviderContext): Promise<Record<string, string>> {

@@ -43,3 +43,4 @@ export {
   CredentialCleanupError,
 } from './errors.js';
 export type { EntryRef, Phase } from './errors.js';
+export { importFrom, resolveFrom } from './import-from.js';

@@ -1,5 +1,6 @@
 import { ProviderRegistrationError, UnknownProviderError, type EntryRef } from './errors.js';
 import type { SkillContentProvider } from './provider.js';
+import { importFrom } from './import-from.js';
 
 const OPERATIONS = ['validate', 'egressHosts', 'resolve', 'fetch'] as const;
 
@@ -47,13 +48,18 @@ export interface LoadRegistryOptions {
    * exports `providers` (an array of provider objects) or a default export that is one.
    */
   packages?: readonly string[];
-  /** How a specifier is imported; `import()` by default. */
+  /**
+   * Where package names are looked up: the folder whose node_modules (and its parents')
+   * hold the deployment's packages. Default: the working directory.
+   */
+  from?: string;
+  /** How a specifier is imported; by default `importFrom(from)`. */
   importModule?: (specifier: string) => Promise<unknown>;
 }
 
 /** A registry of `providers` plus every provider the named packages export. */
 export async function loadRegistry(options: LoadRegistryOptions = {}): Promise<ProviderRegistry> {
-  const importModule = options.importModule ?? ((specifier: string) => import(specifier) as Promise<unknown>);
+  const importModule = options.importModule ?? importFrom(options.from ?? process.cwd());
   const all = [...(options.providers ?? [])];
   for (const specifier of options.packages ?? []) {
     let module: unknown;

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -44,4 +44,29 @@ describe('the provider registry', () => {
     await expect(loadRegistry({ packages: [pathToFileURL(empty).href] })).rejects.toThrow('exports no `providers` array');
     await expect(loadRegistry({ packages: ['@acme/not-installed-skills'] })).rejects.toMatchObject({ code: 'SKILL_PROVIDER_INVALID', provider: '@acme/not-installed-skills' });
   });
+
+  it('finds packages by name in the node_modules of the host\'s folder (or above), ESM-only and dual builds alike', async () => {
+    const project = await tempDir();
+    const provider = (id: string) => `{ id: '${id}', validate() {}, egressHosts() { return []; }, async resolve() { return { version: '1', contentId: 'c' }; }, async fetch() {} }`;
+    const install = async (name: string, manifest: object, files: Record<string, string>) => {
+      const root = join(project, 'node_modules', name);
+      await mkdir(root, { recursive: true });
+      await writeFile(join(root, 'package.json'), JSON.stringify({ name, version: '1.0.0', ...manifest }));
+      for (const [file, text] of Object.entries(files)) await writeFile(join(root, file), text);
+    };
+    // ESM only: `exports` has no `require` entry, so require's resolver refuses it.
+    await install('@acme/esm-skills', { type: 'module', exports: { '.': { import: './index.js' } } }, { 'index.js': `export const providers = [${provider('esm')}];\n` });
+    // Both builds: found through `require`.
+    await install('@acme/dual-skills', { exports: { '.': { import: './index.mjs', require: './index.cjs' } } }, {
+      'index.mjs': `export const providers = [${provider('dual')}];\n`,
+      'index.cjs': `exports.providers = [${provider('dual')}];\n`,
+    });
+    const nested = join(project, 'config', 'host');
+    await mkdir(nested, { recursive: true });
+    const registry = await loadRegistry({ packages: ['@acme/esm-skills', '@acme/dual-skills'], from: nested });
+    expect(registry.ids()).toEqual(['dual', 'esm']);
+    // The working directory is the default: this repository's root has neither package.
+    await expect(loadRegistry({ packages: ['@acme/esm-skills'] })).rejects.toMatchObject({ code: 'SKILL_PROVIDER_INVALID', provider: '@acme/esm-skills' });
+  });
 });
+
