@@ -1,7 +1,7 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type GitHttpServer, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveSkillsForFile } from './support/skills-server.js';
+import { describe, expect, it } from 'vitest';
 import { main } from '../src/index.js';
 import { run } from './support/run.js';
 import { scratchFolders, writeSampleSkill } from './support/scratch.js';
@@ -9,21 +9,7 @@ import { scratchFolders, writeSampleSkill } from './support/scratch.js';
 const scratch = scratchFolders();
 
 const PASSWORD = 'canary-errors-password-5521';
-// Served for the whole file: scratch folders go after each test.
-let served: TempDir;
-let git: GitHttpServer;
-let url: string;
-beforeAll(async () => {
-  served = await tempDir();
-  const root = served.path;
-  await makeRepo({ root, name: 'skills.git', commits: [{ files: { 'skills/review/SKILL.md': '# review\n' } }], tags: [{ name: 'v1', target: 0 }] });
-  git = await startGitHttpServer({ root, auth: { username: 'bot', password: PASSWORD } });
-  url = git.urlFor('skills.git');
-});
-afterAll(async () => {
-  await git?.close();
-  await served?.cleanup();
-});
+const skillsRepo = serveSkillsForFile({ auth: { username: 'bot', password: PASSWORD } });
 
 /** A plugin project whose configuration cannot be read: PLUGIN_CONFIG_INVALID, caused by ENOENT. */
 async function missingConfig(): Promise<{ config: string; out: string }> {
@@ -46,7 +32,7 @@ describe('an error is one line, then a hint when one helps', () => {
     const base = await scratch();
     const file = join(base, 'a-file');
     await writeFile(file, '');
-    await writeFile(join(base, 'skills.json'), JSON.stringify([`${url}@v1#skills/review`]));
+    await writeFile(join(base, 'skills.json'), JSON.stringify([`${skillsRepo.url}@v1#skills/review`]));
     const cache = await run(['cache', 'ls', '--root', file]);
     expect(cache.stderr).toMatch(/\nhint: --root must name a folder you can write to/);
     const skills = await run(['skills', 'prepare', join(base, 'skills.json'), '--cache', file]);
@@ -69,9 +55,9 @@ describe('an error is one line, then a hint when one helps', () => {
   it('SKILL_AUTH_FAILED: check --vault; the password is never printed, not even with --verbose', async () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.json');
-    await writeFile(declaration, JSON.stringify([`${url}#skills/review`]));
+    await writeFile(declaration, JSON.stringify([`${skillsRepo.url}#skills/review`]));
     const vault = join(dir, 'vault.json');
-    await writeFile(vault, JSON.stringify({ [url]: { username: 'bot', passwordEnv: 'AGENTPROTO_ERRORS_TEST_PASSWORD' } }));
+    await writeFile(vault, JSON.stringify({ [skillsRepo.url]: { username: 'bot', passwordEnv: 'AGENTPROTO_ERRORS_TEST_PASSWORD' } }));
     process.env.AGENTPROTO_ERRORS_TEST_PASSWORD = `${PASSWORD}-wrong`;
     try {
       for (const verbose of [[], ['--verbose']]) {

@@ -2,29 +2,21 @@ import { createServer } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GitHttpServer, type OciRegistry, type TempDir, makeRepo, startGitHttpServer, startOciRegistry, tempDir } from '@agentproto/testkit';
+import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
+import { serveSkillsForFile } from './support/skills-server.js';
 import { run } from './support/run.js';
 import { scratchFolders } from './support/scratch.js';
 
 const scratch = scratchFolders();
-let served: TempDir;
-let git: GitHttpServer;
+const skillsRepo = serveSkillsForFile({ files: { 'skills/review/SKILL.md': '# review\n', 'skills/review/guide.md': 'guide\n' } });
 let registry: OciRegistry;
-let url: string;
 
 beforeAll(async () => {
-  served = await tempDir();
-  const root = served.path;
-  await makeRepo({ root, name: 'skills.git', commits: [{ files: { 'skills/review/SKILL.md': '# review\n', 'skills/review/guide.md': 'guide\n' } }], tags: [{ name: 'v1', target: 0 }] });
-  git = await startGitHttpServer({ root });
   registry = await startOciRegistry();
-  url = git.urlFor('skills.git');
 });
 
 afterAll(async () => {
-  await git?.close();
   await registry?.close();
-  await served?.cleanup();
 });
 
 /** A loopback port nothing listens on. */
@@ -40,19 +32,19 @@ describe('agentproto skills with --remote', () => {
   it('a second machine takes the skill from the registry, with no fetch from git', async () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
-    await writeFile(declaration, `skills:\n  - ${url}@v1#skills/review\n`);
+    await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
     const remote = ['--remote', registry.url, '--repository', 'cli/skills', '--insecure-http'];
 
     const first = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'machine-a'), ...remote, '--json']);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)[0]).toMatchObject({ name: 'review', from: 'origin' });
 
-    git.resetStats();
+    skillsRepo.server.resetStats();
     const second = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'machine-b'), ...remote]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('(from the registry)');
     expect(second.stderr).toBe('');
-    expect(git.stats.log.filter((entry) => entry.method === 'POST' && entry.command !== 'ls-refs')).toEqual([]);
+    expect(skillsRepo.server.stats.log.filter((entry) => entry.method === 'POST' && entry.command !== 'ls-refs')).toEqual([]);
     const dirB = second.stdout.trim().split(/\s+/)[1]!;
     expect(await readFile(join(dirB, 'guide.md'), 'utf8')).toBe('guide\n');
   });
@@ -60,7 +52,7 @@ describe('agentproto skills with --remote', () => {
   it('a registry that is down is a warning on stderr; the skill comes from git', async () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
-    await writeFile(declaration, `skills:\n  - ${url}@v1#skills/review\n`);
+    await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
     const outcome = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--remote', `http://127.0.0.1:${await deadPort()}`, '--repository', 'cli/down', '--insecure-http']);
     expect(outcome.code, outcome.stderr).toBe(0);
     // The first failure is reported; the same failure again while the registry is bypassed is not.
@@ -73,7 +65,7 @@ describe('agentproto skills with --remote', () => {
   it('refuses --repository without --remote, and plain http without --insecure-http', async () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
-    await writeFile(declaration, `skills:\n  - ${url}@v1#skills/review\n`);
+    await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
     expect((await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--repository', 'x/y'])).code).toBe(2);
     const plain = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--remote', registry.url, '--repository', 'x/y']);
     expect(plain.code).toBe(2);

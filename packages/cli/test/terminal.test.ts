@@ -1,7 +1,7 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type GitHttpServer, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveSkillsForFile } from './support/skills-server.js';
+import { describe, expect, it } from 'vitest';
 import { type RunOptions, run, runJson } from './support/run.js';
 import { scratchFolders, writeSampleSkill } from './support/scratch.js';
 
@@ -9,21 +9,7 @@ const scratch = scratchFolders();
 const ESC = '\x1b';
 const TTY: RunOptions = { stderrTTY: true, stdoutTTY: true, env: {} };
 
-// Served for the whole file: scratch folders go after each test.
-let served: TempDir;
-let git: GitHttpServer;
-let url: string;
-beforeAll(async () => {
-  served = await tempDir();
-  const root = served.path;
-  await makeRepo({ root, name: 'skills.git', commits: [{ files: { 'skills/review/SKILL.md': '# review\n' } }], tags: [{ name: 'v1', target: 0 }] });
-  git = await startGitHttpServer({ root });
-  url = git.urlFor('skills.git');
-});
-afterAll(async () => {
-  await git?.close();
-  await served?.cleanup();
-});
+const skillsRepo = serveSkillsForFile();
 
 /** A plugin project whose skill is misnamed: `plugin build` writes it with an error finding on stderr. */
 async function misnamedSkill(): Promise<{ config: string; out: string }> {
@@ -37,7 +23,7 @@ async function misnamedSkill(): Promise<{ config: string; out: string }> {
 /** A declaration of one skill and a fresh cache beside it. */
 async function declaration(): Promise<string[]> {
   const dir = await scratch();
-  await writeFile(join(dir, 'skills.json'), JSON.stringify([`${url}@v1#skills/review`]));
+  await writeFile(join(dir, 'skills.json'), JSON.stringify([`${skillsRepo.url}@v1#skills/review`]));
   return [join(dir, 'skills.json'), '--cache', join(dir, 'cache')];
 }
 
