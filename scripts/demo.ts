@@ -16,7 +16,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -54,8 +54,8 @@ let failed: unknown;
 try {
   // --- The embedded git server and its repositories, built on the fly.
   const repos = join(work, 'repos');
-  const { value: built } = await step('building example repositories', async () => {
-    const shell = await makeRepo({
+  await step('building example repositories', async () => {
+    await makeRepo({
       root: repos,
       name: 'acme/tool-shell.git',
       commits: [
@@ -65,7 +65,7 @@ try {
       tags: [{ name: 'v1.0.0', target: 0, annotated: true, message: 'release 1.0.0' }],
       branches: [{ name: 'next', from: 1 }],
     });
-    const skills = await makeRepo({
+    await makeRepo({
       root: repos,
       name: 'acme/skills.git',
       commits: [
@@ -82,7 +82,6 @@ try {
       ],
       tags: [{ name: 'v1', target: 0 }],
     });
-    return { shell, skills };
   });
   git = await startGitHttpServer({ root: repos });
   say(`${bold('agentproto tour')}  ${dim(`(everything under ${work})`)}`);

@@ -76,7 +76,7 @@ export class OciRemote implements StoreRemote {
       const config = await this.readConfig(manifest, OBJECT_CONFIG_TYPE, context.signal);
       const marker = checkMarker(config.marker, objectId, this.maxBytes, this.maxFiles, this.label);
       await unpackLayer(this.client, layer, destination, context, { maxBytes: this.maxBytes, maxFiles: this.maxFiles, maxEntryBytes: marker.bytes }, context.signal);
-      return { marker, manifestDigest: found.digest };
+      return { marker };
     });
   }
 

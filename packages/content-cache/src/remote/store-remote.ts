@@ -11,8 +11,6 @@ export interface RemoteFillContext {
 export interface RemoteObject {
   /** The marker the remote claims; the store publishes only a tree whose digest matches it. */
   marker: ObjectMarker;
-  /** Where it came from (an OCI manifest digest), for events. */
-  manifestDigest?: string;
 }
 
 /**
