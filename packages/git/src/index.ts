@@ -7,11 +7,15 @@ export type { RefKind, ResolvedRef } from './resolve-ref.js';
 export { directoryTree, fetchDirectory } from './fetch-directory.js';
 export type { DirectoryTree, FetchDirectoryOptions, FetchedDirectory } from './fetch-directory.js';
 export { expandCommit } from './expand-commit.js';
+// Git's hashing from content alone: proves a tree from elsewhere is the one a repository names.
+export { gitBlobId, gitTreeId, gitTreeIdOf } from './tree-id.js';
+export type { GitTreeEntry, GitTreeMode, GitTreeNode } from './tree-id.js';
+export { folderTreeId } from './folder-tree-id.js';
 export type { RemoteOptions } from './remote.js';
 export type { GitAuth } from './credentials.js';
 
 // Pure checks, for validating a declaration before anything is fetched.
-export { normalizeRemoteUrl, maskUrl } from './url.js';
+export { normalizeRemoteUrl, maskUrl, remoteHelperOf } from './url.js';
 export type { RemoteUrlOptions } from './url.js';
 export { assertRefName, refNameProblem } from './ref-name.js';
 export { isFullCommitId } from './commit-id.js';
