@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parse as parseYaml } from 'yaml';
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
-import { PluginConfigError } from './errors.js';
+import { PluginConfigError, PluginContentRootError } from './errors.js';
 import type { McpServerConfig, PluginConfig } from './types.js';
 
 /** The seed's spellings of the keys this package names in camelCase. */
@@ -43,13 +43,23 @@ export interface LoadedPluginConfig {
   contentRoot: string;
 }
 
+export interface LoadPluginConfigOptions {
+  /**
+   * Let `content_root` name a folder outside the configuration's folder. Off by default: a
+   * configuration file comes from the project, and a project that could point the content
+   * root anywhere (`../../../../etc`) would have the build package host files. Only the host,
+   * in code, can allow it; no key of the file can.
+   */
+  allowContentRootOutside?: boolean;
+}
+
 /**
  * Reads a plugin configuration from a JSON, YAML or TOML file (by extension). The plugin is
  * the `plugin` table when there is one (the seed's `[plugin]`), else the whole document;
  * servers come from `plugin.mcp` or a top-level `mcp_servers`. `versionFrom` is resolved
  * into `version`. Every problem is a PluginConfigError naming the file and the key.
  */
-export async function loadPluginConfig(file: string): Promise<LoadedPluginConfig> {
+export async function loadPluginConfig(file: string, options: LoadPluginConfigOptions = {}): Promise<LoadedPluginConfig> {
   const path = resolve(file);
   let text: string;
   try {
@@ -68,7 +78,30 @@ export async function loadPluginConfig(file: string): Promise<LoadedPluginConfig
     if (config.version !== undefined) throw new PluginConfigError(path, 'versionFrom', 'and version are both set; keep one');
     config.version = await versionFrom(join(baseDir, config.versionFrom), path);
   }
-  return { config, baseDir, contentRoot: resolve(baseDir, config.contentRoot ?? '.') };
+  const contentRoot = resolve(baseDir, config.contentRoot ?? '.');
+  if (options.allowContentRootOutside !== true) await assertContentRootInside(path, baseDir, contentRoot);
+  return { config, baseDir, contentRoot };
+}
+
+/**
+ * The content root must be the configuration's folder or below it, both as written and once
+ * links are resolved: `content = "./shared"` where shared is a link to /etc leaves the
+ * project as surely as `../../etc` does. A content root that does not exist yet is judged as
+ * written (a build then finds no files in it); any link on its way is judged where it leads.
+ */
+async function assertContentRootInside(file: string, baseDir: string, contentRoot: string): Promise<void> {
+  if (!isInside(baseDir, contentRoot)) throw new PluginContentRootError(file, baseDir, contentRoot, 'as written');
+  const realBase = await realpath(baseDir);
+  const realRoot = await realpath(contentRoot).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw new PluginConfigError(file, 'contentRoot', `cannot be resolved (${error.code ?? 'error'})`, { cause: error });
+  });
+  if (realRoot !== undefined && !isInside(realBase, realRoot)) throw new PluginContentRootError(file, baseDir, contentRoot, 'once links are resolved');
+}
+
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
 }
 
 function parseDocument(path: string, text: string): Record<string, unknown> {
