@@ -29,12 +29,23 @@ const DEFAULT_PROTOCOLS = ['https:', 'http:'] as const;
  *   scp-like `[user@]host:path` (returned as written) are accepted: a user name, never a
  *   password; no host, user or URL starting with `-`, which ssh would take for an option.
  *
+ * - git's remote-helper syntax `<transport>::<address>` is refused first, whatever the
+ *   transport: git would run `git-remote-<transport>` (`ext::` runs a command, `fd::` talks
+ *   to a descriptor, `file::` reads this machine's disk). Only the forms above ever reach
+ *   an engine, so no process is started for anything else;
+ * - an http(s) path with a `\`, an encoded `/` or `\` (`%2f`, `%5c`), or a segment that is
+ *   or decodes to `.` or `..`, is refused: servers decode the path, so `/team/..%2fother/x`
+ *   names a repository outside `/team` while every prefix check on the text says it is
+ *   inside (a vault's scope, say).
+ *
  * The rules apply in this order, and nothing of the URL is echoed before the userinfo is
  * masked, so a refused URL never puts its secret into an error.
  */
 export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}): string {
   if (typeof raw !== 'string' || raw === '') throw new GitInvalidUrlError(String(raw), 'empty or not a string');
   const shown = maskUrl(raw);
+  const helper = remoteHelperOf(raw);
+  if (helper !== undefined) throw new GitUnsupportedUrlError(shown, `${helper}:: (a git remote helper)`, options.engine ?? 'isomorphic-git');
   // Whitespace and control characters are either typos or attempts to smuggle a second value.
   if (/[\u0000-\u0020\u007f]/.test(raw)) throw new GitInvalidUrlError(shown, 'contains whitespace or control characters');
   // Anything starting with `-` would be read as an option by git or ssh (`-oProxyCommand=…`).
@@ -62,10 +73,47 @@ export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}):
   if (url.hostname === '') throw new GitInvalidUrlError(shown, 'no host');
   const path = url.pathname.replace(/\/+$/, '');
   if (path === '') throw new GitInvalidUrlError(shown, 'no repository path');
+  const encoded = encodedPathProblem(raw.slice(authorityEnd(raw, raw.indexOf('://') + 3)));
+  if (encoded !== undefined) throw new GitInvalidUrlError(shown, encoded);
   if (url.protocol === 'http:' && !options.allowInsecureHttp && !isLoopbackHost(url.hostname)) {
     throw new GitInsecureUrlError(shown);
   }
   return `${url.protocol}//${url.host}${path}`;
+}
+
+/**
+ * The transport of git's `<transport>::<address>` syntax, exactly as git finds it
+ * (transport.c: a run of `[A-Za-z0-9][A-Za-z0-9+.-]*`, possibly empty, then `::`), or
+ * undefined. Checked on the raw text before anything else, since git checks it first too.
+ * Exported so that parsers of larger strings holding an address (a skill's git string)
+ * apply the very same rule before their own.
+ */
+export function remoteHelperOf(raw: string): string | undefined {
+  return /^((?:[A-Za-z0-9][A-Za-z0-9+.-]*)?)::/.exec(raw)?.[1];
+}
+
+/**
+ * Why an http(s) path (as written, before the URL parser resolves anything) would name another
+ * repository once a server decodes it, or undefined. Each segment is decoded once: no `/`,
+ * `\\`, NUL or control character may come out of an escape, nor an escape of one for a
+ * server that decodes twice (`%252f`), and no segment may become `.` or `..` (or `%2e%2e`).
+ */
+function encodedPathProblem(path: string): string | undefined {
+  // The URL parser would resolve these itself, so the repository reached would not be the one written.
+  if (path.includes('\\')) return 'the path has a backslash';
+  for (const segment of path.split('/')) {
+    if (segment === '.' || segment === '..') return 'the path has a . or .. segment';
+    if (!segment.includes('%')) continue;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return 'the path has a malformed percent escape';
+    }
+    if (/[/\\\u0000-\u001f\u007f]|%(?:2f|5c|00)/i.test(decoded)) return 'the path has an encoded /, \\ or control character (%2f, %5c)';
+    if (/^(?:\.|%2e){1,2}$/i.test(decoded)) return 'the path has an encoded . or .. segment';
+  }
+  return undefined;
 }
 
 // A user name for SSH: what account names are made of. Nothing that a shell, ssh's option
@@ -106,7 +154,11 @@ function normalizeSshUrl(raw: string, url: URL, shown: string): string {
  * otherwise read as host `alice` and path `secret@host/x`, carrying the password along).
  */
 function checkScpLike(raw: string, shown: string): string {
-  const colon = raw.indexOf(':');
+  // `[::1]:path`: the host's colon is the one after the closing bracket, as git reads it.
+  const at0 = raw.indexOf('@');
+  const hostStart = at0 >= 0 && at0 < raw.indexOf(':') ? at0 + 1 : 0;
+  const close = raw[hostStart] === '[' ? raw.indexOf(']:', hostStart) : -1;
+  const colon = close >= 0 ? close + 1 : raw.indexOf(':');
   const authority = raw.slice(0, colon);
   const at = authority.lastIndexOf('@');
   const user = at < 0 ? undefined : authority.slice(0, at);

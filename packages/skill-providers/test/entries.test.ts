@@ -520,7 +520,11 @@ describe('errors', () => {
 
 const nameSegment = fc.stringMatching(/^[a-z0-9]{1,4}(-[a-z0-9]{1,4}){0,2}$/);
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?$/);
-const hostName = fc.array(label, { minLength: 1, maxLength: 3 }).map((labels) => labels.join('.'));
+// The last label starts with a letter: `a.0` or `1.2.3` read as IPv4 addresses, invalid ones, and git refuses them.
+const lastLabel = fc.stringMatching(/^[a-z]([a-z0-9-]{0,6}[a-z0-9])?$/);
+const hostName = fc
+  .tuple(fc.array(label, { minLength: 0, maxLength: 2 }), lastLabel)
+  .map(([labels, last]) => [...labels, last].join('.'));
 const refPart = fc
   .stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,8}$/)
   .filter((part) => !part.includes('..') && !part.endsWith('.') && !part.endsWith('.lock'));

@@ -1,4 +1,4 @@
-import { normalizeDirectoryPath, refNameProblem } from '@agentproto/git';
+import { GitError, GitUnsupportedUrlError, normalizeDirectoryPath, normalizeRemoteUrl, refNameProblem, remoteHelperOf } from '@agentproto/git';
 import type { SkillSource } from '../provider.js';
 import {
   SkillEntryInvalidError,
@@ -165,6 +165,11 @@ export function parseRepositoryAt(
   const credentials = (reason: string) => new SkillUrlHasCredentialsError(shown, reason, at);
   if (typeof text !== 'string' || text === '') throw invalid('is empty');
   if (/[\s\u0000-\u001f\u007f-\u009f]/.test(text)) throw invalid('contains whitespace or a control character');
+  // git's `<transport>::<address>` (ext::, fd::, file::…) by git's own rule, before any
+  // other reading: it has the scp-like shape `host:path`, and a `@` later would make it
+  // read as a ref or a password instead of what it is.
+  const helper = remoteHelperOf(text);
+  if (helper !== undefined) throw invalid(`uses git's remote-helper syntax ${quote(`${helper}::`, 40)}; use https://, http://, ssh:// or user@host:path`);
 
   const url = splitUrlPrefix(text);
   if (url) {
@@ -193,6 +198,7 @@ export function parseRepositoryAt(
     const { path, ref } = splitRef(pathPart, withRef);
     const problem = repositoryPathProblem(path, true);
     if (problem !== undefined) throw invalid(problem);
+    checkWithGit(text.slice(0, url.end) + path, at);
     return {
       address: {
         form: 'url',
@@ -227,10 +233,35 @@ export function parseRepositoryAt(
   if (path === '') throw invalid('has no repository path after its ":"');
   const problem = repositoryPathProblem(path, false);
   if (problem !== undefined) throw invalid(problem);
+  checkWithGit(text.slice(0, scp.restStart) + path, at);
   return {
     address: { form: 'scp', scheme: 'ssh', user: scp.user, host: scp.host, port: undefined, path, repositoryName: repositoryName(path) },
     ref,
   };
+}
+
+/**
+ * The repository as @agentproto/git will see it, checked by git's own rules
+ * (normalizeRemoteUrl): one definition of a usable address, so no form this parser
+ * accepts is refused later, or worse, accepted here and handed to a program that reads it
+ * differently. Above all git's remote-helper syntax (`ext::…`, `fd::…`, `file::…`), which
+ * has the scp-like shape `host:path` here, is refused before any provider or process runs.
+ * Every scheme is allowed here with plain http to any host: which of them an entry may use
+ * is the provider's decision (`allowInsecureHttp`, the sandbox's transports).
+ */
+function checkWithGit(repository: string, at: EntryLocation): void {
+  try {
+    normalizeRemoteUrl(repository, { protocols: ['https:', 'http:', 'ssh:'], engine: 'git provider', allowInsecureHttp: true });
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    const shown = showSource(repository);
+    if (error.code === 'GIT_URL_HAS_CREDENTIALS') throw new SkillUrlHasCredentialsError(shown, 'carries credentials; remove them', at);
+    const reason =
+      error instanceof GitUnsupportedUrlError
+        ? `uses ${quote(error.protocol, 40)}; use https://, http://, ssh:// or user@host:path`
+        : `is refused by git's URL rules: ${(error as { reason?: string }).reason ?? error.code}`;
+    throw new SkillRepositoryInvalidError(shown, reason, at);
+  }
 }
 
 /** The path part split at its first `@` when a ref may follow. */
