@@ -15,7 +15,8 @@ export type ContentCacheErrorCode =
   | 'CACHE_IO'
   | 'CACHE_LOCK_COMPROMISED'
   | 'CACHE_CORRUPT_OBJECT'
-  | 'CACHE_REMOTE_MISMATCH';
+  | 'CACHE_REMOTE_MISMATCH'
+  | 'CACHE_NOT_INSIDE';
 
 export class ContentCacheError extends Error {
   readonly code: ContentCacheErrorCode;

@@ -17,6 +17,8 @@ export { hashTree } from './tree.js';
 export type { TreeSummary } from './tree.js';
 export type { WriteFileOptions } from './writer.js';
 export { nodeStoreFs } from './store-fs.js';
+export { openInside, openDirInside, readFileInside, readDescriptorInto, descriptorIsInside, lstatInside, realRootOf, NotInsideError } from './fs/open-inside.js';
+export type { InsideHandle, InsideDir, InsideProblem, OpenInsideOptions, ReadInsideOptions } from './fs/open-inside.js';
 export type { StoreFs } from './store-fs.js';
 export type { LockOptions } from './lock.js';
 export * from './errors.js';

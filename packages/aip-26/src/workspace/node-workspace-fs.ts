@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { join, sep } from 'node:path';
+import { NotInsideError, openDirInside, openInside, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
 import { parse as parseYaml } from 'yaml';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
@@ -15,6 +15,19 @@ export class WorkspaceLinkError extends Error {
   }
 }
 
+/**
+ * A workspace file or folder changed while it was being read: it was replaced, or its size
+ * is not the one it had when its folder was listed. The message names the workspace path
+ * only: never a size, and never anything about where a swapped link led.
+ */
+export class WorkspaceChangedError extends Error {
+  readonly code = 'AIP26_WORKSPACE_CHANGED';
+  constructor(readonly path: string) {
+    super(`${JSON.stringify(path)} changed while it was being read`);
+    this.name = 'WorkspaceChangedError';
+  }
+}
+
 /** Synchronous work between two turns of the event loop. */
 const SLICE_MS = 4;
 
@@ -25,6 +38,11 @@ const SLICE_MS = 4;
  * workspace, a loop or a dangling link is refused. Reads are synchronous, in slices between
  * which the event loop runs: for the many small files of a workspace that is several times
  * faster than a round trip through libuv's thread pool per call.
+ *
+ * The workspace belongs to someone the host does not trust, who may swap its folders for
+ * links while it is read. So nothing is checked by name and then opened by name: every
+ * file and folder is opened first, its descriptor proven inside the workspace
+ * (`openInside`), and its bytes, size and listing come from that descriptor only.
  */
 export function nodeWorkspaceFs(root: string): WorkspaceFs {
   const realRoot = fs.realpathSync.native(root);
@@ -35,67 +53,69 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     since = performance.now();
   };
 
-  /** The real path of a workspace path, checked to stay inside. */
-  const resolveInside = (rel: string): string => {
-    const abs = rel === '' ? realRoot : join(realRoot, rel);
-    let real: string;
+  /** Runs a proven read; a refusal becomes this package's typed error, with the workspace path only. */
+  const proven = <T>(rel: string, run: () => T): T => {
     try {
-      real = fs.realpathSync.native(abs);
+      return run();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP') throw new WorkspaceLinkError(rel, 'loop');
-      if (code === 'ENOENT' && fs.lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink()) throw new WorkspaceLinkError(rel, 'dangling');
-      throw error;
+      if (!(error instanceof NotInsideError)) throw error;
+      if (error.reason === 'changed') throw new WorkspaceChangedError(rel);
+      throw new WorkspaceLinkError(rel, error.reason);
     }
-    if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new WorkspaceLinkError(rel, 'escapes');
-    return real;
   };
 
-  const statOf = (rel: string) => {
-    const stat = fs.statSync(resolveInside(rel));
-    if (stat.isDirectory()) return { type: 'directory' as const, size: 0, executable: false };
-    if (stat.isFile()) return { type: 'file' as const, size: stat.size, executable: (stat.mode & 0o111) !== 0 };
-    throw new WorkspaceLinkError(rel, 'special');
-  };
+  const statOf = (rel: string) =>
+    proven(rel, () => {
+      const { fd, stats } = openInside(realRoot, rel);
+      fs.closeSync(fd);
+      if (stats.isDirectory()) return { type: 'directory' as const, size: 0, executable: false };
+      return { type: 'file' as const, size: stats.size, executable: (stats.mode & 0o111) !== 0 };
+    });
 
   return {
     async readFile(rel) {
       await breathe();
-      return fs.readFileSync(resolveInside(rel));
+      return proven(rel, () => readFileInside(realRoot, rel).bytes);
     },
     async readFileInto(rel, target) {
       await breathe();
-      const fd = fs.openSync(resolveInside(rel), 'r');
-      try {
-        let filled = 0;
-        while (filled < target.length) {
-          const read = fs.readSync(fd, target, filled, target.length - filled, filled);
-          if (read === 0) throw new Error(`${JSON.stringify(rel)} is shorter than when it was listed`);
-          filled += read;
+      proven(rel, () => {
+        const { fd, stats } = openInside(realRoot, rel);
+        try {
+          // The size the bundle was laid out with must be the size of the file opened: a
+          // file replaced since it was listed is refused, whatever it is now.
+          if (!stats.isFile() || stats.size !== target.length) throw new WorkspaceChangedError(rel);
+          readDescriptorInto(fd, target, rel);
+        } finally {
+          fs.closeSync(fd);
         }
-        // One more byte would mean the file grew: the bundle would not hold all of it.
-        if (fs.readSync(fd, Buffer.alloc(1), 0, 1, filled) !== 0) throw new Error(`${JSON.stringify(rel)} is longer than when it was listed`);
-      } finally {
-        fs.closeSync(fd);
-      }
+      });
     },
     async readDir(rel) {
       await breathe();
-      const dir = resolveInside(rel);
+      // Listed and measured through the folder's proven descriptor: a name from this
+      // listing is a name inside the workspace, and every file is opened and proven again
+      // before a byte of it is read.
+      const dir = proven(rel, () => openDirInside(realRoot, rel));
       const entries: WorkspaceEntry[] = [];
-      for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
-        const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-        if (dirent.isSymbolicLink()) {
-          const info = statOf(childRel);
-          entries.push({ name: dirent.name, ...info });
-        } else if (dirent.isDirectory()) {
-          entries.push({ name: dirent.name, type: 'directory' });
-        } else if (dirent.isFile()) {
-          const stat = fs.lstatSync(join(dir, dirent.name));
-          entries.push({ name: dirent.name, type: 'file', size: stat.size, executable: (stat.mode & 0o111) !== 0 });
-        } else {
-          throw new WorkspaceLinkError(childRel, 'special');
+      try {
+        for (const dirent of proven(rel, () => dir.entries())) {
+          const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+          if (dirent.isSymbolicLink()) {
+            const info = statOf(childRel);
+            entries.push({ name: dirent.name, ...info });
+          } else if (dirent.isDirectory()) {
+            entries.push({ name: dirent.name, type: 'directory' });
+          } else if (dirent.isFile()) {
+            const stat = dir.lstat(dirent.name);
+            if (!stat?.isFile()) throw new WorkspaceChangedError(childRel);
+            entries.push({ name: dirent.name, type: 'file', size: stat.size, executable: (stat.mode & 0o111) !== 0 });
+          } else {
+            throw new WorkspaceLinkError(childRel, 'special');
+          }
         }
+      } finally {
+        dir.close();
       }
       return entries;
     },
@@ -108,17 +128,18 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       }
     },
     async readManifest(rel) {
-      // Each candidate is resolved like any workspace path: a manifest that is a link out of
-      // the workspace is refused, not read.
-      const inside = (name: string) => {
+      // Each candidate is read like any workspace file, through a descriptor proven inside:
+      // a manifest that is a link out of the workspace is refused, not read.
+      const read = (name: string): string | undefined => {
+        const path = rel === '' ? name : `${rel}/${name}`;
         try {
-          return resolveInside(rel === '' ? name : `${rel}/${name}`);
+          return proven(path, () => readFileInside(realRoot, path).bytes.toString('utf8'));
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
           throw error;
         }
       };
-      return readManifestIn(inside);
+      return readManifestIn(read);
     },
   };
 }
@@ -127,14 +148,13 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
  * A code-workspace folder's manifest: `manifest.yaml` (or `.yml`) in the rich form, else
  * the YAML front matter of a lean `CODE.md`.
  */
-function readManifestIn(inside: (name: string) => string | undefined): Record<string, unknown> {
+function readManifestIn(read: (name: string) => string | undefined): Record<string, unknown> {
   for (const name of ['manifest.yaml', 'manifest.yml']) {
-    const path = inside(name);
-    if (path !== undefined) return asRecord(parseYaml(fs.readFileSync(path, 'utf8')), name);
+    const text = read(name);
+    if (text !== undefined) return asRecord(parseYaml(text), name);
   }
-  const codePath = inside('CODE.md');
-  if (codePath === undefined) throw new Error('no manifest.yaml or CODE.md');
-  const code = fs.readFileSync(codePath, 'utf8');
+  const code = read('CODE.md');
+  if (code === undefined) throw new Error('no manifest.yaml or CODE.md');
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(code);
   if (!match) throw new Error('CODE.md has no front matter');
   return asRecord(parseYaml(match[1]!), 'CODE.md');

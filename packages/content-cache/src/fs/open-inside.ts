@@ -1,0 +1,267 @@
+import * as fs from 'node:fs';
+import { constants } from 'node:fs';
+import { ContentCacheError } from '../errors.js';
+
+/**
+ * Reading a folder someone else can write, without ever reading outside it.
+ *
+ * "Resolve the path, check it is inside, then open it by name" is a race: between the check
+ * and the open, the owner of the folder can swap one of its folders for a link to anywhere
+ * (`renameat2(RENAME_EXCHANGE)` in a loop), and the open then reads a host file. So the
+ * order here is the other way round: open first, then prove that the open descriptor is
+ * inside, and read only through that descriptor. On Linux the proof is where the kernel
+ * says the descriptor is (`readlink /proc/self/fd/N`), one system call per file; folders
+ * are listed and their entries measured through the folder's own descriptor
+ * (`/proc/self/fd/N/` is that very folder, whatever its name now leads to), so a listing is
+ * of the folder that was proven, never of whatever the name points at a moment later.
+ *
+ * Elsewhere (no /proc) the proof is the portable one: after opening, the name is resolved
+ * again, must be inside, and must name the same file (device and inode) as the descriptor.
+ * That closes the swap that leaves a link in place, but an owner who swaps twice (out for
+ * the open, back for the check) can still win it, and a listing is read by name; hosts that
+ * take folders from people they do not trust should run on Linux.
+ *
+ * What this cannot tell: a hard link inside the folder to a file outside it is, for the
+ * kernel, a file inside it. Hosts keep the folders they read on a filesystem without files
+ * the host reads but their owners cannot (or keep `fs.protected_hardlinks = 1`, the default
+ * of current Linux distributions, which stops anyone from linking a file they cannot read).
+ */
+
+/** Why a path was not read. No reason ever carries anything about what was outside. */
+export type InsideProblem =
+  /** The path (or a link on it) leads out of the root. */
+  | 'escapes'
+  /** A link loop on the path. */
+  | 'loop'
+  /** A link on the path points at nothing. */
+  | 'dangling'
+  /** Neither a file nor a folder (a pipe, a socket, a device). */
+  | 'special'
+  /** The entry was replaced, or changed size, while it was being read. */
+  | 'changed';
+
+const MESSAGES: Readonly<Record<InsideProblem, string>> = {
+  escapes: 'leads out of the folder it must stay in',
+  loop: 'goes through a link loop',
+  dangling: 'goes through a link to nothing',
+  special: 'is neither a file nor a folder',
+  changed: 'changed while it was being read',
+};
+
+/**
+ * A path under a root cannot be read safely. `path` is the path relative to the root, as
+ * asked for: the message never names, sizes or describes anything outside the root.
+ */
+export class NotInsideError extends ContentCacheError {
+  readonly reason: InsideProblem;
+  constructor(path: string, reason: InsideProblem) {
+    super('CACHE_NOT_INSIDE', `${JSON.stringify(path)} ${MESSAGES[reason]}`, { path });
+    this.reason = reason;
+  }
+}
+
+/** An open descriptor proven to be inside the root, with what fstat says of it. The caller closes it. */
+export interface InsideHandle {
+  fd: number;
+  stats: fs.Stats;
+}
+
+/** A folder opened and proven inside the root, listed and measured through its descriptor. */
+export interface InsideDir extends InsideHandle {
+  /** The folder's entries (types as the folder holds them: links are not followed). */
+  entries(): fs.Dirent[];
+  /** lstat of one entry of this very folder; undefined when it is gone. */
+  lstat(name: string): fs.Stats | undefined;
+  close(): void;
+}
+
+export interface OpenInsideOptions {
+  /**
+   * Follow a link at the end of the path (links on the way are always followed; the proof
+   * judges where they led). Default true. With false, a link there is `changed`: a caller
+   * that listed the entry as a file or folder finds something else.
+   */
+  follow?: boolean;
+}
+
+// O_NONBLOCK: an entry swapped for a pipe must not block the open (nothing is read before
+// the descriptor is proven and measured). O_NOCTTY: never acquire a terminal.
+const BASE_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const DIRECTORY = constants.O_DIRECTORY ?? 0;
+
+let procFd: boolean | undefined;
+/** Whether `/proc/self/fd` tells where a descriptor is (Linux, with /proc mounted). */
+function hasProcFd(): boolean {
+  procFd ??= process.platform === 'linux' && fs.existsSync('/proc/self/fd');
+  return procFd;
+}
+
+/** The real path of a root: the one every proof compares against. Resolve it once, before reading. */
+export function realRootOf(root: string): string {
+  return fs.realpathSync.native(root);
+}
+
+function isUnder(path: string, realRoot: string): boolean {
+  if (path === realRoot) return true;
+  const prefix = realRoot.endsWith('/') || realRoot.endsWith('\\') ? realRoot : `${realRoot}${process.platform === 'win32' ? '\\' : '/'}`;
+  return path.startsWith(prefix);
+}
+
+function absoluteOf(realRoot: string, rel: string): string {
+  if (rel === '') return realRoot;
+  return realRoot.endsWith('/') ? `${realRoot}${rel}` : `${realRoot}/${rel}`;
+}
+
+/**
+ * Whether an open descriptor is inside `realRoot` now. `opened` is the name it was opened
+ * by, used only by the portable proof. On Linux the kernel's own answer: the path of the
+ * open file (a file deleted since keeps its old path with " (deleted)" after it, still
+ * judged by where it was).
+ */
+export function descriptorIsInside(fd: number, realRoot: string, opened: string): boolean {
+  if (hasProcFd()) {
+    try {
+      return isUnder(fs.readlinkSync(`/proc/self/fd/${fd}`), realRoot);
+    } catch {
+      return false;
+    }
+  }
+  try {
+    const real = fs.realpathSync.native(opened);
+    if (!isUnder(real, realRoot)) return false;
+    const named = fs.statSync(real, { bigint: true });
+    const open = fs.fstatSync(fd, { bigint: true });
+    return named.dev === open.dev && named.ino === open.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens `rel` (relative to `realRoot`, `/`-separated, already checked to hold no `..` and not
+ * to be absolute) and proves the descriptor inside before returning it. A file or a folder;
+ * anything else is refused before a byte of it is read. Errors: NotInsideError, or the
+ * errno error of the open (ENOENT, EACCES), whose message names the path inside the root.
+ */
+export function openInside(realRoot: string, rel: string, options: OpenInsideOptions = {}): InsideHandle {
+  return openProven(realRoot, rel, BASE_FLAGS | (options.follow === false ? NOFOLLOW : 0), options.follow !== false);
+}
+
+function openProven(realRoot: string, rel: string, flags: number, follow: boolean): InsideHandle {
+  const abs = absoluteOf(realRoot, rel);
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, flags);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new NotInsideError(rel, follow ? 'loop' : 'changed');
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && follow && rel !== '' && lstatInside(realRoot, rel)?.isSymbolicLink()) {
+      throw new NotInsideError(rel, 'dangling');
+    }
+    throw error;
+  }
+  try {
+    // The invariant that keeps outside bytes out: nothing is read from a descriptor that
+    // is not proven inside, however the name led to it.
+    if (!descriptorIsInside(fd, realRoot, abs)) throw new NotInsideError(rel, 'escapes');
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFile() && !stats.isDirectory()) throw new NotInsideError(rel, 'special');
+    return { fd, stats };
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Opens the folder `rel` and proves it inside. Its entries and their lstat come from the
+ * descriptor (on Linux), so a listing never shows what a swapped link pointed at: names
+ * and sizes of outside files can reach neither a bundle nor an error through it.
+ */
+export function openDirInside(realRoot: string, rel: string, options: OpenInsideOptions = {}): InsideDir {
+  const flags = BASE_FLAGS | DIRECTORY | (options.follow === false ? NOFOLLOW : 0);
+  // O_DIRECTORY: a file there fails with ENOTDIR before anything is opened for reading.
+  const { fd, stats } = openProven(realRoot, rel, flags, options.follow !== false);
+  const abs = absoluteOf(realRoot, rel);
+  const here = hasProcFd() ? `/proc/self/fd/${fd}` : abs;
+  let closed = false;
+  return {
+    fd,
+    stats,
+    entries: () => {
+      const entries = fs.readdirSync(here, { withFileTypes: true });
+      // Portable proof of the listing: the name must still lead to the folder proven.
+      if (!hasProcFd() && !descriptorIsInside(fd, realRoot, abs)) throw new NotInsideError(rel, 'changed');
+      return entries;
+    },
+    lstat: (name) => fs.lstatSync(`${here}/${name}`, { throwIfNoEntry: false }),
+    close: () => {
+      if (closed) return;
+      closed = true;
+      fs.closeSync(fd);
+    },
+  };
+}
+
+/** lstat of `rel` (not following a link at its end) through its proven parent folder; undefined when absent. */
+export function lstatInside(realRoot: string, rel: string): fs.Stats | undefined {
+  const slash = rel.lastIndexOf('/');
+  const parent = slash < 0 ? '' : rel.slice(0, slash);
+  let dir: InsideDir;
+  try {
+    dir = openDirInside(realRoot, parent);
+  } catch (error) {
+    if (error instanceof NotInsideError) return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+  try {
+    return dir.lstat(rel.slice(slash + 1));
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * Reads exactly `target.length` bytes of a proven descriptor from its start into `target`,
+ * and proves there is nothing after them: a file that shrank or grew since it was measured
+ * is `changed` (the message names `rel` only, never a size).
+ */
+export function readDescriptorInto(fd: number, target: Buffer, rel: string): void {
+  let filled = 0;
+  while (filled < target.length) {
+    const read = fs.readSync(fd, target, filled, target.length - filled, filled);
+    if (read === 0) throw new NotInsideError(rel, 'changed');
+    filled += read;
+  }
+  if (fs.readSync(fd, Buffer.alloc(1), 0, 1, filled) !== 0) throw new NotInsideError(rel, 'changed');
+}
+
+export interface ReadInsideOptions extends OpenInsideOptions {
+  /** Refuse a file larger than this (its size, from the descriptor, is checked before reading). */
+  maxBytes?: number;
+}
+
+/**
+ * The bytes of the regular file `rel`, read through a descriptor proven inside, with the
+ * fstat of that descriptor. A folder is EISDIR; a file over `maxBytes` throws RangeError
+ * naming `rel` and the limit only.
+ */
+export function readFileInside(realRoot: string, rel: string, options: ReadInsideOptions = {}): { bytes: Buffer; stats: fs.Stats } {
+  const { fd, stats } = openInside(realRoot, rel, options);
+  try {
+    if (!stats.isFile()) {
+      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read ${JSON.stringify(rel)}`), { code: 'EISDIR' });
+    }
+    if (options.maxBytes !== undefined && stats.size > options.maxBytes) {
+      throw new RangeError(`${JSON.stringify(rel)} is larger than the limit of ${options.maxBytes} bytes`);
+    }
+    const bytes = Buffer.allocUnsafe(stats.size);
+    readDescriptorInto(fd, bytes, rel);
+    return { bytes, stats };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
