@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
 import {
-  type BasicVault,
   type PrepareOptions,
   type PrepareProgress,
   defaultRegistry,
@@ -20,6 +19,7 @@ import { EXIT_OK, printJson } from '../io.js';
 import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
 import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
+import { vaultFile } from '../vault.js';
 
 const OPTIONS = {
   cache: { type: 'string' },
@@ -95,36 +95,4 @@ async function readDeclaration(path: string): Promise<unknown> {
   if (Array.isArray(value)) return value;
   if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)) return (value as { skills: unknown[] }).skills;
   throw new CommandError(`${shellQuote(path)} holds neither a skills array nor an object with one`, { hint: 'write a list of skills, or an object with a "skills" list' });
-}
-
-/**
- * The HTTP Basic vault of the command line: a JSON file mapping URL prefixes to a username
- * and the name of the environment variable holding the password. The file names secrets;
- * it holds none, and a password never appears on the command line.
- */
-async function vaultFile(path: string): Promise<BasicVault> {
-  let entries: Array<[string, { username: string; passwordEnv: string }]>;
-  try {
-    const value = JSON.parse(await readFile(path, 'utf8')) as Record<string, { username?: unknown; passwordEnv?: unknown }>;
-    entries = Object.entries(value).map(([prefix, entry]) => {
-      if (typeof entry?.username !== 'string' || typeof entry.passwordEnv !== 'string') throw new Error(`${prefix}: needs "username" and "passwordEnv"`);
-      return [prefix, { username: entry.username, passwordEnv: entry.passwordEnv }];
-    });
-  } catch (error) {
-    throw new CommandError(`cannot read vault ${shellQuote(path)}: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'the vault is JSON: {"<url prefix>": {"username": "…", "passwordEnv": "<variable holding the password>"}}',
-    });
-  }
-  // Longest prefix first; a prefix only matches at a path boundary, so https://host/a never serves https://host/ab.
-  entries.sort((a, b) => b[0].length - a[0].length);
-  return (url) => {
-    for (const [prefix, entry] of entries) {
-      const base = prefix.replace(/\/+$/, '');
-      if (url === base || url.startsWith(`${base}/`)) {
-        const password = process.env[entry.passwordEnv];
-        return password === undefined ? undefined : { username: entry.username, password };
-      }
-    }
-    return undefined;
-  };
 }
