@@ -1,11 +1,14 @@
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { isDotGit } from '@agentproto/content-cache';
 import type { PackageFile } from '../bundle/include.js';
 
 /**
  * The files of a source tree (the content root), by `/`-separated path. Only regular files
  * count; links are not followed (a source tree that links out of itself must not ship what
- * it links to), and `.git` folders are skipped. Files are read when asked for.
+ * it links to), and `.git` folders and gitfiles are skipped in every spelling git itself
+ * refuses (`.GIT`, `git~1`, `.git.`, …): another repository's configuration is never shipped.
+ * Files are read when asked for.
  */
 export interface SourceTree {
   paths: string[];
@@ -25,8 +28,9 @@ export async function readSourceTree(root: string, under = ''): Promise<SourceTr
     }
     for (const entry of entries) {
       const rel = relDir === '' ? entry.name : posix.join(relDir, entry.name);
+      if (isDotGit(entry.name)) continue;
       if (entry.isDirectory()) {
-        if (entry.name !== '.git') await walk(rel);
+        await walk(rel);
       } else if (entry.isFile()) {
         const stat = await lstat(join(root, rel));
         paths.push(rel);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDotGit } from '@agentproto/content-cache';
 import { minimatch } from 'minimatch';
 import { type Finding, findingFrom } from '../findings.js';
 import { BUNDLE_FINDING_CODES } from './codes.js';
@@ -70,7 +71,8 @@ export function selectIncluded(paths: Iterable<string>, globs: readonly string[]
 }
 
 function isReserved(path: string): boolean {
-  return RESERVED.includes(path) || RESERVED_TREES.some((tree) => path.startsWith(tree));
+  // A .git entry (any spelling git refuses) is never a file of a package, whatever a glob says.
+  return RESERVED.includes(path) || RESERVED_TREES.some((tree) => path.startsWith(tree)) || path.split('/').some(isDotGit);
 }
 
 /** `sha256:<hex>` of a file's bytes: what the sidecar records for it. */

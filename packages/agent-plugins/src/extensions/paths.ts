@@ -1,3 +1,4 @@
+import { isDotGit } from '@agentproto/content-cache';
 import { pointerToken } from '../text.js';
 
 export { pointerToken };
@@ -16,6 +17,7 @@ export function packagePathProblem(path: string): string | undefined {
   for (const segment of path.split('/')) {
     if (segment === '') return 'has an empty segment';
     if (segment === '.' || segment === '..') return `contains a "${segment}" segment`;
+    if (isDotGit(segment)) return 'names a .git entry (in a spelling git itself refuses), which no package holds';
   }
   return undefined;
 }

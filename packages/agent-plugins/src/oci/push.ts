@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { RegistryError, packTree } from '@agentproto/content-cache';
+import { RegistryError, isDotGit, packTree } from '@agentproto/content-cache';
 import { SIDECAR } from '../bundle/include.js';
 import { type Finding, sortFindings } from '../findings.js';
 import { importPlugin } from '../import/index.js';
@@ -133,6 +133,8 @@ async function refuseLinks(root: string, label: string): Promise<void> {
     const entries = await readdir(rel === '' ? root : join(root, ...rel.split('/')), { withFileTypes: true });
     entries.sort((a, b) => byteOrder(a.name, b.name));
     for (const entry of entries) {
+      // Never shipped (the reader denies it), so nothing in it can change what is pushed.
+      if (isDotGit(entry.name)) continue;
       const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isSymbolicLink()) throw new PluginEntryUnsupportedError(label, root, path, 'symbolic link');
       if (entry.isDirectory()) await walk(path);

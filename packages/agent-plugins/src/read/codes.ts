@@ -50,6 +50,14 @@ export const READ_FINDING_CODES = Object.freeze({
     severity: 'error',
     text: `The path cannot be read: permission is denied, the file changed while it was read, or the filesystem failed (§4.1). ${SCOPED}`,
   },
+  'read.git-metadata': {
+    rule: 'AR9O5',
+    severity: 'warning',
+    text:
+      'The path is, or lies below, a ".git" entry in a spelling git itself refuses (".git", ".GIT", "git~1", ".git.", ".g\u200cit", …): ' +
+      "another repository's configuration, whose core.fsmonitor or hooks would run on the next git command there. It is " +
+      'never read, imported, pulled or shipped; only this path is denied and everything else still loads.',
+  },
   'read.file-too-large': {
     rule: 'AR9O5',
     severity: 'error',

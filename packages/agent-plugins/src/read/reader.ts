@@ -1,4 +1,5 @@
 import { constants, type Stats } from 'node:fs';
+import { isDotGit } from '@agentproto/content-cache';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
 import { type PackageFs, type ResolveFailure, nodePackageFs, packagePathSegments, resolveEntry } from './resolve.js';
@@ -196,7 +197,11 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   let packageFailure: ReadFailure | undefined;
 
   function fail(path: string, code: ReadFindingCode, at: string, use: PathUse, message: string): ReadFailure {
-    const boundary = code === 'read.package-too-large' ? failureBoundary('') : failureBoundary(at, use);
+    // A .git path of the package is denied on its own wherever it sits (never a skill or the
+    // skills tree): it is never part of the package, so it disables nothing else. An MCP
+    // server pointing into one still loses that server entry.
+    const gitOnly = code === 'read.git-metadata' && use === 'package';
+    const boundary = code === 'read.package-too-large' ? failureBoundary('') : gitOnly ? (FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1] as FailureBoundary) : failureBoundary(at, use);
     const found: Finding = { ...findingFrom(READ_FINDING_CODES, code, path, message), severity: boundary.severity };
     const key = `${code}\0${path}`;
     if (!seen.has(key)) {
@@ -209,6 +214,12 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   async function locate(relPath: string, use: PathUse): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | ReadFailure> {
     const segments = packagePathSegments(relPath);
     const path = segments === undefined ? relPath : segments.join('/');
+    // Refused before anything is touched: a .git folder or gitfile (any spelling git refuses)
+    // is never read, so it can never be imported, pulled or shipped.
+    const gitAt = segments?.findIndex(isDotGit) ?? -1;
+    if (segments !== undefined && gitAt >= 0) {
+      return fail(path, 'read.git-metadata', segments.slice(0, gitAt + 1).join('/'), use, 'is a .git entry (in a spelling git itself refuses), never part of a package');
+    }
     const resolved = await resolveEntry(root, relPath, fs);
     if (resolved.ok) return { ...resolved, path };
     if (resolved.reason === 'missing') return { ok: false, absent: true, path };

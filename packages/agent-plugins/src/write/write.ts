@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { isDotGit } from '@agentproto/content-cache';
 import type { PackageFile } from '../bundle/include.js';
 
 export interface WritePluginOptions {
@@ -34,6 +35,8 @@ export async function writePlugin(files: ReadonlyMap<string, PackageFile>, outDi
     throw new PluginWriteError(target, 'cannot be read', { cause: error });
   });
   if (existing && existing.length > 0 && !options.replace) throw new PluginWriteError(target, 'exists and is not empty (pass replace to overwrite it)');
+  // Every path is checked before the first byte is written anywhere.
+  for (const path of files.keys()) checkedPath(path, target);
   await mkdir(dirname(target), { recursive: true });
   const staging = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
   try {
@@ -55,15 +58,32 @@ export async function writePlugin(files: ReadonlyMap<string, PackageFile>, outDi
     }
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    throw error instanceof PluginWriteError ? error : new PluginWriteError(target, 'could not be written', { cause: error });
+    throw error instanceof PluginWriteError || error instanceof PluginGitPathError ? error : new PluginWriteError(target, 'could not be written', { cause: error });
   }
 }
 
-/** A package path as built: relative, `/`-separated, without `.`, `..` or empty segments. */
+/**
+ * A package path as built: relative, `/`-separated, without `.`, `..` or empty segments, and
+ * without a `.git` segment in any spelling git refuses: the last guard before the disk, so
+ * no build, import or emit can write another repository's configuration into a folder.
+ */
 function checkedPath(path: string, dir: string): string {
   const parts = path.split('/');
   if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0') || parts.some((part) => part === '' || part === '.' || part === '..')) {
     throw new PluginWriteError(dir, `refuses the package path ${JSON.stringify(path.slice(0, 200))}`);
   }
+  if (parts.some(isDotGit)) throw new PluginGitPathError(dir, path);
   return path;
+}
+
+/** writePlugin was handed a `.git` path (any spelling git refuses); nothing was written. */
+export class PluginGitPathError extends Error {
+  override name = 'PluginGitPathError';
+  readonly code = 'PLUGIN_GIT_PATH';
+  constructor(
+    readonly dir: string,
+    readonly path: string,
+  ) {
+    super(`${dir}: refuses the package path ${JSON.stringify(path.slice(0, 200))}: a .git entry (in a spelling git itself refuses) is never written`);
+  }
 }

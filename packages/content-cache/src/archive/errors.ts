@@ -5,6 +5,7 @@ export type ArchiveProblem =
   | 'backslash' // "a\\b": a separator on Windows, so it could climb there
   | 'dot-dot' // any ".." segment, even one that would stay inside
   | 'nul-in-name' // a pax path holding NUL
+  | 'git-metadata' // ".git" in any spelling git refuses (".GIT", "git~1", ".git."), a link to one, or a ".gitmodules" link
   | 'empty-name' // a file whose name is empty once "." and "//" are dropped
   | 'link' // symbolic or hard link, wherever it points
   | 'special-entry' // device, FIFO, or an entry type this reader does not know

@@ -4,6 +4,7 @@ import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { safeEntrySegments } from './entry-name.js';
 import { ArchiveError } from './errors.js';
+import { gitPathProblem } from './git-name.js';
 import { linkStaysInside } from './link-target.js';
 
 /** A gzipped tar: in memory, or a stream (a response body, a file being read). */
@@ -200,6 +201,9 @@ class EntryRules {
 
     const path = this.outputPath(segments, entry);
     if (path === undefined) return undefined;
+    // Nothing we write may be a repository's own metadata: a .git planted in an extracted
+    // tree runs its core.fsmonitor or hooks on the next `git status` there.
+    this.refuseGitMetadata(path, type === 'symlink' ? header.linkname ?? '' : undefined, entry);
 
     if (type === 'directory') {
       if (path === '') return undefined; // the output root itself
@@ -243,6 +247,16 @@ class EntryRules {
     const keys = Object.keys(global).filter((key) => key !== 'comment');
     if (keys.length > 0) {
       throw new ArchiveError('global-pax-header', entry, `a pax global header sets ${keys.map((k) => JSON.stringify(k)).join(', ')}`);
+    }
+  }
+
+  /** Refuses `.git` (every spelling git refuses) as a path or a link target, and a `.gitmodules` link. */
+  private refuseGitMetadata(path: string, linkTarget: string | undefined, entry: string): void {
+    const problem = gitPathProblem(path, { link: linkTarget !== undefined });
+    if (problem === 'git-dir') throw new ArchiveError('git-metadata', entry, 'a ".git" entry, in a spelling git itself refuses');
+    if (problem === 'gitmodules-link') throw new ArchiveError('git-metadata', entry, 'a ".gitmodules" that is a symbolic link, which git refuses');
+    if (linkTarget !== undefined && gitPathProblem(linkTarget) !== undefined) {
+      throw new ArchiveError('git-metadata', entry, `a symbolic link into ".git" (${JSON.stringify(linkTarget)})`);
     }
   }
 
