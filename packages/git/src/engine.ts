@@ -68,6 +68,12 @@ export interface GitFetchRequest extends GitRemoteRequest {
    * partial clone may ignore `false` and fetch everything.
    */
   blobs?: boolean;
+  /**
+   * The most bytes one pack received from the server may have (every fetch this request
+   * and its reader make: the commit, then the blobs). An engine stops the transfer at that
+   * size, before writing past it, and throws GitPackTooLargeError. Undefined: no cap.
+   */
+  maxPackBytes?: number;
 }
 
 export type GitObjectType = 'commit' | 'tree' | 'blob' | 'tag';
@@ -95,4 +101,10 @@ export interface GitObjectReader {
    * whatever it does not load is read the ordinary way.
    */
   preloadTrees?(commit: string, path: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * The size of an object announced by `prefetch` that the gitdir holds, without loading
+   * it; undefined when unknown. Optional: with it, a directory over the byte cap is refused
+   * before any of its blobs is loaded into memory or written.
+   */
+  size?(oid: string): number | undefined;
 }

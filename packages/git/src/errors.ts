@@ -32,7 +32,9 @@ export type GitErrorCode =
   | 'GIT_UNSAFE_TREE'
   | 'GIT_TRANSPORT'
   | 'GIT_IO'
-  | 'GIT_ABORTED';
+  | 'GIT_ABORTED'
+  | 'GIT_LIMIT_EXCEEDED'
+  | 'GIT_PACK_TOO_LARGE';
 
 export abstract class GitError extends Error {
   readonly code: GitErrorCode;
@@ -391,6 +393,46 @@ export class GitAbortedError extends GitError {
     cause?: unknown,
   ) {
     super('GIT_ABORTED', `${operation} aborted`, cause);
+  }
+}
+
+/**
+ * The directory is over one of the fetch's caps (FetchLimits): `files` (entries), `bytes`
+ * (of its files; also when the pack the server sent is past what such a directory can take)
+ * or `depth`. Raised while fetching, before anything past the cap is written; `dest` is
+ * removed as on any failure.
+ */
+export class GitLimitExceededError extends GitError {
+  declare readonly code: 'GIT_LIMIT_EXCEEDED';
+  constructor(
+    readonly limit: 'files' | 'bytes' | 'depth',
+    /** The cap. */
+    readonly max: number,
+    /** The repository, as normalized. */
+    readonly url: string,
+    /** The directory, normalized (`''` for the whole tree). */
+    readonly path: string,
+    /** What was found past the cap, for messages: an entry's path, a size. */
+    readonly detail: string,
+    cause?: unknown,
+  ) {
+    super('GIT_LIMIT_EXCEEDED', `${url} ${quote(path || '.')}: over the ${limit} limit of ${max} (${detail})`, cause);
+  }
+}
+
+/**
+ * An engine's own cap: the pack the server sent grew past `max` bytes (the request's
+ * `maxPackBytes`), and the transfer was stopped there. fetchDirectory reports it as
+ * GitLimitExceededError (`bytes`), naming the directory.
+ */
+export class GitPackTooLargeError extends GitError {
+  declare readonly code: 'GIT_PACK_TOO_LARGE';
+  constructor(
+    readonly url: string,
+    readonly max: number,
+    cause?: unknown,
+  ) {
+    super('GIT_PACK_TOO_LARGE', `${url}: the pack sent is larger than ${max} bytes; the transfer was stopped`, cause);
   }
 }
 

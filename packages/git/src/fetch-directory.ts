@@ -2,14 +2,18 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
-import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError } from './errors.js';
+import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError, GitLimitExceededError, GitPackTooLargeError } from './errors.js';
+import { fetchLimits, packBudget, type FetchLimits } from './limits.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
 import { selectDirectory, selectWalked, walkDirectory } from './select-directory.js';
 import { rememberWalk, takeWalk } from './walk-memo.js';
 import { writeEntries } from './write-entries.js';
 
-export type FetchDirectoryOptions = RemoteOptions;
+export interface FetchDirectoryOptions extends RemoteOptions {
+  /** Caps on entries, bytes and depth; DEFAULT_FETCH_LIMITS where not given. */
+  limits?: FetchLimits;
+}
 
 /** What directoryTree learns: the directory's tree id, with no file content fetched. */
 export interface DirectoryTree {
@@ -66,24 +70,32 @@ export async function fetchDirectory(
   if (typeof dest !== 'string' || dest === '') throw new GitInvalidArgumentError('dest', 'must be a non-empty path');
   const destination = resolve(dest);
   const given = givenWorkDir(options);
+  const limits = fetchLimits(options.limits);
+  const cap = { ...limits, url: remote.url, path: directory };
   throwIfAborted(signal, operation);
   await claim(destination);
 
   try {
     return await withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
-      const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
+      // The caps hold while fetching: the engine stops a pack no directory within them
+      // needs, the walk counts entries and depth from the trees before any blob is asked
+      // for, sizes are added up before a blob is loaded where the engine knows them, and
+      // writeEntries counts bytes before each write.
+      const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false, maxPackBytes: packBudget(limits.maxBytes) };
       // directoryTree with this work folder walked the trees already: use its walk.
       const walked = given === undefined ? undefined : takeWalk(work.gitdir, commit, directory);
       const { engine } = remote;
-      const reader = await calls.run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request));
+      const reader = await calls.run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request)).catch(overPack(cap));
       throwIfAborted(signal, operation);
       // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
-      const selected = await calls.run(
-        walked && engine.openObjects
-          ? selectWalked(reader, walked, signal, operation)
-          : selectDirectory(reader, remote.url, commit, directory, signal, operation),
-      );
-      const written = await writeEntries(selected.entries, destination, reader, signal).catch((error: unknown) => {
+      const selected = await calls
+        .run(
+          walked && engine.openObjects
+            ? selectWalked(reader, walked, signal, operation, cap)
+            : selectDirectory(reader, remote.url, commit, directory, signal, operation, limits),
+        )
+        .catch(overPack(cap));
+      const written = await writeEntries(selected.entries, destination, reader, signal, cap).catch((error: unknown) => {
         throw error instanceof GitError ? error : new GitIoError(destination, 'write into', error);
       });
       return { commit, tree: selected.tree, path: directory, ...written };
@@ -107,23 +119,37 @@ export async function fetchDirectory(
  * Otherwise pass the same `options.workDir` to fetchDirectory, which then fetches only the
  * directory's blobs.
  */
-export async function directoryTree(url: string, commit: string, path: string, options: RemoteOptions = {}): Promise<DirectoryTree> {
+export async function directoryTree(url: string, commit: string, path: string, options: FetchDirectoryOptions = {}): Promise<DirectoryTree> {
   const operation = 'directoryTree';
   const { signal } = options;
   const remote = openRemote(url, options);
   assertFullCommitId(commit);
   const directory = normalizeDirectoryPath(path);
   const given = givenWorkDir(options);
+  const limits = fetchLimits(options.limits);
+  const cap = { ...limits, url: remote.url, path: directory };
   throwIfAborted(signal, operation);
 
   return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
-    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false };
-    const reader = await calls.run(remote.engine.fetchCommit(request));
+    // The same caps as fetchDirectory: an engine without partial clone fetches the whole
+    // commit here, and a tree past the entry or depth cap is refused before its blobs.
+    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false, maxPackBytes: packBudget(limits.maxBytes) };
+    const reader = await calls.run(remote.engine.fetchCommit(request)).catch(overPack(cap));
     throwIfAborted(signal, operation);
-    const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation));
+    const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation, limits));
     if (given !== undefined) rememberWalk(work.gitdir, commit, directory, walk);
     return { commit, tree: walk.tree, path: directory };
   });
+}
+
+/** An engine's pack cap, reported as the byte limit of the directory it was fetched for. */
+function overPack(cap: { maxBytes: number; url: string; path: string }): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof GitPackTooLargeError) {
+      throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `the server's pack passed ${error.max} bytes`, error);
+    }
+    throw error;
+  };
 }
 
 /**

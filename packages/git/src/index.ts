@@ -6,6 +6,8 @@ export { resolveRef } from './resolve-ref.js';
 export type { RefKind, ResolvedRef } from './resolve-ref.js';
 export { directoryTree, fetchDirectory } from './fetch-directory.js';
 export type { DirectoryTree, FetchDirectoryOptions, FetchedDirectory } from './fetch-directory.js';
+export { DEFAULT_FETCH_LIMITS } from './limits.js';
+export type { FetchLimits } from './limits.js';
 export { expandCommit } from './expand-commit.js';
 // Git's hashing from content alone: proves a tree from elsewhere is the one a repository names.
 export { gitBlobId, gitTreeId, gitTreeIdOf } from './tree-id.js';
@@ -59,8 +61,10 @@ export {
   GitInvalidRefNameError,
   GitInvalidUrlError,
   GitIoError,
+  GitLimitExceededError,
   GitNotACommitError,
   GitNotADirectoryError,
+  GitPackTooLargeError,
   GitRefNotFoundError,
   GitRepositoryNotFoundError,
   GitTransportError,

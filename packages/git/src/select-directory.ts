@@ -2,11 +2,13 @@ import type { GitObjectReader } from './engine.js';
 import {
   GitCommitMismatchError,
   GitCommitUnavailableError,
+  GitLimitExceededError,
   GitNotACommitError,
   GitNotADirectoryError,
   GitUnsafeTreeError,
 } from './errors.js';
 import { throwIfAborted } from './abort.js';
+import type { FetchLimits } from './limits.js';
 import { linkProblem } from './link-safety.js';
 import { commitTree, join, objectId, parseTree, readVerified, type TreeEntry } from './objects.js';
 
@@ -53,6 +55,7 @@ export async function walkDirectory(
   path: string,
   signal: AbortSignal | undefined,
   operation: string,
+  limits?: Required<FetchLimits>,
 ): Promise<DirectoryWalk> {
   await reader.preloadTrees?.(commit, path, signal);
   const object = await reader.read(commit);
@@ -73,7 +76,8 @@ export async function walkDirectory(
     tree = entry.oid;
   }
 
-  const entries = await listTree(reader, tree, signal, operation);
+  const cap = limits === undefined ? undefined : { ...limits, url, path };
+  const entries = await listTree(reader, tree, signal, operation, cap);
   const links = new Set<string>();
   const files = new Set<string>();
   for (const entry of entries) {
@@ -119,9 +123,10 @@ export async function selectDirectory(
   path: string,
   signal: AbortSignal | undefined,
   operation = 'fetchDirectory',
+  limits?: Required<FetchLimits>,
 ): Promise<SelectedDirectory> {
-  const walk = await walkDirectory(reader, url, commit, path, signal, operation);
-  return selectWalked(reader, walk, signal, operation);
+  const walk = await walkDirectory(reader, url, commit, path, signal, operation, limits);
+  return selectWalked(reader, walk, signal, operation, limits === undefined ? undefined : { ...limits, url, path });
 }
 
 /** selectDirectory after the walk: the blobs announced in one `prefetch`, then the links. */
@@ -130,11 +135,61 @@ export async function selectWalked(
   walk: DirectoryWalk,
   signal: AbortSignal | undefined,
   operation: string,
+  cap?: WalkCap,
 ): Promise<SelectedDirectory> {
   throwIfAborted(signal, operation);
+  if (cap !== undefined) assertWalkWithin(walk, cap);
   if (walk.blobs.length > 0) await reader.prefetch?.(walk.blobs, signal);
   throwIfAborted(signal, operation);
+  if (cap !== undefined) assertSizesWithin(reader, walk, cap);
   return resolveLinks(reader, walk, signal, operation);
+}
+
+/** The caps of one fetch, with the repository and directory its errors name. */
+export type WalkCap = Required<FetchLimits> & { url: string; path: string };
+
+/**
+ * Entries and depth of a walk made earlier (directoryTree's, kept for this fetch, maybe
+ * under other caps): the same checks listTree makes while walking.
+ */
+export function assertWalkWithin(walk: DirectoryWalk, cap: WalkCap): void {
+  if (walk.entries.length > cap.maxFiles) {
+    throw new GitLimitExceededError('files', cap.maxFiles, cap.url, cap.path, `${walk.entries.length} entries`);
+  }
+  for (const entry of walk.entries) assertDepth(entry.path, cap);
+}
+
+function assertDepth(path: string, cap: WalkCap): void {
+  const depth = path.split('/').length;
+  if (depth > cap.maxDepth) throw new GitLimitExceededError('depth', cap.maxDepth, cap.url, cap.path, `${quotePath(path)} is ${depth} deep`);
+}
+
+function quotePath(path: string): string {
+  return JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
+}
+
+/** Longest link target the kernel takes (PATH_MAX, with its NUL): a longer one is never read whole. */
+const MAX_LINK_TARGET = 4095;
+
+/**
+ * With an engine that knows sizes once blobs are fetched (system git: `cat-file
+ * --batch-check`), the directory's bytes are added up before any blob is loaded into
+ * memory or written: a directory over the cap writes nothing at all. A file's blob counts
+ * once per file that uses it, as it will on disk. writeEntries counts again as it writes,
+ * for engines that cannot tell sizes first.
+ */
+function assertSizesWithin(reader: GitObjectReader, walk: DirectoryWalk, cap: WalkCap): void {
+  if (reader.size === undefined) return;
+  let bytes = 0;
+  for (const entry of walk.entries) {
+    if (entry.kind === 'file') {
+      bytes += reader.size(entry.oid) ?? 0;
+      if (bytes > cap.maxBytes) throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `${bytes} bytes by ${quotePath(entry.path)}`);
+    } else if (entry.kind === 'symlink') {
+      const size = reader.size(entry.oid) ?? 0;
+      if (size > MAX_LINK_TARGET) throw new GitUnsafeTreeError(entry.path, `the link target is ${size} bytes, longer than any path`);
+    }
+  }
 }
 
 /**
@@ -147,10 +202,13 @@ async function listTree(
   root: string,
   signal: AbortSignal | undefined,
   operation: string,
+  cap: WalkCap | undefined,
 ): Promise<WalkedEntry[]> {
   const entries: WalkedEntry[] = [];
   let level: Array<{ oid: string; path: string }> = [{ oid: root, path: '' }];
+  let depth = 0;
   while (level.length > 0) {
+    depth += 1;
     throwIfAborted(signal, operation);
     await reader.prefetch?.([...new Set(level.map((tree) => tree.oid))], signal);
     const next: Array<{ oid: string; path: string }> = [];
@@ -162,6 +220,12 @@ async function listTree(
         assertSafeName(entry, entryPath, seen);
         const entryOut = toEntry(entry, entryPath);
         entries.push(entryOut);
+        // Counted from the trees alone, so a tree past a cap is refused before any of its
+        // blobs is fetched; and a level past the depth cap is never read on.
+        if (cap !== undefined && entries.length > cap.maxFiles) {
+          throw new GitLimitExceededError('files', cap.maxFiles, cap.url, cap.path, `more than ${cap.maxFiles} entries`);
+        }
+        if (cap !== undefined && depth > cap.maxDepth) assertDepth(entryPath, cap);
         if (entryOut.kind === 'directory') next.push({ oid: entry.oid, path: entryPath });
       }
     }
@@ -205,6 +269,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 async function linkTarget(reader: GitObjectReader, oid: string, path: string): Promise<string> {
   const content = await readVerified(reader, oid, 'blob');
+  if (content.length > MAX_LINK_TARGET) throw new GitUnsafeTreeError(path, `the link target is ${content.length} bytes, longer than any path`);
   try {
     const target = utf8.decode(content);
     if (!target.includes('\0')) return target;

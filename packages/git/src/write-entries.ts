@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { throwIfAborted } from './abort.js';
 import type { GitObjectReader } from './engine.js';
 import { readVerified } from './objects.js';
-import type { DirectoryEntry } from './select-directory.js';
+import { GitLimitExceededError } from './errors.js';
+import type { DirectoryEntry, WalkCap } from './select-directory.js';
 
 export interface WrittenCounts {
   files: number;
@@ -25,11 +26,12 @@ export async function writeEntries(
   dest: string,
   reader: GitObjectReader,
   signal: AbortSignal | undefined,
+  cap?: WalkCap,
 ): Promise<WrittenCounts> {
   const counts: WrittenCounts = { files: 0, symlinks: 0, bytes: 0, submodules: [] };
   const writes = new Set<Promise<void>>();
   try {
-    await writeFilesAndFolders(entries, dest, reader, signal, counts, writes);
+    await writeFilesAndFolders(entries, dest, reader, signal, counts, writes, cap);
   } finally {
     // Every write settles before this returns or throws: the caller removes `dest` on
     // failure, and a write still running could recreate a file in it afterwards.
@@ -59,6 +61,7 @@ async function writeFilesAndFolders(
   signal: AbortSignal | undefined,
   counts: WrittenCounts,
   writes: Set<Promise<void>>,
+  cap: WalkCap | undefined,
 ): Promise<void> {
   for (const entry of entries) {
     throwIfAborted(signal, 'fetchDirectory');
@@ -77,6 +80,11 @@ async function writeFilesAndFolders(
         // them; only the writes overlap, at most WRITES_IN_FLIGHT at once, so memory stays
         // bounded and a small file costs no full round trip through the thread pool.
         const content = await readVerified(reader, entry.oid, 'blob');
+        // Counted before the write, so `dest` never holds a byte past the cap, whether or
+        // not the engine could tell sizes before the blobs were loaded.
+        if (cap !== undefined && counts.bytes + content.length > cap.maxBytes) {
+          throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `${counts.bytes + content.length} bytes by ${JSON.stringify(entry.path)}`);
+        }
         if (writes.size >= WRITES_IN_FLIGHT) await Promise.race(writes);
         const write = writeFileExactly(target, content, entry.mode).finally(() => writes.delete(write));
         // A failed write is reported by the Promise.all below; until then it must not be unhandled.

@@ -2,7 +2,8 @@ import { fetch as fetchPack, init, listBranches, listServerRefs, listTags, readO
 import type { HttpClient } from 'isomorphic-git';
 import { request as nodeRequest } from 'isomorphic-git/http/node';
 import type { GitEngine, GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
-import { GitAuthFailedError, GitError, GitRepositoryNotFoundError, GitTransportError } from '../errors.js';
+import { untilAborted } from '../abort.js';
+import { GitAuthFailedError, GitError, GitPackTooLargeError, GitRepositoryNotFoundError, GitTransportError } from '../errors.js';
 import type { RemoteRef } from '../remote-refs.js';
 import { guardedHttp } from './guarded-http.js';
 import { privateFs } from './private-fs.js';
@@ -56,16 +57,30 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       }
     },
 
-    async fetchCommit({ url, headers, signal, commit, gitdir }) {
+    async fetchCommit({ url, headers, signal: callerSignal, commit, gitdir, maxPackBytes }) {
+      // Our own signal, so the pack cap can stop the fetch as the caller's abort does: the
+      // body read past the cap fails, isomorphic-git's file system refuses every write from
+      // then on, and the fetch rejects at once with the cap's error.
+      const stop = new AbortController();
+      const onCallerAbort = () => stop.abort(callerSignal?.reason);
+      if (callerSignal?.aborted) onCallerAbort();
+      else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+      const signal = stop.signal;
       const fs = privateFs(gitdir, signal);
       const cache = {};
+      const onOverflow = (max: number) => stop.abort(new GitPackTooLargeError(url, max));
       try {
         await prepareGitdir(fs, gitdir);
         if (!(await holds(fs, gitdir, commit, cache))) {
-          await fetchPack({
+          const http = guardedHttp(client, {
+            signal,
+            credentials: Object.keys(headers),
+            ...(maxPackBytes === undefined ? {} : { maxBodyBytes: maxPackBytes, onOverflow }),
+          });
+          await untilAborted(fetchPack({
             fs,
             cache,
-            http: guardedHttp(client, { signal, credentials: Object.keys(headers) }),
+            http,
             gitdir,
             url,
             ref: commit,
@@ -74,12 +89,14 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
             depth: 1,
             tags: false,
             headers: { ...headers },
-          });
+          }), signal);
         }
       } catch (error) {
         throw translateError(error, url);
+      } finally {
+        callerSignal?.removeEventListener('abort', onCallerAbort);
       }
-      return objectReader(fs, gitdir, cache);
+      return objectReader(privateFs(gitdir, callerSignal), gitdir, cache);
     },
 
     /**

@@ -7,6 +7,12 @@ export interface GuardOptions {
   signal: AbortSignal | undefined;
   /** Names of the headers that carry credentials (all headers from `auth`). */
   credentials: readonly string[];
+  /**
+   * The most bytes a response body may have. The read that passes it calls `onOverflow`
+   * (which should abort `signal`) and fails, so nothing past the cap is handed on.
+   */
+  maxBodyBytes?: number;
+  onOverflow?: (max: number) => void;
 }
 
 /**
@@ -40,7 +46,9 @@ export function guardedHttp(client: HttpClient, options: GuardOptions): HttpClie
         );
         const location = headerOf(response, 'location');
         if (response.statusCode < 300 || response.statusCode >= 400 || response.statusCode === 304 || !location) {
-          return response.body && signal ? { ...response, body: abortableBody(response.body, signal) } : response;
+          if (!response.body) return response;
+          const body = options.maxBodyBytes === undefined ? response.body : boundedBody(response.body, options.maxBodyBytes, options.onOverflow);
+          return { ...response, body: signal ? abortableBody(body, signal) : body };
         }
         // The redirect's own body is not needed; dropping it closes the stream.
         await Promise.resolve(response.body?.return?.()).catch(() => undefined);
@@ -76,6 +84,35 @@ function redirected(previous: GitHttpRequest, status: number, location: string, 
 function headerOf(response: GitHttpResponse, name: string): string | undefined {
   for (const [key, value] of Object.entries(response.headers ?? {})) if (key.toLowerCase() === name) return value;
   return undefined;
+}
+
+/**
+ * The body, counted as it arrives: the chunk that would pass `max` is never handed on. The
+ * stream is dropped (closing the connection), so the server's pack stops where the cap is.
+ */
+function boundedBody(body: AsyncIterableIterator<Uint8Array>, max: number, onOverflow: ((max: number) => void) | undefined): AsyncIterableIterator<Uint8Array> {
+  let received = 0;
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    async next() {
+      const step = await body.next();
+      if (step.done) return step;
+      received += step.value.length;
+      if (received > max) {
+        void Promise.resolve(body.return?.()).catch(() => undefined);
+        onOverflow?.(max);
+        throw Object.assign(new Error(`response body larger than ${max} bytes`), { code: 'BODY_TOO_LARGE' });
+      }
+      return step;
+    },
+    async return() {
+      await Promise.resolve(body.return?.()).catch(() => undefined);
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
 }
 
 function abortableBody(body: AsyncIterableIterator<Uint8Array>, signal: AbortSignal): AsyncIterableIterator<Uint8Array> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { secretsOf } from '../credentials.js';
 import type { GitEngine, GitObjectReader, GitRemoteRequest } from '../engine.js';
-import { GitInvalidArgumentError, GitIoError, GitTransportError } from '../errors.js';
+import { GitInvalidArgumentError, GitIoError, GitPackTooLargeError, GitTransportError } from '../errors.js';
 import type { RemoteRef } from '../remote-refs.js';
 import { commandFailure, GitCommandError } from './failure.js';
 import { localCommandHost, type CommandHost, type CommandResult } from './host.js';
@@ -25,6 +25,13 @@ export interface SystemGitEngineOptions {
    * the local host, and the standard system folders for any other host.
    */
   path?: string;
+  /**
+   * util-linux `prlimit`, which caps the size of every file a fetch writes (RLIMIT_FSIZE),
+   * so a request's `maxPackBytes` stops the pack at that size as it is received; `prlimit`
+   * (looked up in PATH) by default on Linux. `false`: no such cap; the sizes of the
+   * directory's blobs are still checked after they are fetched and before any is read.
+   */
+  prlimit?: string | false;
 }
 
 /** The remote every fetch names; its URL and promisor settings exist only as `-c` options. */
@@ -51,6 +58,7 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   const host = options.host ?? localCommandHost();
   const git = options.git ?? 'git';
   const path = options.path ?? (options.host === undefined ? process.env.PATH ?? STANDARD_PATH : STANDARD_PATH);
+  const prlimit = options.prlimit ?? (process.platform === 'linux' ? 'prlimit' : false);
   if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
   // Checked now, so a bad path is reported when the engine is made, not mid-operation.
   const ssh = options.ssh === undefined ? undefined : sshCommand(options.ssh);
@@ -105,13 +113,13 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   }
 
   /** A reader over the gitdir, fetching what it lacks from the session's remote. */
-  function reader(s: Session, gitdir: string, blobless: boolean): GitObjectReader {
+  function reader(s: Session, gitdir: string, blobless: boolean, maxPackBytes: number | undefined): GitObjectReader {
     const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
       // The header file is still in the work folder: the caller removes it at the end.
       await remote(
         s,
         ['fetch', '--stdin', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--no-auto-maintenance', '--filter=blob:none', REMOTE],
-        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal },
+        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal, maxPackBytes },
       );
     };
     return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal, blobless);
@@ -121,16 +129,21 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   async function remote(
     s: Session,
     args: readonly string[],
-    extra: { gitdir?: string; config?: readonly string[]; stdin?: string; signal?: AbortSignal | undefined; commit?: string },
+    extra: { gitdir?: string; config?: readonly string[]; stdin?: string; signal?: AbortSignal | undefined; commit?: string; maxPackBytes?: number | undefined },
   ): Promise<CommandResult> {
     const command = args.find((arg) => !arg.startsWith('-')) ?? 'git';
     const env = await remoteEnv(s);
     const signal = extra.signal ?? s.signal;
+    const capped = extra.maxPackBytes !== undefined && prlimit !== false;
     const argv = [
+      ...(capped ? packCap(prlimit, extra.maxPackBytes as number) : []),
       git,
       ...configArgs(s.scheme),
       '-c',
       'fetch.negotiationAlgorithm=noop',
+      // One pack file per fetch, never loose objects: the file size cap then bounds the
+      // whole transfer, not each object.
+      ...(capped ? ['-c', 'fetch.unpackLimit=1', '-c', 'transfer.unpackLimit=1'] : []),
       ...(extra.config ?? []).flatMap((setting) => ['-c', setting]),
       ...(extra.gitdir === undefined ? [] : [`--git-dir=${extra.gitdir}`]),
       ...args,
@@ -142,6 +155,11 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       ...(signal === undefined ? {} : { signal }),
     });
     if (result.code !== 0) {
+      // index-pack's write past RLIMIT_FSIZE fails with EFBIG (SIGXFSZ is ignored, see
+      // packCap); a line from the server comes prefixed `remote:` and does not match.
+      if (capped && /^(?:fatal|error): [^\n]*File too large/m.test(result.stderr.toString('utf8'))) {
+        throw new GitPackTooLargeError(s.url, extra.maxPackBytes as number);
+      }
       throw commandFailure(result.stderr, result.code, {
         url: s.url,
         command,
@@ -236,14 +254,14 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
             REMOTE,
             commit,
           ],
-          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(partial ? promisor('blob:none') : [])], commit },
+          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(partial ? promisor('blob:none') : [])], commit, maxPackBytes: request.maxPackBytes },
         );
       }
-      return reader(s, gitdir, partial);
+      return reader(s, gitdir, partial, request.maxPackBytes);
     },
 
     async openObjects(request): Promise<GitObjectReader> {
-      return reader(await session(request), request.gitdir, request.blobs === false);
+      return reader(await session(request), request.gitdir, request.blobs === false, request.maxPackBytes);
     },
 
     async findCommits(request, prefix): Promise<string[]> {
@@ -288,6 +306,17 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       return commits.filter((id) => !dropped.has(id));
     },
   };
+}
+
+/**
+ * The prefix that runs git with every file it writes capped at `bytes` (RLIMIT_FSIZE,
+ * inherited by index-pack, which writes the received pack as it arrives), so the pack
+ * stops at the cap instead of being checked once complete. SIGXFSZ is ignored (the
+ * disposition survives exec) so the write fails with EFBIG and git says "File too large",
+ * rather than index-pack dying with an unclear message.
+ */
+function packCap(prlimit: string, bytes: number): string[] {
+  return [prlimit, `--fsize=${bytes}`, '--', 'sh', '-c', 'trap "" XFSZ; exec "$0" "$@"'];
 }
 
 interface Session {

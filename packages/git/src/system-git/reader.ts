@@ -44,6 +44,8 @@ export class BatchObjectReader implements GitObjectReader {
   private readonly absent = new Set<string>();
   private readonly batchOf = new Map<string, number>();
   private readonly batches: string[][] = [];
+  /** Sizes `cat-file --batch-check` gave for announced objects: known before any is loaded. */
+  private readonly sizes = new Map<string, number>();
 
   constructor(
     private readonly gitdir: string,
@@ -110,6 +112,7 @@ export class BatchObjectReader implements GitObjectReader {
         continue;
       }
       this.absent.delete(oid);
+      this.sizes.set(oid, found.size);
       if (batch.length > 0 && size + found.size > BATCH_BYTES) {
         this.batches.push(batch);
         batch = [];
@@ -120,6 +123,10 @@ export class BatchObjectReader implements GitObjectReader {
       this.batchOf.set(oid, this.batches.length);
     }
     if (batch.length > 0) this.batches.push(batch);
+  }
+
+  size(oid: string): number | undefined {
+    return this.sizes.get(oid) ?? this.loaded.get(oid)?.content.length;
   }
 
   /** Type and size of each object the gitdir holds; absent ones are left out. */
