@@ -13,6 +13,12 @@ export interface CacheKey {
   declaration: JsonValue;
   version: string;
   contentId: string;
+  /**
+   * Where the content id is unique and was proven obtainable: for git, the repository.
+   * Part of the object's identity, so a declaration reuses only objects its own source
+   * produced (see objectIdOf). Optional: keys without it are unscoped.
+   */
+  scope?: string;
 }
 
 /**
@@ -83,10 +89,12 @@ export function canonicalKey(key: CacheKey): string {
   const provider = requireName(key.provider, 'provider');
   const version = requireName(key.version, 'version');
   const contentId = requireName(key.contentId, 'contentId');
+  const scope = key.scope === undefined ? undefined : requireName(key.scope, 'scope');
   if (!('declaration' in key)) throw new InvalidKeyError('/declaration', 'is required');
   const declaration = encode(key.declaration, '/declaration', new Set());
   // Fields in sorted order, so the record's key re-canonicalises to the same text.
-  return `{"contentId":${JSON.stringify(contentId)},"declaration":${declaration},"provider":${JSON.stringify(provider)},"version":${JSON.stringify(version)}}`;
+  const scoped = scope === undefined ? '' : `,"scope":${JSON.stringify(scope)}`;
+  return `{"contentId":${JSON.stringify(contentId)},"declaration":${declaration},"provider":${JSON.stringify(provider)}${scoped},"version":${JSON.stringify(version)}}`;
 }
 
 export function sha256Hex(text: string): string {
@@ -101,10 +109,14 @@ export function keyDigest(key: CacheKey): string {
 /**
  * An object is addressed by its content identity, not by the key: two declarations that
  * resolve to the same content share one tree. The provider is part of the identity because
- * a content id is only unique within its supplier's scope.
+ * a content id is only unique within its supplier's scope; the key's `scope` (for git, the
+ * repository) is too, because knowing a content id is no proof of being able to obtain it:
+ * a repository of one's own can name the tree id of someone else's private directory
+ * without holding its files, and must not be handed that directory from a shared store.
  */
-export function objectIdOf(key: Pick<CacheKey, 'provider' | 'contentId'>): string {
-  return sha256Hex(`{"provider":${JSON.stringify(key.provider)},"contentId":${JSON.stringify(key.contentId)}}`);
+export function objectIdOf(key: Pick<CacheKey, 'provider' | 'contentId' | 'scope'>): string {
+  const scoped = key.scope === undefined ? '' : `,"scope":${JSON.stringify(key.scope)}`;
+  return sha256Hex(`{"provider":${JSON.stringify(key.provider)},"contentId":${JSON.stringify(key.contentId)}${scoped}}`);
 }
 
 /** A declaration link is one per (provider, declaration): it points at the tree in use now. */

@@ -16,6 +16,8 @@ export type ContentCacheErrorCode =
   | 'CACHE_LOCK_COMPROMISED'
   | 'CACHE_CORRUPT_OBJECT'
   | 'CACHE_REMOTE_MISMATCH'
+  | 'CACHE_REMOTE_UNPROVEN'
+  | 'CACHE_REMOTE_FACT_MISMATCH'
   | 'CACHE_NOT_INSIDE';
 
 export class ContentCacheError extends Error {
@@ -135,5 +137,38 @@ export class RemoteMismatchError extends ContentCacheError {
   ) {
     const said = claimed ? `${claimed.digest} (${claimed.files} files, ${claimed.bytes} bytes)` : 'nothing';
     super('CACHE_REMOTE_MISMATCH', `object ${objectId} from the remote hashes to ${actual.digest} (${actual.files} files, ${actual.bytes} bytes), but its marker claims ${said}`);
+  }
+}
+
+/**
+ * A tree from the remote tier that is not proven to be the content its key names: the
+ * acquisition's `verify` refused it (for git, its files do not hash to the tree id the
+ * origin gave). Digests and markers only show that the registry's writer was consistent;
+ * any machine that can push can be. It was never published; the store warns with this
+ * code and fills from the origin instead.
+ */
+export class RemoteUnprovenError extends ContentCacheError {
+  constructor(
+    readonly objectId: string,
+    readonly contentId: string,
+    reason: string,
+    cause?: unknown,
+  ) {
+    super('CACHE_REMOTE_UNPROVEN', `object ${objectId} from the remote is not the content ${contentId} names: ${reason}`, { cause });
+  }
+}
+
+/**
+ * The remote holds another value for a fact this store learned from the origin. Facts
+ * from the remote are never believed; the store reports the disagreement and replaces the
+ * remote's value with its own.
+ */
+export class RemoteFactMismatchError extends ContentCacheError {
+  constructor(
+    readonly fact: string,
+    readonly remoteValue: string,
+    readonly value: string,
+  ) {
+    super('CACHE_REMOTE_FACT_MISMATCH', `the remote says ${JSON.stringify(remoteValue)} for fact ${JSON.stringify(fact.replace(/\0/g, ' '))}, the origin says ${JSON.stringify(value)}`);
   }
 }

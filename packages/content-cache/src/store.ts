@@ -8,7 +8,9 @@ import {
   CorruptObjectError,
   FillFailedError,
   FillOutsideDestinationError,
+  RemoteFactMismatchError,
   RemoteMismatchError,
+  RemoteUnprovenError,
   StoreIOError,
   StoreRootError,
   UnsafeTreeError,
@@ -61,6 +63,18 @@ export interface AcquireOptions {
    * acquisition fails with CACHE_FILL_FAILED; from the remote, the fill runs instead.
    */
   check?: (destination: string) => Promise<void>;
+  /**
+   * Proves that a tree pulled from the remote tier is the content `key.contentId` names,
+   * from the tree alone (for git: its files hash to the tree id the origin gave). Runs on
+   * the staged, sealed tree, before anything is published; throwing refuses it (a
+   * `remote-warning` with code CACHE_REMOTE_UNPROVEN) and the fill runs instead.
+   *
+   * Without it the remote tier is not used for this acquisition at all: its content is
+   * never taken (a registry's markers and digests only show that whoever pushed was
+   * consistent, and anyone with push rights can be), and the filled tree is not pushed
+   * either, since no other machine could prove it.
+   */
+  verify?: (tree: string, signal: AbortSignal) => Promise<void>;
 }
 
 export interface StoredTree {
@@ -83,6 +97,8 @@ export interface ObjectMarker {
   objectId: string;
   provider: string;
   contentId: string;
+  /** The key's scope, when it has one: part of the object's identity (see objectIdOf). */
+  scope?: string;
   digest: string;
   files: number;
   bytes: number;
@@ -116,6 +132,9 @@ interface Flight {
 
 /** Thrown inside a remote fill when the remote has no such object: a miss, not a warning. */
 const NOT_IN_REMOTE = Symbol('not in remote');
+
+/** Marks a fact this store's callers learned themselves (see recall). */
+const FACT_FROM = 'caller';
 
 /** Temporary files older than this were left by a writer that died between write and rename. */
 const TEMP_FILE_GRACE_MS = 60_000;
@@ -216,7 +235,7 @@ export class ContentStore {
     let flight = this.flights.get(digest);
     if (!flight) {
       const controller = new AbortController();
-      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal, options.check).finally(() => {
+      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal, options.check, options.verify).finally(() => {
         if (this.flights.get(digest) === flight) this.flights.delete(digest);
       });
       flight = { promise, controller, waiters: 0 };
@@ -288,7 +307,15 @@ export class ContentStore {
     return this.layout.link(declarationDigest(key));
   }
 
-  private async acquireOnce(key: CacheKey, keyText: string, digest: string, fill: Fill, signal: AbortSignal, check?: (destination: string) => Promise<void>): Promise<StoredTree> {
+  private async acquireOnce(
+    key: CacheKey,
+    keyText: string,
+    digest: string,
+    fill: Fill,
+    signal: AbortSignal,
+    check?: (destination: string) => Promise<void>,
+    verify?: AcquireOptions['verify'],
+  ): Promise<StoredTree> {
     // The object id follows from the key, so a hit needs no key record read: only proof
     // that the object is still there, and the declaration link checked in the same turn.
     const objectId = objectIdOf(key);
@@ -307,21 +334,24 @@ export class ContentStore {
       if (adopted) return adopted;
       this.markers.delete(objectId);
     }
-    if (this.remote) {
-      const pulled = await this.pullFromRemote(this.remote, key, keyText, digest, objectId, signal, check);
+    // Only what can be proven is taken from the remote tier, or given to it.
+    if (this.remote && verify) {
+      const pulled = await this.pullFromRemote(this.remote, key, keyText, digest, objectId, signal, check, verify);
       if (pulled) return pulled;
     }
     const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(fill, check), signal, 'origin');
-    if (this.remote && tree.source === 'origin') this.pushToRemote(this.remote, key, tree);
+    if (this.remote && verify && tree.source === 'origin') this.pushToRemote(this.remote, key, tree);
     return tree;
   }
 
   /**
    * Tries the remote tier for an object missing here. What it sends goes through the same
    * path as a fill (staging, the check, sealing, one rename), and is published only when
-   * the tree's digest, file count and bytes equal the marker the remote claims. Any failure
-   * of the remote is a warning event and undefined, so the caller's fill runs instead; only
-   * the caller's own cancellation is thrown.
+   * the tree's digest, file count and bytes equal the marker the remote claims, and then
+   * only once `verify` proved the sealed tree to be the content the key names. The marker
+   * check catches damage; only the proof catches a writer that lies consistently. Any
+   * failure of the remote is a warning event and undefined, so the caller's fill runs
+   * instead; only the caller's own cancellation is thrown.
    */
   private async pullFromRemote(
     remote: StoreRemote,
@@ -331,14 +361,23 @@ export class ContentStore {
     objectId: string,
     signal: AbortSignal,
     check: ((destination: string) => Promise<void>) | undefined,
+    verify: NonNullable<AcquireOptions['verify']>,
   ): Promise<StoredTree | undefined> {
     let claim: RemoteObject | undefined;
     const pull: Fill = async (destination, context) => {
       claim = await remote.pull(objectId, destination, context);
       if (!claim) throw NOT_IN_REMOTE;
     };
+    const prove = async (tree: string) => {
+      try {
+        await verify(tree, signal);
+      } catch (error) {
+        if (signal.aborted) throw new AcquisitionAbortedError(signal.reason);
+        throw new RemoteUnprovenError(objectId, key.contentId, error instanceof Error ? error.message : String(error), error);
+      }
+    };
     try {
-      const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(pull, check), signal, 'remote', () => claim?.marker);
+      const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(pull, check), signal, 'remote', () => claim?.marker, prove);
       if (tree.source === 'remote') this.emit({ type: 'remote-hit', objectId, remote: remote.label, files: tree.files, bytes: tree.bytes });
       return tree;
     } catch (error) {
@@ -458,6 +497,7 @@ export class ContentStore {
     signal: AbortSignal,
     source: 'remote' | 'origin',
     expected?: () => ObjectMarker | undefined,
+    prove?: (tree: string) => Promise<void>,
   ): Promise<StoredTree> {
     const staging = await this.openStaging();
     let published = false;
@@ -478,7 +518,17 @@ export class ContentStore {
       if (expected && (!claim || claim.digest !== summary.digest || claim.files !== summary.files || claim.bytes !== summary.bytes)) {
         throw new RemoteMismatchError(objectId, claim, summary);
       }
-      const marker: ObjectMarker = { format: 1, objectId, provider: key.provider, contentId: key.contentId, ...summary };
+      // After sealing, on the very files the rename below publishes (modes normalised).
+      if (prove) await prove(destination);
+      throwIfAborted(signal);
+      const marker: ObjectMarker = {
+        format: 1,
+        objectId,
+        provider: key.provider,
+        contentId: key.contentId,
+        ...(key.scope === undefined ? {} : { scope: key.scope }),
+        ...summary,
+      };
       // The marker is written inside the staged folder, so the one rename below publishes the
       // tree and its marker together: an object without a marker can never be seen.
       await io('write completion marker', join(staging.dir, MARKER), () =>
@@ -583,28 +633,31 @@ export class ContentStore {
    */
   async remember(name: string, value: string): Promise<void> {
     if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('remember(name, value) takes two strings');
-    await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value })}\n`, 'fact');
+    await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value, from: FACT_FROM })}\n`, 'fact');
     const remote = this.remote;
-    if (remote) this.track(remote.remember(name, value).catch((error: unknown) => this.warn(remote, 'remember', name, error)));
+    if (remote) this.track(this.shareFact(remote, name, value).catch((error: unknown) => this.warn(remote, 'remember', name, error)));
   }
 
   /**
-   * A fact `remember` stored under `name`, or undefined. A damaged or foreign file is a miss.
-   * With a remote, a fact missing here is asked of the remote (a failure there is a warning
-   * and a miss) and kept here once found.
+   * Gives the remote a fact this store learned, unless it holds that value already. The
+   * remote's value is never believed (any writer can put one there): one that differs is
+   * reported as CACHE_REMOTE_FACT_MISMATCH and replaced with ours.
+   */
+  private async shareFact(remote: StoreRemote, name: string, value: string): Promise<void> {
+    const theirs = await remote.recall(name);
+    if (theirs === value) return;
+    if (theirs !== undefined) this.warn(remote, 'remember', name, new RemoteFactMismatchError(name, theirs, value));
+    await remote.remember(name, value);
+  }
+
+  /**
+   * A fact `remember` stored under `name` in this store, or undefined. A damaged or foreign
+   * file is a miss. Never asks the remote: a fact decides what content is taken (a git
+   * tree id becomes the content id a pulled tree is proven against), so only what this
+   * store's own callers learned from the origin counts.
    */
   async recall(name: string): Promise<string | undefined> {
-    const local = await this.recallLocal(name);
-    if (local !== undefined || !this.remote) return local;
-    let value: string | undefined;
-    try {
-      value = await this.remote.recall(name);
-    } catch (error) {
-      this.warn(this.remote, 'recall', name, error);
-      return undefined;
-    }
-    if (value !== undefined) await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value })}\n`, 'fact');
-    return value;
+    return this.recallLocal(name);
   }
 
   private async recallLocal(name: string): Promise<string | undefined> {
@@ -616,8 +669,10 @@ export class ContentStore {
       throw new StoreIOError('read fact', this.layout.fact(sha256Hex(name)), error);
     }
     try {
-      const record = JSON.parse(text) as { name?: unknown; value?: unknown };
-      return record.name === name && typeof record.value === 'string' ? record.value : undefined;
+      const record = JSON.parse(text) as { name?: unknown; value?: unknown; from?: unknown };
+      // Earlier versions also kept facts recalled from the remote here, without a `from`:
+      // those are misses, so nothing a registry once said is believed.
+      return record.name === name && typeof record.value === 'string' && record.from === FACT_FROM ? record.value : undefined;
     } catch {
       return undefined;
     }

@@ -25,6 +25,7 @@ import {
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
+import { provingEveryTree } from './support/verify.js';
 
 let registry: OciRegistry;
 let repoCounter = 0;
@@ -52,11 +53,13 @@ interface Machine {
 
 async function machine(repository: string, options: { url?: string; timeoutMs?: number; limits?: { maxBytes?: number; maxFiles?: number } } = {}): Promise<Machine> {
   const events: StoreEvent[] = [];
-  const store = await openContentStore({
-    root: join(await tempDir(), 'store'),
-    remote: ociRemote({ url: options.url ?? registry.url, repository, allowInsecureHttp: true, timeoutMs: options.timeoutMs, limits: options.limits }),
-    onEvent: (event) => events.push(event),
-  });
+  const store = provingEveryTree(
+    await openContentStore({
+      root: join(await tempDir(), 'store'),
+      remote: ociRemote({ url: options.url ?? registry.url, repository, allowInsecureHttp: true, timeoutMs: options.timeoutMs, limits: options.limits }),
+      onEvent: (event) => events.push(event),
+    }),
+  );
   const m: Machine = {
     store,
     events,
@@ -138,20 +141,23 @@ describe('remote tier: two machines', () => {
     expect(await treeFiles(pulled.path)).toEqual({ 'SKILL.md': '644 # linked\n', 'bin/tool': '755 #!/bin/sh\n', 'docs/readme.md': '-> ../SKILL.md' });
   });
 
-  it('shares facts: what A remembers, B recalls from the registry and keeps', async () => {
+  it('shares facts with the registry but believes only its own: B does not recall what A remembered', async () => {
     const repository = freshRepository();
     const a = await machine(repository);
     const b = await machine(repository);
-    await a.store.remember('git-tree\0https://example.test/x.git\0abc\0skills/x', 'tree-id-1');
+    const name = 'git-tree\0https://example.test/x.git\0abc\0skills/x';
+    await a.store.remember(name, 'tree-id-1');
     await a.store.remoteIdle();
     expect(a.events).toEqual([]);
-    const recalled = await b.store.recall('git-tree\0https://example.test/x.git\0abc\0skills/x');
+    expect(await ociRemote({ url: registry.url, repository, allowInsecureHttp: true }).recall(name)).toBe('tree-id-1');
+    expect(await b.store.recall(name)).toBeUndefined();
     expect(b.events).toEqual([]);
-    expect(recalled).toBe('tree-id-1');
-    expect(await b.store.recall('never remembered')).toBeUndefined();
-    // Kept locally: found again with the registry gone.
-    const offline = await openContentStore({ root: b.store.root });
-    expect(await offline.recall('git-tree\0https://example.test/x.git\0abc\0skills/x')).toBe('tree-id-1');
+    // A's own fact is kept locally: found again with the registry gone.
+    const offline = await openContentStore({ root: a.store.root });
+    expect(await offline.recall(name)).toBe('tree-id-1');
+    // B learns the same value itself: the registry already holds it, nothing is pushed.
+    await b.store.remember(name, 'tree-id-1');
+    await b.store.remoteIdle();
     expect(warnings(a.events).concat(warnings(b.events))).toEqual([]);
   });
 
@@ -315,11 +321,13 @@ describe('remote tier: a registry that cannot be trusted or reached', () => {
     const repository = freshRepository();
     let now = 0;
     const events: StoreEvent[] = [];
-    const store = await openContentStore({
-      root: join(await tempDir(), 'store'),
-      remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true, timeoutMs: 2_000, retryAfterMs: 1_000, clock: () => now }),
-      onEvent: (event) => events.push(event),
-    });
+    const store = provingEveryTree(
+      await openContentStore({
+        root: join(await tempDir(), 'store'),
+        remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true, timeoutMs: 2_000, retryAfterMs: 1_000, clock: () => now }),
+        onEvent: (event) => events.push(event),
+      }),
+    );
     const fill = (text: string): Fill => async (_d, context) => context.writeFile('SKILL.md', text);
     await store.acquire(keyOf('before-stop'), fill('# 1\n'));
     await store.remoteIdle();

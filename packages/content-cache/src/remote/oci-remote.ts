@@ -37,9 +37,12 @@ const MAX_CONFIG_BYTES = 64 * 1024;
  * `key-<sha256(canonical key)>`, so a machine can list the keys a registry holds. Facts
  * are artifacts tagged `fact-<sha256(name)>`.
  *
- * The registry is an optimisation and is trusted no further than its digests: every blob
- * and manifest is checked against its SHA-256, and the store recomputes the tree's digest
- * after extraction and publishes nothing that differs from the marker.
+ * The registry is an optimisation and trusted for nothing: every blob and manifest is
+ * checked against its SHA-256 and the store recomputes the tree's digest after extraction
+ * (that catches damage), but a writer with push rights can make all of those agree on
+ * content of its own. So the store publishes a pulled tree only once the acquisition's
+ * `verify` proved it to be the content the origin names, and the facts kept here are
+ * written for other tools, never believed by a store (see ContentStore.recall).
  */
 export function ociRemote(options: OciRemoteOptions): OciRemote {
   return new OciRemote(options);
@@ -227,7 +230,9 @@ function checkMarker(value: unknown, objectId: string, maxBytes: number, maxFile
   if (typeof marker !== 'object' || marker === null || marker.format !== 1) throw bad('the config holds no format-1 marker');
   if (marker.objectId !== objectId || !/^[0-9a-f]{64}$/.test(objectId)) throw bad('the marker names another object');
   if (typeof marker.provider !== 'string' || typeof marker.contentId !== 'string') throw bad('the marker has no content identity');
-  if (objectIdOf({ provider: marker.provider, contentId: marker.contentId }) !== objectId) throw bad("the marker's content identity is not this object's");
+  if (marker.scope !== undefined && typeof marker.scope !== 'string') throw bad("the marker's scope is not a string");
+  const identity = { provider: marker.provider, contentId: marker.contentId, ...(marker.scope === undefined ? {} : { scope: marker.scope }) };
+  if (objectIdOf(identity) !== objectId) throw bad("the marker's content identity is not this object's");
   if (typeof marker.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(marker.digest)) throw bad('the marker has no tree digest');
   for (const field of ['files', 'bytes'] as const) {
     const n = marker[field];
@@ -235,5 +240,5 @@ function checkMarker(value: unknown, objectId: string, maxBytes: number, maxFile
   }
   if (marker.bytes! > maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${label}: object ${objectId} holds ${marker.bytes} bytes, over the limit of ${maxBytes}`);
   if (marker.files! > maxFiles) throw new RegistryError('REGISTRY_TOO_LARGE', `${label}: object ${objectId} holds ${marker.files} files, over the limit of ${maxFiles}`);
-  return { format: 1, objectId, provider: marker.provider!, contentId: marker.contentId!, digest: marker.digest!, files: marker.files!, bytes: marker.bytes! };
+  return { format: 1, objectId, ...identity, digest: marker.digest!, files: marker.files!, bytes: marker.bytes! };
 }

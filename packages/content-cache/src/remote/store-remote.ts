@@ -9,7 +9,10 @@ export interface RemoteFillContext {
 }
 
 export interface RemoteObject {
-  /** The marker the remote claims; the store publishes only a tree whose digest matches it. */
+  /**
+   * The marker the remote claims. The store publishes only a tree whose digest matches it,
+   * and only once the acquisition's `verify` proved it: a marker is the writer's word.
+   */
   marker: ObjectMarker;
 }
 
