@@ -40,24 +40,54 @@ export async function authHeaders(auth: GitAuth | undefined, url: string): Promi
 }
 
 /**
- * Every string that must never appear in an error: each header value, each of its words
- * after the scheme (the token of `Bearer <token>`), and for Basic the decoded
- * `user:password` and the password. A server echoing any of them back is caught too.
- * Fragments under 4 characters are not listed: redacting them would garble messages and
- * they are not credentials on their own.
+ * Every string that must never appear in an error. The parts of a credential: each header
+ * value, each of its words after the scheme (the token of `Bearer <token>`), and for
+ * Basic the decoded `user:password`, the password *and the user name* (many hosts take a
+ * token as the user name, `https://<token>@host`, with any password or none). Then every
+ * form in which a server may echo a part back (see echoForms): as written, percent-encoded,
+ * form-encoded, base64 (standard and URL-safe, padded or not), JSON-escaped. A server
+ * echoing any of them is caught too. Parts under 4 characters are not listed: redacting
+ * them would garble messages and they are not credentials on their own.
  */
 export function secretsOf(headers: Readonly<Record<string, string>>): string[] {
-  const secrets = new Set<string>();
+  const parts = new Set<string>();
   for (const value of Object.values(headers)) {
-    secrets.add(value);
+    parts.add(value);
     const words = value.trim().split(/\s+/);
-    for (const word of words.slice(1)) secrets.add(word);
+    for (const word of words.slice(1)) parts.add(word);
     if (words.length === 2 && words[0]?.toLowerCase() === 'basic' && words[1]) {
       const decoded = Buffer.from(words[1], 'base64').toString('utf8');
-      secrets.add(decoded);
+      parts.add(decoded);
       const colon = decoded.indexOf(':');
-      if (colon >= 0) secrets.add(decoded.slice(colon + 1));
+      if (colon >= 0) {
+        parts.add(decoded.slice(0, colon));
+        parts.add(decoded.slice(colon + 1));
+      }
     }
   }
-  return [...secrets].filter((secret) => secret.length >= 4).sort((a, b) => b.length - a.length);
+  const secrets = new Set<string>();
+  for (const part of parts) {
+    if (part.length < 4) continue;
+    for (const form of echoForms(part)) if (form.length >= 4) secrets.add(form);
+  }
+  // Longest first: a form that contains another (padded base64, user:password) is replaced whole.
+  return [...secrets].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The spellings a server, proxy or library may give a secret when it echoes it: in a URL
+ * (`https://user:p%40ss@…`, with upper- or lower-case hex, `!'()*` escaped or not), in a
+ * form body (`+` for a space), as base64 on its own (a server decoding and re-encoding a
+ * Basic password, or a header value), standard or URL-safe, padded or not, and inside a
+ * JSON string.
+ */
+function echoForms(secret: string): string[] {
+  const base64 = Buffer.from(secret, 'utf8').toString('base64');
+  const unpadded = base64.replace(/=+$/, '');
+  const urlSafe = unpadded.replace(/\+/g, '-').replace(/\//g, '_');
+  const percent = encodeURIComponent(secret);
+  const strict = percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  const json = JSON.stringify(secret).slice(1, -1);
+  return [secret, base64, unpadded, urlSafe, percent, lower(percent), strict, lower(strict), percent.replace(/%20/g, '+'), json];
 }

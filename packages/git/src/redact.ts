@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { GitError } from './errors.js';
 
 const MARK = '[REDACTED]';
@@ -31,16 +32,35 @@ function scrub(value: unknown, secrets: readonly string[], depth: number): unkno
     if (value.cause !== undefined) value.cause = scrub(value.cause, secrets, depth + 1);
     return value;
   }
-  if (!holdsSecret(value, secrets, 0)) return value;
+  if (!holdsSecret(value, secrets, 0) && !inspectionHoldsSecret(value, secrets)) return value;
   if (value instanceof Error) {
     const copy = new Error(redact(value.message, secrets));
     copy.name = value.name;
     const code = (value as { code?: unknown }).code;
     if (typeof code === 'string') Object.assign(copy, { code });
     if (value.stack !== undefined) copy.stack = redact(value.stack, secrets);
+    // The chain stays (each link checked the same way), so debugging keeps its story.
+    if (value.cause !== undefined) copy.cause = scrub(value.cause, secrets, depth + 1);
     return copy;
   }
   return typeof value === 'string' ? redact(value, secrets) : MARK;
+}
+
+/**
+ * What `util.inspect` prints of a value, the way a host logs an error: everything it can
+ * reach, hidden and symbol-keyed properties, Map and Set entries, and what custom
+ * inspectors show (a Headers object, a response), which no walk of own properties sees.
+ * A value that cannot be printed counts as holding a secret: it is replaced, not kept.
+ */
+function inspectionHoldsSecret(value: unknown, secrets: readonly string[]): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  let text: string;
+  try {
+    text = inspect(value, { depth: Infinity, showHidden: true, maxArrayLength: Infinity, maxStringLength: Infinity, breakLength: Infinity });
+  } catch {
+    return true;
+  }
+  return secrets.some((secret) => text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1)));
 }
 
 /** Fields of our own errors are plain data: strings, numbers, arrays of strings. */
@@ -54,12 +74,17 @@ function holdsSecret(value: unknown, secrets: readonly string[], depth: number):
   if (depth > 8 || value === null || value === undefined) return false;
   if (typeof value === 'string') return secrets.some((secret) => value.includes(secret));
   if (typeof value !== 'object') return false;
-  if (value instanceof Uint8Array) return holdsSecret(Buffer.from(value).toString('latin1'), secrets, depth + 1);
+  if (value instanceof Uint8Array) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return holdsSecret(bytes.toString('latin1'), secrets, depth + 1) || holdsSecret(bytes.toString('utf8'), secrets, depth + 1);
+  }
   const texts: unknown[] = [];
   if (value instanceof Error) texts.push(value.message, value.stack, value.cause);
-  for (const key of Object.getOwnPropertyNames(value)) {
+  if (value instanceof Map) for (const [key, item] of value) texts.push(key, item);
+  if (value instanceof Set) for (const item of value) texts.push(item);
+  for (const key of Reflect.ownKeys(value)) {
     try {
-      texts.push((value as Record<string, unknown>)[key]);
+      texts.push((value as Record<PropertyKey, unknown>)[key]);
     } catch {
       // A throwing getter holds nothing we can show either.
     }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from './free-port.js';
 import { constants as zlibConstants, gunzipSync } from 'node:zlib';
-import { acceptedCredential, type BasicAuth, type BasicCredential } from './http-auth.js';
+import { acceptedCredential, parseBasicAuthorization, type BasicAuth, type BasicCredential } from './http-auth.js';
 import { MAX_CGI_HEAD_BYTES, parseCgiHead } from './cgi-response.js';
 
 export interface GitHttpServerOptions {
@@ -10,6 +10,26 @@ export interface GitHttpServerOptions {
   root: string;
   /** Require HTTP Basic auth; without it every request is served. */
   auth?: BasicAuth;
+  /**
+   * A careless server, for redaction tests: a refused request (no or wrong credentials) is
+   * answered with `status` (401 by default; git prints the body of a 403 or 500, not of a
+   * 401) and a text/plain body made by `text` from what the client sent, which is also sent
+   * back in an `X-Echo` response header (line breaks as ` | `, non-ASCII percent-encoded).
+   */
+  echoCredentials?: EchoCredentials;
+}
+
+/** What a careless server says back about the credential it refused (see echoCredentials). */
+export interface EchoCredentials {
+  status?: number;
+  text: (sent: SentCredential) => string;
+}
+
+/** The credential of a request as the server saw it: the header, and for Basic its decoded parts. */
+export interface SentCredential {
+  authorization: string | undefined;
+  user?: string;
+  password?: string;
 }
 
 /** One request as the server saw it. Entries are appended when a request arrives and updated as it is answered. */
@@ -34,6 +54,11 @@ export interface GitHttpRequestLogEntry {
    * read from the start of its body once the body has arrived; undefined for GETs and v0.
    */
   command?: string;
+  /**
+   * The `filter` of a v2 `fetch` (`blob:none`, `tree:0`, ...) when the client sent one in
+   * the first 16 KiB of its body: what the client asked to be left out.
+   */
+  filter?: string;
 }
 
 export interface GitHttpStats {
@@ -68,7 +93,7 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
   const children = new Set<ChildProcessWithoutNullStreams>();
   const server = createServer((req, res) => {
     const entry = logRequest(stats, req);
-    const credential = options.auth ? authorize(options.auth, req, res, stats, entry) : undefined;
+    const credential = options.auth ? authorize(options.auth, req, res, stats, entry, options.echoCredentials) : undefined;
     if (options.auth && !credential) return;
     if (!isSafePath(entry.path)) {
       req.resume();
@@ -120,12 +145,21 @@ function authorize(
   res: ServerResponse,
   stats: GitHttpStats,
   entry: GitHttpRequestLogEntry,
+  echo: EchoCredentials | undefined,
 ): BasicCredential | undefined {
   const credential = acceptedCredential(auth, req.headers.authorization);
   if (credential) return credential;
   // Drain the body so the client reads our 401 instead of a reset connection.
   req.resume();
   res.setHeader('WWW-Authenticate', 'Basic realm="git"');
+  if (echo) {
+    const basic = parseBasicAuthorization(req.headers.authorization);
+    const sent: SentCredential = { authorization: req.headers.authorization, ...(basic ? { user: basic.username, password: basic.password } : {}) };
+    const text = echo.text(sent);
+    res.setHeader('X-Echo', text.replace(/\r?\n/g, ' | ').replace(/[^\x20-\x7e]/g, (character) => encodeURIComponent(character)));
+    sendText(res, stats, entry, echo.status ?? 401, `${text}\n`);
+    return undefined;
+  }
   sendText(res, stats, entry, 401, 'authentication required\n');
   return undefined;
 }
@@ -305,13 +339,13 @@ function safeDecode(pathname: string): string {
   }
 }
 
-/** Records the v2 `command=` of a request from the first kilobyte of its body (gunzipped when needed). */
+/** Records the v2 `command=` and `filter` of a request from the first 16 KiB of its body (gunzipped when needed). */
 function noteCommand(req: IncomingMessage, entry: GitHttpRequestLogEntry): void {
   if (entry.method !== 'POST') return;
   const head: Buffer[] = [];
   let size = 0;
   const onData = (chunk: Buffer) => {
-    if (size >= 1024) return;
+    if (size >= 16 * 1024) return;
     head.push(chunk);
     size += chunk.length;
   };
@@ -326,5 +360,25 @@ function noteCommand(req: IncomingMessage, entry: GitHttpRequestLogEntry): void 
     }
     const match = /command=([a-z-]+)/.exec(body.subarray(0, 1024).toString('latin1'));
     if (match) entry.command = match[1];
+    const filter = pktLines(body.subarray(0, 16 * 1024)).find((line) => line.startsWith('filter '));
+    if (filter !== undefined) entry.filter = filter.slice('filter '.length).replace(/\n$/, '');
   });
+}
+
+/** The payloads of git pkt-lines (four hex digits of length, then the line), up to the first that does not fit. */
+function pktLines(body: Buffer): string[] {
+  const lines: string[] = [];
+  let at = 0;
+  while (at + 4 <= body.length) {
+    const length = Number.parseInt(body.subarray(at, at + 4).toString('latin1'), 16);
+    if (!Number.isInteger(length)) break;
+    if (length < 4) {
+      at += 4; // flush, delimiter and response-end packets carry nothing
+      continue;
+    }
+    if (at + length > body.length) break;
+    lines.push(body.subarray(at + 4, at + length).toString('latin1'));
+    at += length;
+  }
+  return lines;
 }
