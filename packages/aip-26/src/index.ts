@@ -1,7 +1,7 @@
 // AIP-26 `code` and `run` blocks: schema, defineCode, resolveRun, and what they stand on.
 export { defineCode, defineCodeWithReport, scanCode } from './code/define-code.js';
 export type { BundleReport, CodeReport, DefineCodeOptions, SourceReport } from './code/define-code.js';
-export type { BundleLimits, Code, CodeSpec, DefineCodeArgs, GithubAccess, Source, WorkspaceEntry, WorkspaceFs } from './code/types.js';
+export type { BundleLimits, Code, CodeSpec, DefineCodeArgs, GithubAccess, GithubFetchLimits, Source, WorkspaceEntry, WorkspaceFs } from './code/types.js';
 export { DEFAULT_LIMITS } from './code/types.js';
 export { desugarCode, planCode, MAX_REF_DEPTH } from './code/plan.js';
 export type { CodePlan, PlannedSource, ReferencedWorkspace } from './code/plan.js';

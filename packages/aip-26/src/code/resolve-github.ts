@@ -1,4 +1,4 @@
-import { SourceResolutionError } from './errors.js';
+import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { Overlay } from './overlay.js';
 import type { PlannedSource } from './plan.js';
 import type { SourceTally } from './resolve-local.js';
@@ -33,8 +33,14 @@ export async function resolveGithub(source: GithubSource, github: GithubAccess |
   if (!FULL_SHA.test(commit)) return fail('ref-unresolved', `the connector resolved ${JSON.stringify(source.ref)} to ${JSON.stringify(commit)}, not a full commit`);
   let archive: Buffer;
   try {
-    archive = await github.fetch(source.repo, commit, source.path === '' ? undefined : source.path);
+    // The bundle's caps go to the connector so they hold while fetching, not only once the
+    // archive is here: a 400 MB directory is stopped at the cap, not downloaded and refused.
+    archive = await github.fetch(source.repo, commit, source.path === '' ? undefined : source.path, { maxBytes: Math.max(0, remaining.bytes), maxFiles: remaining.files });
   } catch (error) {
+    const limit = overLimit(error);
+    // The fetch stopped past the cap, so at least one more than the cap was reached.
+    if (limit === 'bytes') throw new BundleSizeError('bytes', remaining.bytes + overlay.totalBytes, remaining.bytes + overlay.totalBytes + 1, source.label);
+    if (limit === 'files') throw new BundleSizeError('files', remaining.files, remaining.files + 1, source.label);
     return fail('fetch-failed', `cannot fetch ${source.repo}@${commit}${source.path ? `:${source.path}` : ''}: ${messageOf(error)}`, error);
   }
   let files: Map<string, { data: Buffer; executable: boolean }>;
@@ -51,6 +57,13 @@ export async function resolveGithub(source: GithubSource, github: GithubAccess |
     tally.bytes += file.data.length;
   }
   return tally;
+}
+
+/** The bundle cap a connector's fetch stopped at (githubConnector: GIT_LIMIT_EXCEEDED from @agentproto/git). */
+function overLimit(error: unknown): 'bytes' | 'files' | undefined {
+  const { code, limit } = (error ?? {}) as { code?: unknown; limit?: unknown };
+  if (code !== 'GIT_LIMIT_EXCEEDED') return undefined;
+  return limit === 'bytes' || limit === 'files' ? limit : undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -12,10 +12,22 @@ export interface CodeSpec {
 /** The `code` block: a string shorthand for one `ref` source, or the object form. */
 export type Code = string | CodeSpec;
 
+/** What is left of the bundle's caps when a github source is fetched. */
+export interface GithubFetchLimits {
+  /** Bytes of files the source may still add. */
+  maxBytes: number;
+  /** Files the bundle may hold. */
+  maxFiles: number;
+}
+
 /** The connector for `github` sources: the only place that sees credentials. */
 export interface GithubAccess {
-  /** A tar.gz of the repository at `ref` (a resolved commit), narrowed to `subpath` when given. */
-  fetch(repo: string, ref: string, subpath?: string): Promise<Buffer>;
+  /**
+   * A tar.gz of the repository at `ref` (a resolved commit), narrowed to `subpath` when given.
+   * `limits` is what is left of the bundle's caps: a connector should stop fetching past
+   * them (githubConnector does, while fetching); the archive is checked against them anyway.
+   */
+  fetch(repo: string, ref: string, subpath?: string, limits?: GithubFetchLimits): Promise<Buffer>;
   /** The full commit a ref names. */
   resolveRef(repo: string, ref: string): Promise<string>;
 }
