@@ -97,4 +97,12 @@ export interface SkillContentProvider {
   resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource>;
   /** Writes exactly `resolved` into `context.destination`. */
   fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void>;
+  /**
+   * Proves from a tree alone that it is the content `resolved.contentId` names (git: the
+   * files hash to the tree id); throws when it is not. The core calls it on trees from the
+   * store's shared remote tier (a registry any machine can write), before they are used.
+   * Optional: a provider without it is never served from the remote tier, and what it
+   * fetches is not pushed there (no other machine could prove it either).
+   */
+  verifyTree?(tree: string, resolved: ResolvedSkillSource, signal: AbortSignal): Promise<void>;
 }

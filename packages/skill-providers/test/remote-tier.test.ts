@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoreEvent, ociRemote, openContentStore } from '@agentproto/content-cache';
 import { defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
 import { type GitHttpServer, type MadeRepo, type OciRegistry, type TempDir, makeRepo, startGitHttpServer, startOciRegistry, tempDir as sharedDir } from '@agentproto/testkit';
+import { systemGitEngine } from '@agentproto/git';
 import { type BasicVault, localSandbox, prepareSkills } from '@agentproto/skill-providers';
 import { tempDir } from './support/temp.js';
 
@@ -60,7 +61,10 @@ async function machine(repository: string) {
 
 /** A GitHub source pinned to a full commit, bundled through the AIP-26 connector with the machine's store. */
 async function bundleTool(store: Awaited<ReturnType<typeof machine>>['store']) {
-  const github = githubConnector({ baseUrl: git.url, cache: store, token: 'right-password', git: { allowInsecureHttp: true } });
+  // System git: its trees-only fetch makes the proof of a registry's tree cheap. (With the
+  // default isomorphic-git engine, which has no partial clone, the proof fetches the commit
+  // whole, file content included.)
+  const github = githubConnector({ baseUrl: git.url, cache: store, token: 'right-password', git: { allowInsecureHttp: true, engine: systemGitEngine() } });
   const workspaceRoot = await tempDir();
   return defineCodeWithReport({ workspaceRoot, github, cache: store, code: { sources: [{ github: { repo: 'acme/tool', ref: tool.commits[0]! } }] } });
 }
@@ -79,7 +83,7 @@ async function filesOf(root: string): Promise<Record<string, string>> {
 }
 
 describe('two machines sharing a store through an OCI registry', () => {
-  it('machine B prepares the skill and bundles the GitHub source from the registry, fetching nothing from git', async () => {
+  it('machine B prepares the skill and bundles the GitHub source from the registry, fetching no file content from git', async () => {
     repoCounter += 1;
     const repository = `agentproto/machines-${process.pid}-${repoCounter}`;
     const entry = [`${git.urlFor('skills.git')}@v1#skills/review`];
@@ -95,23 +99,29 @@ describe('two machines sharing a store through an OCI registry', () => {
     const b = await machine(repository);
     git.resetStats();
     const [skillB] = await prepareSkills(entry, { cache: b.store, sandbox: b.sandbox, vault });
-    const afterSkill = git.stats.log.map((r) => ({ method: r.method, path: r.path, command: r.command }));
+    const afterSkill = git.stats.log.map((r) => ({ method: r.method, path: r.path, command: r.command, filter: r.filter }));
     const bundleB = await bundleTool(b.store);
+    const afterBundle = git.stats.log.slice(afterSkill.length).map((r) => ({ method: r.method, path: r.path, command: r.command, filter: r.filter }));
 
     expect(skillB).toMatchObject({ from: 'remote', hit: true, version: skills.commits[0], contentId: skillA!.contentId });
     expect(await filesOf(skillB!.dir)).toEqual(await filesOf(skillA!.dir));
     expect(createHash('sha256').update(bundleB.bundle).digest('hex')).toBe(bundleA.report.sha256);
     expect(bundleB.report).toEqual(bundleA.report);
 
-    // Machine B's only requests to git are the skill's ref listing, which is the
-    // authorization check and runs on every preparation. Nothing asked git for objects: the
-    // directory's tree id came from the registry's facts, the content from its artifacts,
-    // and the pinned GitHub source never reached the git server.
-    expect(git.stats.log.length).toBe(afterSkill.length);
-    const fetches = afterSkill.filter((r) => r.method === 'POST' && r.command !== 'ls-refs');
-    expect(fetches).toEqual([]);
-    expect(afterSkill.every((r) => r.path === '/skills.git/info/refs' || (r.path === '/skills.git/git-upload-pack' && r.command === 'ls-refs'))).toBe(true);
-    expect(afterSkill.length).toBeGreaterThan(0);
+    // Every file came from the registry; git sent none. Machine B asks git for two things:
+    // the skill's ref listing (the authorization check, on every preparation), and for each
+    // tree taken from the registry the commit and its trees, without file content (filter
+    // blob:none), because the registry is believed in nothing: the directory's tree id must
+    // come from the origin, and the registry's files must hash to it. So one trees-only
+    // fetch for the skill, one for the pinned GitHub source; facts the registry holds are
+    // not used at all.
+    const skillFetches = afterSkill.filter((r) => r.method === 'POST' && r.command !== 'ls-refs');
+    expect(skillFetches.map((r) => [r.path, r.command, r.filter])).toEqual([['/skills.git/git-upload-pack', 'fetch', 'blob:none']]);
+    expect(afterSkill.filter((r) => !skillFetches.includes(r)).every((r) => r.path === '/skills.git/info/refs' || (r.path === '/skills.git/git-upload-pack' && r.command === 'ls-refs'))).toBe(true);
+    expect(afterSkill.some((r) => r.command === 'ls-refs')).toBe(true);
+    const bundleFetches = afterBundle.filter((r) => r.method === 'POST');
+    expect(bundleFetches).toEqual([{ method: 'POST', path: '/acme/tool.git/git-upload-pack', command: 'fetch', filter: 'blob:none' }]);
+    expect(afterBundle.every((r) => r.path.startsWith('/acme/tool.git/'))).toBe(true);
     expect(b.events.filter((e) => e.type === 'remote-warning')).toEqual([]);
     expect(b.events.filter((e) => e.type === 'remote-hit').length).toBeGreaterThanOrEqual(2);
   });

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import type { ContentStore } from '@agentproto/content-cache';
-import { type GitAuth, type RemoteOptions, fetchDirectory, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
+import { type GitAuth, type RemoteOptions, directoryTree, fetchDirectory, folderTreeId, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
 import { writeBundle } from '../tar/index.js';
 
@@ -104,16 +104,48 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       const contentId = `${baseUrl}/${repo}@${commit}:${path}`;
       const cache = options.cache;
       // Two objects per (repo, commit, path), both kept forever: the fetched folder, and the
-      // tar.gz made from it, so a later fetch of the same commit reads one file.
+      // tar.gz made from it, so a later fetch of the same commit reads one file. Only the
+      // folder may come from the store's shared remote tier, and only once proven: the
+      // origin gives the directory's tree id (commit and trees, no file content, each
+      // hashed to its id) and the pulled files must hash to it, since any machine that can
+      // push to the registry could otherwise pin its own code to this commit. The archive
+      // has no such proof, so it is never pulled or pushed: it is made here from the folder.
       const archive = await cache.acquire({ provider: 'github-archive', declaration, version: commit, contentId }, async (_destination, ctx) => {
-        const folder = await cache.acquire({ provider: 'github', declaration, version: commit, contentId }, async (destination) => {
-          await fetchDirectory(urlOf(repo), commit, path, destination, remote);
-        });
+        const folder = await cache.acquire(
+          { provider: 'github', declaration, version: commit, contentId },
+          async (destination) => {
+            await fetchDirectory(urlOf(repo), commit, path, destination, remote);
+          },
+          { verify: (tree, signal) => proveTree(urlOf(repo), commit, path, tree, { ...remote, signal }) },
+        );
+        await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
+      });
         await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
       });
       return fs.readFileSync(join(archive.path, ARCHIVE));
     },
   };
+}
+
+/** Thrown when a tree from the store's remote tier is not the directory the origin names. */
+export class GithubTreeMismatchError extends Error {
+  readonly code = 'AIP26_TREE_MISMATCH';
+  constructor(
+    readonly url: string,
+    readonly commit: string,
+    readonly path: string,
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`${url}: "${path || '.'}" at ${commit} is git tree ${expected}, the tree offered hashes to ${actual}`);
+    this.name = 'GithubTreeMismatchError';
+  }
+}
+
+/** The directory's tree id from the origin, and the tree's own: they must be equal. */
+async function proveTree(url: string, commit: string, path: string, tree: string, options: RemoteOptions): Promise<void> {
+  const [expected, actual] = await Promise.all([directoryTree(url, commit, path, options).then((found) => found.tree), folderTreeId(tree, { signal: options.signal })]);
+  if (expected !== actual) throw new GithubTreeMismatchError(url, commit, path, expected, actual);
 }
 
 /**

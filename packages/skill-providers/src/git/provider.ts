@@ -7,6 +7,7 @@ import {
   directoryTree,
   expandCommit,
   fetchDirectory,
+  folderTreeId,
   isFullCommitId,
   isomorphicGitEngine,
   listRefs,
@@ -93,7 +94,10 @@ export class GitSkillProvider extends BaseSkillProvider {
     const refs = await listRefs(url, { ...options, engine: listingEngine });
     const commit = await this.commitOf(source.version, refs, url, options);
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
-    // worth keeping: a hit then costs one ref listing and nothing else.
+    // worth keeping: a hit then costs one ref listing and nothing else. The store recalls
+    // only facts its own callers learned from the origin, never the shared registry's: the
+    // tree id is what a tree from that registry is proven against (verifyTree), so it must
+    // come from the origin, whose commit and trees are hashed to their ids on the way.
     const fact = `git-tree\0${url}\0${commit}\0${source.path}`;
     const known = await context.facts.recall(fact);
     if (known !== undefined) return { version: commit, contentId: known };
@@ -114,6 +118,19 @@ export class GitSkillProvider extends BaseSkillProvider {
         'SKILL_CONTENT_MISMATCH',
         `${source.source}: "${source.path || '.'}" at ${resolved.version} is tree ${fetched.tree}, not ${resolved.contentId}`,
       );
+    }
+  }
+
+  /**
+   * The proof for a tree from the store's shared remote tier: git's own hashing. Its files,
+   * links, execute bits and folders must hash to the tree id resolve got from the origin.
+   * A directory holding a submodule never passes (it is written as an empty folder, the
+   * tree records a commit), so such a skill always comes from the origin.
+   */
+  async verifyTree(tree: string, resolved: ResolvedSkillSource, signal: AbortSignal): Promise<void> {
+    const actual = await folderTreeId(tree, { signal });
+    if (actual !== resolved.contentId) {
+      throw new SkillError('SKILL_CONTENT_MISMATCH', `the tree hashes to git tree ${actual}, not ${resolved.contentId} as the origin says`);
     }
   }
 

@@ -1,4 +1,4 @@
-import { FillFailedError, type ContentStore } from '@agentproto/content-cache';
+import { type CacheKey, FillFailedError, type ContentStore } from '@agentproto/content-cache';
 import pLimit from 'p-limit';
 import { canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
 import { CredentialCleanupError, type EntryRef, type Phase, SkillAbortedError, SkillError, SkillFileMissingError } from '../errors.js';
@@ -72,7 +72,7 @@ const NO_VAULT: BasicVault = () => undefined;
  */
 export async function prepareSkills(declaration: unknown, options: PrepareOptions): Promise<PreparedSkill[]> {
   return runAll(declaration, options, async (job, context) => {
-    const key = { provider: job.source.provider, declaration: canonicalDeclaration(job.source), ...job.resolved };
+    const key = cacheKeyOf(job.source, job.resolved);
     let fetched = false;
     const tree = await options.cache
       .acquire(
@@ -91,6 +91,9 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
             const state = await skillFileState(destination);
             if (state !== 'ok') throw new SkillFileMissingError(job.entry, job.source.path, state);
           },
+          // The store's remote tier is used only for what the provider can prove from the tree
+          // itself (git: the files hash to the tree id the origin gave in resolve).
+          ...(job.provider.verifyTree ? { verify: (tree: string, signal: AbortSignal) => job.provider.verifyTree!(tree, job.resolved, signal) } : {}),
         },
       )
       .catch((error: unknown) => {
@@ -116,7 +119,7 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
  */
 export async function resolveSkills(declaration: unknown, options: PrepareOptions): Promise<ResolvedSkill[]> {
   return runAll(declaration, options, async (job) => {
-    const key = { provider: job.source.provider, declaration: canonicalDeclaration(job.source), ...job.resolved };
+    const key = cacheKeyOf(job.source, job.resolved);
     const found = await options.cache.lookup(key);
     return {
       name: job.source.name,
@@ -252,6 +255,17 @@ async function runOne<T>(
   }
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/**
+ * The store key of an entry. Its scope is the canonical source (for git, the repository):
+ * an object is shared only by declarations of the same source, because a content id says
+ * what the content is, not that this declaration can obtain it. A repository of one's own
+ * can name the tree id of someone else's private directory (a tree object needs no blobs);
+ * scoped, it finds nothing, and its fetch fails for lack of the files.
+ */
+function cacheKeyOf(source: SkillSource, resolved: ResolvedSkillSource): CacheKey {
+  return { provider: source.provider, declaration: canonicalDeclaration(source), ...resolved, scope: source.source };
 }
 
 /** Both fields go into cache keys and results: they must be non-empty public strings. */
