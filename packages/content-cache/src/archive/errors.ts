@@ -17,6 +17,8 @@ export type ArchiveProblem =
   | 'too-large' // the uncompressed archive over maxBytes
   | 'too-many-files' // more files than maxFiles
   | 'truncated' // gzip or tar data ends early, or the end-of-archive marker is missing
+  | 'trailing-data' // an entry, or any byte but zeros, after the end-of-archive marker or after the gzip stream
+  | 'gzip-member' // a second gzip member after the first
   | 'malformed'; // not gzip, bad tar header checksum, unparseable pax, ...
 
 /**

@@ -1,10 +1,10 @@
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { safeEntrySegments } from './entry-name.js';
 import { ArchiveError } from './errors.js';
 import { gitPathProblem } from './git-name.js';
+import { GunzipOneMember } from './gunzip-one-member.js';
 import { linkStaysInside } from './link-target.js';
 
 /** A gzipped tar: in memory, or a stream (a response body, a file being read). */
@@ -65,9 +65,15 @@ export interface ArchiveVisitor {
   link?(path: string, target: string, entry: string): Promise<void>;
 }
 
-/** What tar-stream keeps of the last pax global header ("g") it read. */
+/**
+ * What tar-stream (pinned: 3.2.2) keeps that this reader needs: the last pax global header
+ * ("g") it read, and the header step, to see the end-of-archive marker (see EndMarker).
+ */
 interface ExtractInternals {
   _paxGlobal: Record<string, string> | null;
+  _header: Header | null;
+  _buffer: { shifted: number };
+  _consumeHeader(): boolean;
 }
 
 /**
@@ -78,9 +84,10 @@ interface ExtractInternals {
 export async function readArchive(source: ArchiveSource, options: ReadArchiveOptions, visitor: ArchiveVisitor): Promise<void> {
   const limits = checkReadOptions(options);
   const extract = tarExtract();
-  const inflate = options.uncompressed ? new PassThrough() : createGunzip({ chunkSize: 64 * 1024 });
+  const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(64 * 1024);
   const meter = new TarMeter(limits.maxBytes);
   const rules = new EntryRules(limits, extract as unknown as ExtractInternals);
+  const end = new EndMarker(extract as unknown as ExtractInternals);
 
   let failure: unknown;
   let current: Promise<void> = Promise.resolve();
@@ -93,6 +100,13 @@ export async function readArchive(source: ArchiveSource, options: ReadArchiveOpt
     // destroys the body with that error; it reaches the caller through the pipeline, so the
     // body's own 'error' event needs a listener (tar-stream's async iterator does the same).
     body.on('error', () => {});
+    // tar-stream reads on past the end-of-archive marker; whatever it finds there is not
+    // part of the archive (other readers stop at the marker), so it is refused before any
+    // rule or visitor sees it.
+    if (end.at !== undefined) {
+      fail(new ArchiveError('trailing-data', header.name, `an entry after the end-of-archive marker (at byte ${end.at} of the tar)`));
+      return;
+    }
     // A streamx Readable: async-iterable like a Node stream, typed without it.
     current = handleEntry(header, body as unknown as EntryBody, rules, visitor).then(() => next(), fail);
   });
@@ -101,13 +115,14 @@ export async function readArchive(source: ArchiveSource, options: ReadArchiveOpt
   try {
     await pipeline(input, inflate, meter, extract);
     rules.checkGlobalPax(undefined); // a "g" header after the last entry
+    end.checkTail(meter);
   } catch (error) {
     failure ??= error;
   }
   // The visitor may still be writing the entry the failure interrupted: let it settle, so a
   // caller that cleans up after us never races a write in flight.
   await current.catch(() => {});
-  if (failure !== undefined) throw asArchiveError(failure);
+  if (failure !== undefined) throw asArchiveError(end.explain(failure));
 }
 
 async function handleEntry(header: Header, body: EntryBody, rules: EntryRules, visitor: ArchiveVisitor): Promise<void> {
@@ -298,14 +313,66 @@ class EntryRules {
 }
 
 /**
+ * Where the tar's end-of-archive marker is: the first two header blocks in a row that
+ * tar-stream reads as empty (it then goes on reading, and would hand on entries found after
+ * them; GNU tar, bsdtar and Go's archive/tar stop there). Seen by wrapping tar-stream's
+ * header step: a header block consumed while `_header` comes out null is an empty block.
+ */
+class EndMarker {
+  /** Offset in the tar of the marker's first block, once seen. */
+  at: number | undefined;
+  private lastEmpty: number | undefined;
+
+  constructor(extract: ExtractInternals) {
+    const marker = this;
+    const consumeHeader = extract._consumeHeader;
+    extract._consumeHeader = function (this: ExtractInternals): boolean {
+      const before = this._buffer.shifted;
+      const result = consumeHeader.call(this);
+      if (this._buffer.shifted - before >= 512 && this._header === null) marker.empty(before);
+      return result;
+    };
+  }
+
+  private empty(offset: number): void {
+    if (this.at !== undefined) return;
+    if (this.lastEmpty === offset - 512) this.at = this.lastEmpty;
+    else this.lastEmpty = offset;
+  }
+
+  /**
+   * Past the marker nothing is part of the archive: tar-stream's complaint about what it
+   * found there (a header that does not parse, a partial block) means bytes after the end.
+   */
+  explain(error: unknown): unknown {
+    if (this.at === undefined || error instanceof ArchiveError || !isTarStreamError(error)) return error;
+    return new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`, { cause: error });
+  }
+
+  /**
+   * The archive ends with its marker, and nothing but zeros follows it: GNU tar pads the
+   * archive with zeros to its record size (10240 bytes), any other byte there is data some
+   * reader might take for part of the archive. A tar without the marker may have been cut
+   * exactly between two entries and would read as a smaller archive.
+   */
+  checkTail(meter: TarMeter): void {
+    if (this.at === undefined) throw new ArchiveError('truncated', undefined, 'the tar ends without its end-of-archive marker');
+    if (meter.dataEnd > this.at) throw new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`);
+  }
+}
+
+/**
  * Sits between zlib and the tar parser. Counts the uncompressed bytes and stops the stream
- * past maxBytes (a gzip bomb stops here: zlib inflates only as fast as this reads). Also
- * checks the tar ends with its end-of-archive marker (two zero blocks): a tar cut exactly
- * between two entries and compressed again would otherwise read as a smaller archive.
+ * past maxBytes (a gzip bomb stops here: zlib inflates only as fast as this reads), and
+ * notes where the last non-zero byte was, for EndMarker.checkTail.
  */
 class TarMeter extends Transform {
   private total = 0;
   private trailingZeros = 0;
+  /** One past the last byte that is not zero. */
+  get dataEnd(): number {
+    return this.total - this.trailingZeros;
+  }
   constructor(private readonly maxBytes: number) {
     super();
   }
@@ -322,18 +389,16 @@ class TarMeter extends Transform {
     callback(null, chunk);
   }
 
-  override _flush(callback: TransformCallback): void {
-    if (this.trailingZeros < 1024) {
-      callback(new ArchiveError('truncated', undefined, 'the tar ends without its end-of-archive marker'));
-      return;
-    }
-    callback();
-  }
 }
 
 /** tar-stream's error messages (3.2.2), by what they mean. */
 const TAR_TRUNCATED = new Set(['Unexpected end of data']);
 const TAR_MALFORMED_PREFIXES = ['Invalid tar header', 'Header exceeds max size', 'Invalid header'];
+
+function isTarStreamError(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && (TAR_TRUNCATED.has(message) || TAR_MALFORMED_PREFIXES.some((prefix) => message.startsWith(prefix)));
+}
 
 /** Maps zlib's and tar-stream's errors to ArchiveError; anything else (the source's, the visitor's) passes through. */
 function asArchiveError(error: unknown): unknown {
