@@ -17,7 +17,7 @@ export type RegistryErrorCode =
   | 'REGISTRY_DIGEST_MISMATCH'
   /** A manifest or config that is not what this client writes (shape, media type, sizes). */
   | 'REGISTRY_BAD_ARTIFACT'
-  /** A blob or manifest larger than the limit. */
+  /** A blob, manifest, tag list page or token answer larger than its limit (`limit` says which). */
   | 'REGISTRY_TOO_LARGE';
 
 export class RegistryError extends Error {
@@ -25,11 +25,14 @@ export class RegistryError extends Error {
   readonly status: number | undefined;
   /** The registry's own error code (`BLOB_UNKNOWN`, `DENIED`, ...), when it sent one. */
   readonly registryCode: string | undefined;
-  constructor(code: RegistryErrorCode, message: string, options: { status?: number; registryCode?: string; cause?: unknown } = {}) {
+  /** For REGISTRY_TOO_LARGE: the limit, in bytes, that the answer went over. */
+  readonly limit: number | undefined;
+  constructor(code: RegistryErrorCode, message: string, options: { status?: number; registryCode?: string; limit?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RegistryError';
     this.code = code;
     this.status = options.status;
     this.registryCode = options.registryCode;
+    this.limit = options.limit;
   }
 }

@@ -42,6 +42,8 @@ export interface OciClientOptions {
   timeoutMs?: number;
   /** Largest manifest read, default 4 MiB (the distribution spec's own limit). */
   maxManifestBytes?: number;
+  /** Largest page of a tag list read, default 8 MiB (a page of 1000 tags is about 130 KiB). */
+  maxTagListBytes?: number;
   /** Replaces the global fetch (tests count or break requests this way). */
   fetch?: typeof globalThis.fetch;
 }
@@ -87,6 +89,16 @@ interface SendOptions {
 }
 
 const MAX_REDIRECTS = 5;
+// Every body this client reads has a bound, counted as it arrives: a registry (or anyone
+// answering in its place) can send an endless body, and reading one whole would take the
+// process's memory. Past a bound the body is cancelled, which closes the connection.
+// Blobs are bounded by their caller's maxBytes, manifests by maxManifestBytes, tag list
+// pages by maxTagListBytes, and these two:
+
+/** A token service's answer: a JSON object holding a token (a few KiB in practice). */
+const MAX_TOKEN_ANSWER_BYTES = 1024 * 1024;
+/** What is read of an error answer: only its OCI error code is kept. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export function sha256Digest(data: Uint8Array): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -106,6 +118,7 @@ export class OciClient {
   private readonly auth: RegistryAuth | undefined;
   private readonly timeoutMs: number;
   private readonly maxManifestBytes: number;
+  private readonly maxTagListBytes: number;
   private readonly fetchImpl: typeof globalThis.fetch;
   /** Authorization header per scope ("pull" or "push"), once a challenge was answered. */
   private readonly authorization = new Map<'pull' | 'push', string>();
@@ -116,6 +129,7 @@ export class OciClient {
     this.auth = options.auth;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     this.maxManifestBytes = options.maxManifestBytes ?? 4 * 1024 * 1024;
+    this.maxTagListBytes = options.maxTagListBytes ?? 8 * 1024 * 1024;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
   }
 
@@ -176,13 +190,13 @@ export class OciClient {
     const declared = Number(response.headers.get('content-length') ?? Number.NaN);
     if (declared > maxBytes) {
       await response.body?.cancel();
-      throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is ${declared} bytes, over the limit of ${maxBytes}`);
+      throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is ${declared} bytes, over the limit of ${maxBytes}`, { limit: maxBytes });
     }
     const hash = createHash('sha256');
     let total = 0;
     for await (const chunk of this.readBody(response, `blob ${digest}`)) {
       total += chunk.length;
-      if (total > maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is over the limit of ${maxBytes} bytes`);
+      if (total > maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is over the limit of ${maxBytes} bytes`, { limit: maxBytes });
       hash.update(chunk);
       yield chunk;
     }
@@ -225,16 +239,7 @@ export class OciClient {
       await response.body?.cancel();
       return undefined;
     }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of this.readBody(response, `manifest ${reference}`)) {
-      total += chunk.length;
-      if (total > this.maxManifestBytes) {
-        throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: manifest ${reference} is over ${this.maxManifestBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    const bytes = Buffer.concat(chunks);
+    const bytes = await this.readCapped(response, `manifest ${reference}`, this.maxManifestBytes);
     const digest = sha256Digest(bytes);
     const told = response.headers.get('docker-content-digest');
     if ((isDigest(reference) && digest !== reference) || (told && told !== digest)) {
@@ -253,7 +258,7 @@ export class OciClient {
         await response.body?.cancel();
         return tags;
       }
-      const text = Buffer.concat(await collect(this.readBody(response, 'tag list'))).toString('utf8');
+      const text = (await this.readCapped(response, 'tag list', this.maxTagListBytes)).toString('utf8');
       let body: { tags?: unknown };
       try {
         body = JSON.parse(text) as { tags?: unknown };
@@ -338,6 +343,33 @@ export class OciClient {
     }
   }
 
+  /**
+   * A whole response body of at most `limit` bytes. A larger one is refused (REGISTRY_TOO_LARGE,
+   * naming the limit) as soon as its Content-Length says so or its bytes pass the limit, or,
+   * with `truncate`, cut at the limit; either way nothing more is read, and leaving readBody
+   * cancels the body, which closes the connection.
+   */
+  private async readCapped(response: Response, what: string, limit: number, over: 'refuse' | 'truncate' = 'refuse'): Promise<Buffer> {
+    const tooLarge = () => new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: ${what} is over the limit of ${limit} bytes`, { status: response.status, limit });
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (over === 'refuse' && declared > limit) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of this.readBody(response, what)) {
+      if (total + chunk.length > limit) {
+        if (over === 'refuse') throw tooLarge();
+        chunks.push(chunk.subarray(0, limit - total));
+        break;
+      }
+      total += chunk.length;
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
+  }
+
   /** A response body, chunk by chunk, failing as unreachable when a chunk takes longer than the timeout. */
   private async *readBody(response: Response, what: string): AsyncGenerator<Buffer> {
     if (!response.body) return;
@@ -404,7 +436,7 @@ export class OciClient {
       await response.body?.cancel();
       throw new RegistryError('REGISTRY_AUTH', `${this.label}: the token service ${realm.origin} answered ${response.status}`, { status: response.status });
     }
-    const text = Buffer.concat(await collect(this.readBody(response, 'token'))).toString('utf8');
+    const text = (await this.readCapped(response, `the token service ${realm.origin}'s answer`, MAX_TOKEN_ANSWER_BYTES)).toString('utf8');
     let body: { token?: unknown; access_token?: unknown };
     try {
       body = JSON.parse(text) as typeof body;
@@ -426,7 +458,7 @@ export class OciClient {
   private async statusError(method: Method, url: URL, response: Response): Promise<RegistryError> {
     let registryCode: string | undefined;
     try {
-      const text = Buffer.concat(await collect(this.readBody(response, 'error'))).toString('utf8').slice(0, 64 * 1024);
+      const text = (await this.readCapped(response, 'error', MAX_ERROR_BODY_BYTES, 'truncate')).toString('utf8');
       const code = (JSON.parse(text) as { errors?: { code?: unknown }[] }).errors?.[0]?.code;
       if (typeof code === 'string' && /^[A-Z_]{1,64}$/.test(code)) registryCode = code;
     } catch {
@@ -505,12 +537,6 @@ function nextPage(link: string | null, registry: string): URL | undefined {
   if (!match) return undefined;
   const next = new URL(match[1]!, `${registry}/`);
   return next.origin === registry ? next : undefined;
-}
-
-async function collect(source: AsyncIterable<Buffer>): Promise<Buffer[]> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of source) chunks.push(chunk);
-  return chunks;
 }
 
 function describeNetworkError(error: unknown): string {
