@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { posix } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { GunzipOneMember, TarEndMarker } from '@agentproto/content-cache';
 import { SkillError } from '@agentproto/skill-providers';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { TarballArchiveInvalidError, TarballPathNotFoundError, TarballTooLargeError, TarballUnsafeEntryError } from './errors.js';
@@ -51,12 +51,17 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
   await mkdir(destination, { mode: 0o755 });
 
   const extract = tarExtract();
+  // What every other tar reader stops at: content after the end-of-archive marker, or in a
+  // second gzip member, is seen by no reviewer who lists the archive with GNU tar, so it is
+  // refused, not extracted (content-cache's safe reader does the same).
+  const end = new TarEndMarker(extract);
+  const meter = new ByteMeter(url, request.maxUnpackedBytes);
   // The tar stream, inflated, flows through the meter: zlib only inflates as fast as the
   // meter passes bytes on, so a small archive that inflates to terabytes stops at the limit.
   // Its failure is collected at once (not when the loop below ends): a rejection left
   // waiting would be reported as unhandled.
   const failures: unknown[] = [];
-  const feeding = pipeline(createReadStream(request.archive), createGunzip(), new ByteMeter(url, request.maxUnpackedBytes), extract, { signal }).catch(
+  const feeding = pipeline(createReadStream(request.archive), new GunzipOneMember(), meter, extract, { signal }).catch(
     (error: unknown) => {
       failures.push(error);
     },
@@ -65,6 +70,7 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
   const handle = async (entry: Entry): Promise<void> => {
     const { header } = entry;
     const name = header.name;
+    if (end.at !== undefined) throw new TarballUnsafeEntryError(url, name, 'it comes after the end-of-archive marker');
     // Typed as a known union, but null at run time for a type flag tar-stream does not know.
     const type = (header.type as Header['type'] | null) ?? null;
     const segments = entrySegments(url, name);
@@ -132,12 +138,19 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
   }
   // Leaving the loop early destroys the extractor; the pipeline then settles too.
   await feeding;
+  if (failures.length === 0) {
+    try {
+      end.checkTail(meter.dataEnd);
+    } catch (error) {
+      failures.push(error);
+    }
+  }
   if (failures.length > 0) {
     // The same failure surfaces on both sides, and one side may only see "premature close":
     // the typed error, wherever it showed up, says what happened.
     const failure = failures.find((error) => error instanceof SkillError) ?? failures[0];
     if (signal.aborted || failure instanceof SkillError) throw failure;
-    throw new TarballArchiveInvalidError(url, describe(failure));
+    throw new TarballArchiveInvalidError(url, describe(end.explain(failure)));
   }
   if (found !== 'directory') throw new TarballPathNotFoundError(url, request.path, found === 'file' ? 'not a directory' : 'missing');
 }
@@ -224,9 +237,15 @@ async function drain(entry: Entry): Promise<void> {
   }
 }
 
-/** Counts the inflated bytes and fails the stream past the limit. */
+/** Counts the inflated bytes and fails the stream past the limit; notes where the last non-zero byte was. */
 class ByteMeter extends Transform {
   private total = 0;
+  private trailingZeros = 0;
+
+  /** One past the last byte that is not zero: what the end-of-archive check needs. */
+  get dataEnd(): number {
+    return this.total - this.trailingZeros;
+  }
 
   constructor(
     private readonly url: string,
@@ -237,6 +256,9 @@ class ByteMeter extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.total += chunk.length;
+    let last = chunk.length - 1;
+    while (last >= 0 && chunk[last] === 0) last--;
+    this.trailingZeros = last < 0 ? this.trailingZeros + chunk.length : chunk.length - 1 - last;
     if (this.total > this.max) callback(new TarballTooLargeError(this.url, `more than ${this.max} bytes once unpacked`));
     else callback(null, chunk);
   }

@@ -3,6 +3,8 @@ export type { ArchiveSource, ArchiveLimits, ReadArchiveOptions, ArchiveFile, Arc
 export { safeEntrySegments } from './entry-name.js';
 export { linkStaysInside } from './link-target.js';
 export { gitPathProblem, isDotGit, isDotGitmodules } from './git-name.js';
+export { GunzipOneMember } from './gunzip-one-member.js';
+export { TarEndMarker } from './tar-end.js';
 export type { GitPathProblem } from './git-name.js';
 export { ArchiveError } from './errors.js';
 export type { ArchiveProblem } from './errors.js';

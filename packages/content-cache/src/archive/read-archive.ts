@@ -5,6 +5,7 @@ import { safeEntrySegments } from './entry-name.js';
 import { ArchiveError } from './errors.js';
 import { gitPathProblem } from './git-name.js';
 import { GunzipOneMember } from './gunzip-one-member.js';
+import { TAR_MALFORMED_PREFIXES, TAR_TRUNCATED, TarEndMarker } from './tar-end.js';
 import { linkStaysInside } from './link-target.js';
 
 /** A gzipped tar: in memory, or a stream (a response body, a file being read). */
@@ -65,15 +66,9 @@ export interface ArchiveVisitor {
   link?(path: string, target: string, entry: string): Promise<void>;
 }
 
-/**
- * What tar-stream (pinned: 3.2.2) keeps that this reader needs: the last pax global header
- * ("g") it read, and the header step, to see the end-of-archive marker (see EndMarker).
- */
+/** What tar-stream keeps of the last pax global header ("g") it read. */
 interface ExtractInternals {
   _paxGlobal: Record<string, string> | null;
-  _header: Header | null;
-  _buffer: { shifted: number };
-  _consumeHeader(): boolean;
 }
 
 /**
@@ -87,7 +82,7 @@ export async function readArchive(source: ArchiveSource, options: ReadArchiveOpt
   const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(64 * 1024);
   const meter = new TarMeter(limits.maxBytes);
   const rules = new EntryRules(limits, extract as unknown as ExtractInternals);
-  const end = new EndMarker(extract as unknown as ExtractInternals);
+  const end = new TarEndMarker(extract);
 
   let failure: unknown;
   let current: Promise<void> = Promise.resolve();
@@ -115,7 +110,7 @@ export async function readArchive(source: ArchiveSource, options: ReadArchiveOpt
   try {
     await pipeline(input, inflate, meter, extract);
     rules.checkGlobalPax(undefined); // a "g" header after the last entry
-    end.checkTail(meter);
+    end.checkTail(meter.dataEnd);
   } catch (error) {
     failure ??= error;
   }
@@ -313,58 +308,9 @@ class EntryRules {
 }
 
 /**
- * Where the tar's end-of-archive marker is: the first two header blocks in a row that
- * tar-stream reads as empty (it then goes on reading, and would hand on entries found after
- * them; GNU tar, bsdtar and Go's archive/tar stop there). Seen by wrapping tar-stream's
- * header step: a header block consumed while `_header` comes out null is an empty block.
- */
-class EndMarker {
-  /** Offset in the tar of the marker's first block, once seen. */
-  at: number | undefined;
-  private lastEmpty: number | undefined;
-
-  constructor(extract: ExtractInternals) {
-    const marker = this;
-    const consumeHeader = extract._consumeHeader;
-    extract._consumeHeader = function (this: ExtractInternals): boolean {
-      const before = this._buffer.shifted;
-      const result = consumeHeader.call(this);
-      if (this._buffer.shifted - before >= 512 && this._header === null) marker.empty(before);
-      return result;
-    };
-  }
-
-  private empty(offset: number): void {
-    if (this.at !== undefined) return;
-    if (this.lastEmpty === offset - 512) this.at = this.lastEmpty;
-    else this.lastEmpty = offset;
-  }
-
-  /**
-   * Past the marker nothing is part of the archive: tar-stream's complaint about what it
-   * found there (a header that does not parse, a partial block) means bytes after the end.
-   */
-  explain(error: unknown): unknown {
-    if (this.at === undefined || error instanceof ArchiveError || !isTarStreamError(error)) return error;
-    return new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`, { cause: error });
-  }
-
-  /**
-   * The archive ends with its marker, and nothing but zeros follows it: GNU tar pads the
-   * archive with zeros to its record size (10240 bytes), any other byte there is data some
-   * reader might take for part of the archive. A tar without the marker may have been cut
-   * exactly between two entries and would read as a smaller archive.
-   */
-  checkTail(meter: TarMeter): void {
-    if (this.at === undefined) throw new ArchiveError('truncated', undefined, 'the tar ends without its end-of-archive marker');
-    if (meter.dataEnd > this.at) throw new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`);
-  }
-}
-
-/**
  * Sits between zlib and the tar parser. Counts the uncompressed bytes and stops the stream
  * past maxBytes (a gzip bomb stops here: zlib inflates only as fast as this reads), and
- * notes where the last non-zero byte was, for EndMarker.checkTail.
+ * notes where the last non-zero byte was, for TarEndMarker.checkTail.
  */
 class TarMeter extends Transform {
   private total = 0;
@@ -389,15 +335,6 @@ class TarMeter extends Transform {
     callback(null, chunk);
   }
 
-}
-
-/** tar-stream's error messages (3.2.2), by what they mean. */
-const TAR_TRUNCATED = new Set(['Unexpected end of data']);
-const TAR_MALFORMED_PREFIXES = ['Invalid tar header', 'Header exceeds max size', 'Invalid header'];
-
-function isTarStreamError(error: unknown): boolean {
-  const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && (TAR_TRUNCATED.has(message) || TAR_MALFORMED_PREFIXES.some((prefix) => message.startsWith(prefix)));
 }
 
 /** Maps zlib's and tar-stream's errors to ArchiveError; anything else (the source's, the visitor's) passes through. */
