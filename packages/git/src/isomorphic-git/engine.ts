@@ -66,7 +66,23 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       if (callerSignal?.aborted) onCallerAbort();
       else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
       const signal = stop.signal;
-      const fs = privateFs(gitdir, signal);
+      // The pack's objects may inflate to at most what its own cap allows: one past it is a
+      // compressed bomb, refused before isomorphic-git inflates it in memory.
+      const fs = privateFs(
+        gitdir,
+        signal,
+        maxPackBytes === undefined
+          ? undefined
+          : {
+              maxObject: maxPackBytes,
+              maxTotal: maxPackBytes,
+              refuse: (problem) => {
+                throw problem.kind === 'malformed'
+                  ? new GitTransportError(url, `the server sent a malformed pack (${problem.reason})`)
+                  : new GitPackTooLargeError(url, maxPackBytes);
+              },
+            },
+      );
       const cache = {};
       const onOverflow = (max: number) => stop.abort(new GitPackTooLargeError(url, max));
       try {

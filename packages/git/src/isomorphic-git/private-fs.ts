@@ -1,6 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type { PromiseFsClient } from 'isomorphic-git';
+import { packProblem } from './pack-sizes.js';
 
 type AnyFunction = (...args: never[]) => Promise<unknown>;
 
@@ -13,8 +14,18 @@ type AnyFunction = (...args: never[]) => Promise<unknown>;
  *   error), so a fetch still unwinding after an abort cannot recreate the folder while
  *   the caller removes it.
  */
-export function privateFs(gitdir: string, signal: AbortSignal | undefined): PromiseFsClient {
+export interface PackGuard {
+  /** Most bytes one object may inflate to. */
+  maxObject: number;
+  /** Most bytes all objects of one pack may inflate to. */
+  maxTotal: number;
+  /** Called with the problem instead of writing the pack; it should throw. */
+  refuse(problem: NonNullable<ReturnType<typeof packProblem>>): never;
+}
+
+export function privateFs(gitdir: string, signal: AbortSignal | undefined, packs?: PackGuard): PromiseFsClient {
   const root = resolve(gitdir);
+  const checked = new WeakMap<Uint8Array, ReturnType<typeof packProblem>>();
   const inside = (path: unknown): string => {
     if (typeof path !== 'string') throw Object.assign(new Error('path must be a string'), { code: 'EINVAL' });
     const full = resolve(path);
@@ -44,7 +55,18 @@ export function privateFs(gitdir: string, signal: AbortSignal | undefined): Prom
       lstat: read(fsp.lstat),
       readdir: read(fsp.readdir),
       readlink: read(fsp.readlink),
-      writeFile: write(fsp.writeFile),
+      // isomorphic-git writes a fetched pack, then indexes it by inflating every object in
+      // memory: what it would inflate to is checked first (a compressed bomb never gets there).
+      writeFile: write(async (path: string, data: never, ...rest: never[]) => {
+        if (packs && /\/objects\/pack\/pack-[0-9a-f]+\.pack$/.test(path) && (data as unknown) instanceof Uint8Array) {
+          // isomorphic-git writes again after a failed write (making the folder first): checked once.
+          const pack = data as unknown as Uint8Array;
+          if (!checked.has(pack)) checked.set(pack, packProblem(pack, packs.maxObject, packs.maxTotal));
+          const problem = checked.get(pack);
+          if (problem) packs.refuse(problem);
+        }
+        return (fsp.writeFile as (...args: unknown[]) => Promise<void>)(path, data, ...rest);
+      }),
       mkdir: write(fsp.mkdir),
       rmdir: write(fsp.rmdir),
       unlink: write(fsp.unlink),

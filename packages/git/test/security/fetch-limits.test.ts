@@ -87,6 +87,11 @@ async function shapesRepo(root: string) {
   return makeRepo({ root, name: 'shapes.git', commits: [{ files }] });
 }
 
+async function bombRepo(root: string) {
+  // 64 MiB of zeros: a pack of some 64 KiB, far below any transfer cap, that inflates to 64 MiB.
+  return makeRepo({ root, name: 'bomb.git', commits: [{ files: { 'bomb/zeros.bin': Buffer.alloc(64 * MiB), 'bomb/SKILL.md': 'x' } }] });
+}
+
 async function bigRepo(root: string) {
   // 6 MiB that does not compress: the pack that carries it is as large.
   return makeRepo({ root, name: 'big.git', commits: [{ files: { 'big/blob.bin': randomBytes(6 * MiB), 'small/SKILL.md': 'small' } }] });
@@ -98,13 +103,13 @@ const engines: Array<[string, () => GitEngine]> = [
 ];
 
 /** Both repositories, made and served once for the whole file. */
-let served: { root: TempDir; server: GitHttpServer; shapes: string; big: string };
+let served: { root: TempDir; server: GitHttpServer; shapes: string; big: string; bomb: string };
 
 beforeAll(async () => {
   const root = await tempDir('agentproto-git-limits-');
-  const [shapes, big] = await Promise.all([shapesRepo(root.path), bigRepo(root.path)]);
+  const [shapes, big, bomb] = await Promise.all([shapesRepo(root.path), bigRepo(root.path), bombRepo(root.path)]);
   const server = await startGitHttpServer({ root: root.path });
-  served = { root, server, shapes: shapes.commits[0] as string, big: big.commits[0] as string };
+  served = { root, server, shapes: shapes.commits[0] as string, big: big.commits[0] as string, bomb: bomb.commits[0] as string };
 }, 60_000);
 
 afterAll(async () => {
@@ -172,9 +177,26 @@ describe.each(engines)('fetch limits (%s)', (engineName, makeEngine) => {
     expect(await largestFileUnder(join(workDir, 'git'))).toBeLessThanOrEqual(packBudget(maxBytes));
   });
 
+  it('refuses a small pack that inflates past the byte cap (a compressed bomb) before any of it is inflated whole or written', async () => {
+    const work = await scratch();
+    const dest = join(work, 'out');
+    const url = served.server.urlFor('bomb.git');
+    const maxBytes = 8 * MiB;
+    const { outcome, maxSeen } = await watchingSize(dest, () => fetchDirectory(url, served.bomb, 'bomb', dest, { engine: makeEngine(), limits: { maxBytes } }));
+    expect(outcome).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', max: maxBytes, url, path: 'bomb' });
+    // isomorphic-git: the pack's object sizes are read before it indexes (inflates) them;
+    // system git: cat-file --batch-check gives the blob's size before it is read.
+    if (engineName === 'isomorphic-git') expect((outcome as Error).cause).toMatchObject({ code: 'GIT_PACK_TOO_LARGE' });
+    expect(maxSeen).toBe(0);
+    expect(existsSync(dest)).toBe(false);
+  });
+
   it('fetches a directory within every cap', async () => {
     const { url, commit, work } = await setup(shapesRepo, 'shapes.git');
-    const out = await fetchDirectory(url, commit, 'wide', join(work, 'out'), { engine: makeEngine(), limits: { maxFiles: 60, maxBytes: 1000, maxDepth: 1 } });
+    // isomorphic-git fetches and unpacks the whole commit (6 MiB of files elsewhere in it),
+    // so its byte cap must hold the commit; system git fetches only the directory's blobs.
+    const maxBytes = engineName === 'system-git' ? 1000 : 16 * MiB;
+    const out = await fetchDirectory(url, commit, 'wide', join(work, 'out'), { engine: makeEngine(), limits: { maxFiles: 60, maxBytes, maxDepth: 1 } });
     expect(out).toMatchObject({ files: 60 });
   });
 
