@@ -69,6 +69,13 @@ export interface GitFetchRequest extends GitRemoteRequest {
    */
   blobs?: boolean;
   /**
+   * With `blobs: false`, the engine may also leave out every tree this deep or deeper below
+   * the commit (0: the commit alone; 1: with its root tree; 2: and the root's subtrees...):
+   * to learn one directory's id, the trees on the way to its parent suffice. Undefined:
+   * every tree. An engine without partial clone may ignore it.
+   */
+  treeDepth?: number;
+  /**
    * The most bytes one pack received from the server may have (every fetch this request
    * and its reader make: the commit, then the blobs). An engine stops the transfer at that
    * size, before writing past it, and throws GitPackTooLargeError. Undefined: no cap.

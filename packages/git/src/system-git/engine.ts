@@ -233,10 +233,14 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       const s = await session(request);
       const { gitdir, commit } = request;
       const partial = request.blobs === false;
+      // Trees only down to a depth (directoryTreeId): git's own filter, with blobs left out too.
+      const depth = partial ? request.treeDepth : undefined;
+      if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0)) throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
+      const filter = !partial ? undefined : depth === undefined ? 'blob:none' : depth === 0 ? 'tree:0' : `combine:blob:none+tree:${depth}`;
       // Everything asked for already here (directoryTree, then fetchDirectory with the same
       // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
       // on the first missing object, without fetching it.
-      const check = ['rev-list', '--objects', '--no-walk', ...(partial ? ['--filter=blob:none'] : []), '--quiet', commit];
+      const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
       if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
         // --refetch: the commit may be here without its trees (findCommits fetches commits
         // only), and git would otherwise take the commit for complete and fetch nothing.
@@ -250,11 +254,11 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
             '--no-write-fetch-head',
             '--recurse-submodules=no',
             '--no-auto-maintenance',
-            ...(partial ? ['--filter=blob:none'] : []),
+            ...(filter ? [`--filter=${filter}`] : []),
             REMOTE,
             commit,
           ],
-          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(partial ? promisor('blob:none') : [])], commit, maxPackBytes: request.maxPackBytes },
+          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])], commit, maxPackBytes: request.maxPackBytes },
         );
       }
       return reader(s, gitdir, partial, request.maxPackBytes);

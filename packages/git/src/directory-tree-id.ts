@@ -1,0 +1,77 @@
+import { throwIfAborted } from './abort.js';
+import { assertFullCommitId } from './commit-id.js';
+import type { GitObjectReader } from './engine.js';
+import { GitCommitMismatchError, GitCommitUnavailableError, GitNotACommitError, GitNotADirectoryError } from './errors.js';
+import type { DirectoryTree, FetchDirectoryOptions } from './fetch-directory.js';
+import { fetchLimits, packBudget } from './limits.js';
+import { commitTree, objectId, parseTree, readVerified } from './objects.js';
+import { givenWorkDir, openRemote, withEngineSession } from './remote.js';
+import { normalizeDirectoryPath } from './repo-path.js';
+
+/**
+ * The tree id of the directory `path` of exactly `commit`, from the fewest objects that
+ * prove it: the commit and the trees on the way to the directory, each hashed to its id (a
+ * directory's id is written in its parent tree, so the directory's own tree is not needed).
+ * What a cache asks the origin before it believes a tree from anywhere else: the tree's
+ * files must then hash to this id.
+ *
+ * The engine is asked for the commit with trees only down to the directory's parent
+ * (`treeDepth`); system git fetches exactly that (`--filter=combine:blob:none+tree:<depth>`),
+ * an engine without partial clone fetches the whole commit. Unlike directoryTree, nothing
+ * under the directory is walked or checked: use directoryTree when its files come next.
+ */
+export async function directoryTreeId(url: string, commit: string, path: string, options: FetchDirectoryOptions = {}): Promise<DirectoryTree> {
+  const operation = 'directoryTreeId';
+  const { signal } = options;
+  const remote = openRemote(url, options);
+  assertFullCommitId(commit);
+  const directory = normalizeDirectoryPath(path);
+  const parts = directory === '' ? [] : directory.split('/');
+  const given = givenWorkDir(options);
+  const limits = fetchLimits(options.limits);
+  throwIfAborted(signal, operation);
+
+  return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
+    const request = {
+      url: remote.url,
+      headers,
+      signal,
+      workDir: work.path,
+      gitdir: work.gitdir,
+      commit,
+      blobs: false,
+      treeDepth: parts.length,
+      maxPackBytes: packBudget(limits.maxBytes),
+    };
+    const reader = await calls.run(remote.engine.fetchCommit(request));
+    throwIfAborted(signal, operation);
+    const tree = await calls.run(treeOnPath(reader, remote.url, commit, parts, signal, operation));
+    return { commit, tree, path: directory };
+  });
+}
+
+/** Follows `parts` from the commit's root tree, every object hashed to its id; the last entry's id. */
+async function treeOnPath(
+  reader: GitObjectReader,
+  url: string,
+  commit: string,
+  parts: readonly string[],
+  signal: AbortSignal | undefined,
+  operation: string,
+): Promise<string> {
+  const object = await reader.read(commit);
+  if (!object) throw new GitCommitUnavailableError(url, commit);
+  const actual = objectId(object.type, object.content);
+  if (actual !== commit) throw new GitCommitMismatchError(commit, actual);
+  if (object.type !== 'commit') throw new GitNotACommitError(commit, object.type);
+  let tree = commitTree(commit, object.content);
+  const path = parts.join('/');
+  for (const [index, part] of parts.entries()) {
+    throwIfAborted(signal, operation);
+    const entry = parseTree(tree, await readVerified(reader, tree, 'tree'), parts.slice(0, index).join('/')).find((candidate) => candidate.name === part);
+    if (!entry) throw new GitNotADirectoryError(path, commit, 'missing');
+    if (entry.mode !== '40000') throw new GitNotADirectoryError(path, commit, entry.mode === '120000' ? 'symlink' : entry.mode === '160000' ? 'submodule' : 'file');
+    tree = entry.oid;
+  }
+  return tree;
+}
