@@ -85,7 +85,8 @@ export type Phase = 'validate' | 'resolve' | 'fetch' | 'publish' | 'cleanup';
  * `SKILL_AUTH_FAILED` when the source refused the credential (or the host key did not
  * match), `SKILL_NOT_FOUND` for a missing repository, ref or directory,
  * `SKILL_REF_AMBIGUOUS` for a name that is both a branch and a tag, `SKILL_UNSAFE_TREE`
- * for a link that leaves the directory, `SKILL_SOURCE_INVALID`, `SKILL_RESOLVE_FAILED`, `SKILL_FETCH_FAILED` or
+ * for a link that leaves the directory, `SKILL_TOO_LARGE` for a directory past a fetch cap
+ * (the cause, GIT_LIMIT_EXCEEDED, has `limit`, `max` and the source), `SKILL_SOURCE_INVALID`, `SKILL_RESOLVE_FAILED`, `SKILL_FETCH_FAILED` or
  * `SKILL_PUBLISH_FAILED` for anything else, by phase.
  * The provider's own error is the cause; `reason` copies its code.
  */

@@ -1,3 +1,4 @@
+import type { FetchLimits } from '@agentproto/git';
 import type { Sandbox } from './sandbox/sandbox.js';
 
 /**
@@ -70,6 +71,11 @@ export interface ProviderContext {
   facts: FactStore;
   /** Fires on cancellation; a provider stops, closes what it opened, and rejects. */
   signal: AbortSignal;
+  /**
+   * Caps this preparation sets on what one entry may fetch (entries, bytes, depth): over
+   * the provider's own caps and the defaults. A provider enforces them while fetching.
+   */
+  limits?: FetchLimits;
 }
 
 export interface FetchContext extends ProviderContext {

@@ -110,17 +110,18 @@ describe('two machines sharing a store through an OCI registry', () => {
 
     // Every file came from the registry; git sent none. Machine B asks git for two things:
     // the skill's ref listing (the authorization check, on every preparation), and for each
-    // tree taken from the registry the commit and its trees, without file content (filter
-    // blob:none), because the registry is believed in nothing: the directory's tree id must
-    // come from the origin, and the registry's files must hash to it. So one trees-only
-    // fetch for the skill, one for the pinned GitHub source; facts the registry holds are
-    // not used at all.
+    // tree taken from the registry the commit and the trees on the way to the directory,
+    // without file content (filter combine:blob:none+tree:<depth>; tree:0, the commit alone,
+    // for a repository's root), because the registry is believed in nothing: the
+    // directory's tree id must come from the origin, and the registry's files must hash to
+    // it. So one small fetch for the skill, one for the pinned GitHub source; facts the
+    // registry holds are not used at all.
     const skillFetches = afterSkill.filter((r) => r.method === 'POST' && r.command !== 'ls-refs');
-    expect(skillFetches.map((r) => [r.path, r.command, r.filter])).toEqual([['/skills.git/git-upload-pack', 'fetch', 'blob:none']]);
+    expect(skillFetches.map((r) => [r.path, r.command, r.filter])).toEqual([['/skills.git/git-upload-pack', 'fetch', 'combine:blob:none+tree:2']]);
     expect(afterSkill.filter((r) => !skillFetches.includes(r)).every((r) => r.path === '/skills.git/info/refs' || (r.path === '/skills.git/git-upload-pack' && r.command === 'ls-refs'))).toBe(true);
     expect(afterSkill.some((r) => r.command === 'ls-refs')).toBe(true);
     const bundleFetches = afterBundle.filter((r) => r.method === 'POST');
-    expect(bundleFetches).toEqual([{ method: 'POST', path: '/acme/tool.git/git-upload-pack', command: 'fetch', filter: 'blob:none' }]);
+    expect(bundleFetches).toEqual([{ method: 'POST', path: '/acme/tool.git/git-upload-pack', command: 'fetch', filter: 'tree:0' }]);
     expect(afterBundle.every((r) => r.path.startsWith('/acme/tool.git/'))).toBe(true);
     expect(b.events.filter((e) => e.type === 'remote-warning')).toEqual([]);
     expect(b.events.filter((e) => e.type === 'remote-hit').length).toBeGreaterThanOrEqual(2);

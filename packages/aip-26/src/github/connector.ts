@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import type { ContentStore } from '@agentproto/content-cache';
-import { type GitAuth, type RemoteOptions, directoryTree, fetchDirectory, folderTreeId, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
+import { type GitAuth, type RemoteOptions, directoryTreeId, fetchDirectory, folderTreeId, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
 import { writeBundle } from '../tar/index.js';
 
@@ -144,7 +144,7 @@ export class GithubTreeMismatchError extends Error {
 
 /** The directory's tree id from the origin, and the tree's own: they must be equal. */
 async function proveTree(url: string, commit: string, path: string, tree: string, options: RemoteOptions): Promise<void> {
-  const [expected, actual] = await Promise.all([directoryTree(url, commit, path, options).then((found) => found.tree), folderTreeId(tree, { signal: options.signal })]);
+  const [expected, actual] = await Promise.all([directoryTreeId(url, commit, path, options).then((found) => found.tree), folderTreeId(tree, { signal: options.signal })]);
   if (expected !== actual) throw new GithubTreeMismatchError(url, commit, path, expected, actual);
 }
 

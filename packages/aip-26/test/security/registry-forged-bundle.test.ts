@@ -91,7 +91,7 @@ describe('a pinned github bundle with a registry tier', () => {
     }
   });
 
-  it('takes an honest pinned folder from the registry after a trees-only fetch from the origin', async () => {
+  it('takes an honest pinned folder from the registry after fetching only its commit from the origin (the directory is the root: its id is in the commit)', async () => {
     const repository = `agentproto/pinned-${process.pid}-${++counter}`;
     const workspaceRoot = await tempDir();
     const a = await storeOn(repository);
@@ -103,6 +103,6 @@ describe('a pinned github bundle with a registry tier', () => {
     const second = await defineCodeWithReport({ workspaceRoot, github: connector(b), cache: b, code: code() });
     expect(second.report.sha256).toBe(first.report.sha256);
     expect(events.filter((e) => e.type === 'remote-hit')).toHaveLength(1);
-    expect(git.stats.log.filter((r) => r.method === 'POST').map((r) => [r.command, r.filter])).toEqual([['fetch', 'blob:none']]);
+    expect(git.stats.log.filter((r) => r.method === 'POST').map((r) => [r.command, r.filter])).toEqual([['fetch', 'tree:0']]);
   });
 });

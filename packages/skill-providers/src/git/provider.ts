@@ -4,7 +4,7 @@ import {
   type RemoteOptions,
   type RemoteRefs,
   GitAbbreviatedShaError,
-  directoryTree,
+  directoryTreeId,
   expandCommit,
   fetchDirectory,
   folderTreeId,
@@ -101,7 +101,9 @@ export class GitSkillProvider extends BaseSkillProvider {
     const fact = `git-tree\0${url}\0${commit}\0${source.path}`;
     const known = await context.facts.recall(fact);
     if (known !== undefined) return { version: commit, contentId: known };
-    const { tree } = await directoryTree(url, commit, source.path, options);
+    // Only the commit and the trees on the way to the directory: they name it, which is all
+    // a hit in the store or its registry tier needs. A miss fetches the rest in fetch.
+    const { tree } = await directoryTreeId(url, commit, source.path, options);
     await context.facts.remember(fact, tree);
     return { version: commit, contentId: tree };
   }

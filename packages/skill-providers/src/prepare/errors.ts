@@ -26,7 +26,8 @@ const PHASE_CODES: Record<Phase, string> = {
  * entry and the phase, and its `code` says what kind of failure it was. Errors of this
  * package keep their own code; git's authentication and host key failures become
  * SKILL_AUTH_FAILED, its "not there" failures SKILL_NOT_FOUND, ambiguous names
- * SKILL_REF_AMBIGUOUS and links leaving the directory SKILL_UNSAFE_TREE.
+ * SKILL_REF_AMBIGUOUS, links leaving the directory SKILL_UNSAFE_TREE, and a directory past
+ * a fetch cap (entries, bytes, depth) SKILL_TOO_LARGE, its cause naming the limit.
  */
 export function preparationError(error: unknown, entry: EntryRef, phase: Phase, signal: AbortSignal): SkillError {
   if (error instanceof SkillPreparationError || error instanceof SkillAbortedError) return error;
@@ -40,6 +41,7 @@ export function preparationError(error: unknown, entry: EntryRef, phase: Phase, 
   else if (AUTH_CODES.has(reason)) code = 'SKILL_AUTH_FAILED';
   else if (NOT_FOUND_CODES.has(reason)) code = 'SKILL_NOT_FOUND';
   else if (AMBIGUOUS_CODES.has(reason)) code = 'SKILL_REF_AMBIGUOUS';
+  else if (reason === 'GIT_LIMIT_EXCEEDED') code = 'SKILL_TOO_LARGE';
   else if ((error instanceof ContentCacheError && reason === 'CACHE_UNSAFE_TREE') || reason === 'GIT_UNSAFE_TREE') code = 'SKILL_UNSAFE_TREE';
   else code = PHASE_CODES[phase];
   return new SkillPreparationError(code, entry, phase, reason, message, { cause: error });

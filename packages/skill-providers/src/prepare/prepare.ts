@@ -1,4 +1,5 @@
 import { type CacheKey, FillFailedError, type ContentStore } from '@agentproto/content-cache';
+import type { FetchLimits } from '@agentproto/git';
 import pLimit from 'p-limit';
 import { canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
 import { CredentialCleanupError, type EntryRef, type Phase, SkillAbortedError, SkillError, SkillFileMissingError } from '../errors.js';
@@ -24,6 +25,12 @@ export interface PrepareOptions {
   signal?: AbortSignal;
   /** Entries prepared at once; 4 by default. */
   concurrency?: number;
+  /**
+   * Caps on what one entry may fetch, for this call: `maxFiles` (entries), `maxBytes`,
+   * `maxDepth`. They win over a provider's own (`gitProvider({ limits })`), which win over
+   * the defaults (10,000 entries, 256 MiB, depth 32). Past one: SKILL_TOO_LARGE.
+   */
+  limits?: FetchLimits;
   onProgress?: (event: PrepareProgress) => void;
 }
 
@@ -238,6 +245,7 @@ async function runOne<T>(
     if (sandbox.allowEgress) await sandbox.allowEgress(provider.egressHosts(source), signal);
     const resolved = await provider.resolve(source, context);
     assertResolved(resolved, entry);
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });
     phase = 'publish';
     const notify: Job['notify'] = (event) => options.onProgress?.({ ...event, index: entry.index, name: entry.name });

@@ -86,6 +86,6 @@ describe('objects are shared only within the source that proved it can obtain th
     const [moved] = await prepareSkills(entry, { cache: store, sandbox, vault: asVictim });
     expect(moved).toMatchObject({ from: 'store', hit: true, version: victimRepo.commits[1], contentId: first!.contentId });
     const fetches = server.stats.log.filter((r) => r.method === 'POST' && r.command === 'fetch');
-    expect(fetches.map((r) => r.filter)).toEqual(['blob:none']);
+    expect(fetches.map((r) => r.filter)).toEqual(['combine:blob:none+tree:2']);
   });
 });

@@ -141,6 +141,6 @@ describe('a registry written by a malicious machine', () => {
     expect(skill).toMatchObject({ from: 'remote', hit: true });
     expect(warnings(victim.events)).toEqual([]);
     const fetches = git.stats.log.filter((r) => r.method === 'POST' && r.command === 'fetch');
-    expect(fetches.map((r) => r.filter)).toEqual(['blob:none']);
+    expect(fetches.map((r) => r.filter)).toEqual(['combine:blob:none+tree:2']);
   });
 });

@@ -56,7 +56,9 @@ export async function recordingSandbox(options: Parameters<typeof localSandbox>[
 
 /** The git subcommand of an argv (`fetch`, `ls-remote`, …), skipping `-c x=y` and other options. */
 export function gitSubcommand(argv: readonly string[]): string | undefined {
-  for (let index = 1; index < argv.length; index += 1) {
+  // A fetch under a pack cap runs as `prlimit --fsize=N -- sh -c '<script>' git …`: git's own argv starts after it.
+  const start = argv[0]?.endsWith('prlimit') ? argv.indexOf('sh') + 3 : 0;
+  for (let index = start + 1; index < argv.length; index += 1) {
     const arg = argv[index] as string;
     if (arg === '-c') index += 1;
     else if (!arg.startsWith('-')) return arg;
