@@ -1,4 +1,5 @@
 import {
+  type FetchLimits,
   type GitAuth,
   type GitEngine,
   type RemoteOptions,
@@ -39,6 +40,12 @@ export interface GitProviderOptions {
   deployKeySecretNames?: readonly string[];
   /** Plain http to hosts that are not loopback; off by default (credentials would travel in clear). */
   allowInsecureHttp?: boolean;
+  /**
+   * Caps on one skill's directory (entries, bytes, depth), enforced while fetching; a
+   * preparation's own `limits` win over these, these over the defaults of @agentproto/git
+   * (10,000 entries, 256 MiB, depth 32).
+   */
+  limits?: FetchLimits;
 }
 
 const SSH_OPTIONS = ['deploy_key_secret_name', 'known_hosts'] as const;
@@ -101,9 +108,10 @@ export class GitSkillProvider extends BaseSkillProvider {
     const fact = `git-tree\0${url}\0${commit}\0${source.path}`;
     const known = await context.facts.recall(fact);
     if (known !== undefined) return { version: commit, contentId: known };
+    // The caps hold here too: without git in the sandbox the whole commit is fetched now.
     // Only the commit and the trees on the way to the directory: they name it, which is all
     // a hit in the store or its registry tier needs. A miss fetches the rest in fetch.
-    const { tree } = await directoryTreeId(url, commit, source.path, options);
+    const { tree } = await directoryTreeId(url, commit, source.path, { ...options, limits: this.limitsFor(context) });
     await context.facts.remember(fact, tree);
     return { version: commit, contentId: tree };
   }
@@ -114,6 +122,7 @@ export class GitSkillProvider extends BaseSkillProvider {
       ...remote,
       workDir: context.privateDir,
       signal: context.signal,
+      limits: this.limitsFor(context),
     });
     if (fetched.tree !== resolved.contentId) {
       throw new SkillError(
@@ -121,6 +130,11 @@ export class GitSkillProvider extends BaseSkillProvider {
         `${source.source}: "${source.path || '.'}" at ${resolved.version} is tree ${fetched.tree}, not ${resolved.contentId}`,
       );
     }
+  }
+
+  /** The preparation's caps over the provider's: the host sets both. */
+  private limitsFor(context: ProviderContext): FetchLimits {
+    return { ...this.options.limits, ...context.limits };
   }
 
   /**
