@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import { join, posix, sep } from 'node:path';
 import { ContentCacheError, StoreIOError, UnsafeTreeError } from './errors.js';
+import { NotInsideError, descriptorIsInside, descriptorPath } from './fs/open-inside.js';
 import { type StoreFs, nodeStoreFs } from './store-fs.js';
 
 /** What a sealed tree hashes to: sorted paths, types, modes and SHA-256 of contents. */
@@ -29,6 +30,18 @@ export interface SealOptions {
   syncFiles?: boolean;
   /** Hashes of files written through the fill context's writer, by path relative to the root. */
   known?: ReadonlyMap<string, KnownFile>;
+  /** See HashTreeOptions.within. */
+  within?: string;
+}
+
+export interface HashTreeOptions {
+  /**
+   * A real path (no links) the tree must stay inside, for a tree in a folder its owner can
+   * change while it is hashed: every folder and file is proven inside it, not inside
+   * wherever the root's name leads when hashing starts (the owner may have swapped a folder
+   * above the root for a link by then). Defaults to the root's own real path.
+   */
+  within?: string;
 }
 
 /** Files up to this size are hashed from one read; larger ones in chunks, yielding between them. */
@@ -54,8 +67,8 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   if (!rootStat.isDirectory()) {
     throw new UnsafeTreeError('destination-not-a-directory', '.', 'the destination must be a directory');
   }
-  if (options.normalize) normalizeMode(fs, root, rootStat.mode, 0o755);
-  const realRoot = step('read staged tree', root, () => fs.realpathSync(root));
+  if (options.normalize) normalizeMode(fs, root, root, rootStat.mode, 0o755);
+  const realRoot = options.within ?? step('read staged tree', root, () => fs.realpathSync(root));
   const lines: { path: Buffer; line: Buffer }[] = [];
   let files = 0;
   let bytes = 0;
@@ -64,43 +77,63 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   while (dirs.length > 0) {
     const rel = dirs.pop()!;
     const abs = rel === '' ? root : join(root, rel);
-    const children = step('read staged tree', abs, () => fs.readdirSync(abs, { withFileTypes: true }));
-    for (const child of children) {
-      await slicer.maybeYield();
-      const childRel = rel === '' ? child.name : `${rel}/${child.name}`;
-      // Names from readdir are single segments, so plain concatenation is a correct join.
-      const childAbs = `${abs}/${child.name}`;
-      if (child.isDirectory()) {
-        dirs.push(childRel);
-        const stat = step('read staged tree', childAbs, () => fs.lstatSync(childAbs));
-        const mode = options.normalize ? normalizeMode(fs, childAbs, stat.mode, 0o755) : stat.mode & 0o7777;
-        lines.push(entry('D', mode, childRel, ''));
-      } else if (child.isFile()) {
-        const known = options.known?.get(childRel);
-        if (known?.mode !== undefined && !options.syncFiles) {
-          // Created by the fill writer with a normalised mode: nothing to read or change.
+    // The folder is opened and proven inside first, then listed and its entries measured,
+    // read and changed through that descriptor (`here`): a folder swapped for a link after
+    // it was listed leads nothing outside the tree into the digest, a store or an error.
+    const dir = openFolder(fs, realRoot, rel, abs);
+    try {
+      const here = descriptorPath(dir) ?? abs;
+      const children = step('read staged tree', abs, () => fs.readdirSync(here, { withFileTypes: true }));
+      for (const child of children) {
+        await slicer.maybeYield();
+        const childRel = rel === '' ? child.name : `${rel}/${child.name}`;
+        // Names from readdir are single segments, so plain concatenation is a correct join.
+        const childAbs = `${abs}/${child.name}`;
+        const childHere = `${here}/${child.name}`;
+        if (child.isDirectory()) {
+          dirs.push(childRel);
+          const stat = step('read staged tree', childAbs, () => fs.lstatSync(childHere));
+          if (!stat.isDirectory()) throw new NotInsideError(childRel, 'changed');
+          const mode = options.normalize ? normalizeMode(fs, childHere, childAbs, stat.mode, 0o755) : stat.mode & 0o7777;
+          lines.push(entry('D', mode, childRel, ''));
+        } else if (child.isFile()) {
+          const known = options.known?.get(childRel);
+          if (known?.mode !== undefined && !options.syncFiles) {
+            // Created by the fill writer with a normalised mode: nothing to read or change.
+            files += 1;
+            bytes += known.size;
+            lines.push(entry('F', known.mode, childRel, known.sha256));
+            continue;
+          }
+          const stat = step('read staged tree', childAbs, () => fs.lstatSync(childHere));
+          if (!stat.isFile()) throw new NotInsideError(childRel, 'changed');
+          const wanted = stat.mode & 0o111 ? 0o755 : 0o644;
+          const mode = options.normalize ? normalizeMode(fs, childHere, childAbs, stat.mode, wanted) : stat.mode & 0o7777;
+          const hashed =
+            known && known.size === stat.size && !options.syncFiles
+              ? { sha256: known.sha256, size: known.size }
+              : await hashFile(fs, realRoot, childRel, childHere, childAbs, options.syncFiles === true, slicer);
           files += 1;
-          bytes += known.size;
-          lines.push(entry('F', known.mode, childRel, known.sha256));
-          continue;
+          bytes += hashed.size;
+          lines.push(entry('F', mode, childRel, hashed.sha256));
+        } else if (child.isSymbolicLink()) {
+          const target = step('read staged tree', childAbs, () => {
+            try {
+              return fs.readlinkSync(childHere);
+            } catch (error) {
+              // EINVAL: no longer a link (the entry was swapped since it was listed).
+              if ((error as NodeJS.ErrnoException).code === 'EINVAL') throw new NotInsideError(childRel, 'changed');
+              throw error;
+            }
+          });
+          if (options.normalize) checkLink(fs, realRoot, childAbs, childRel, target);
+          lines.push(entry('L', 0o777, childRel, target));
+        } else {
+          throw new UnsafeTreeError('special-file', childRel, 'pipes, sockets and devices cannot be stored');
         }
-        const stat = step('read staged tree', childAbs, () => fs.lstatSync(childAbs));
-        const wanted = stat.mode & 0o111 ? 0o755 : 0o644;
-        const mode = options.normalize ? normalizeMode(fs, childAbs, stat.mode, wanted) : stat.mode & 0o7777;
-        const hash =
-          known && known.size === stat.size && !options.syncFiles
-            ? known.sha256
-            : await hashFile(fs, childAbs, stat.size, options.syncFiles === true, slicer);
-        files += 1;
-        bytes += stat.size;
-        lines.push(entry('F', mode, childRel, hash));
-      } else if (child.isSymbolicLink()) {
-        const target = step('read staged tree', childAbs, () => fs.readlinkSync(childAbs));
-        if (options.normalize) checkLink(fs, realRoot, childAbs, childRel, target);
-        lines.push(entry('L', 0o777, childRel, target));
-      } else {
-        throw new UnsafeTreeError('special-file', childRel, 'pipes, sockets and devices cannot be stored');
       }
+    } finally {
+      step('read staged tree', abs, () => fs.closeSync(dir));
     }
   }
 
@@ -111,8 +144,8 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
 }
 
 /** The digest of a tree as it is, without changing or checking anything (what verify compares). */
-export function hashTree(root: string, fs: StoreFs = nodeStoreFs): Promise<TreeSummary> {
-  return sealTree(fs, root, { normalize: false });
+export function hashTree(root: string, fs: StoreFs = nodeStoreFs, options: HashTreeOptions = {}): Promise<TreeSummary> {
+  return sealTree(fs, root, { normalize: false, within: options.within });
 }
 
 /**
@@ -125,9 +158,32 @@ function entry(type: 'D' | 'F' | 'L', mode: number, path: string, payload: strin
   return { path: line.subarray(prefix.length, line.indexOf(0, prefix.length)), line };
 }
 
-function normalizeMode(fs: StoreFs, abs: string, current: number, wanted: number): number {
-  if ((current & 0o7777) !== wanted) step('set mode', abs, () => fs.chmodSync(abs, wanted));
+/** Sets a mode through `here` (the entry in its proven folder); errors name `abs`. */
+function normalizeMode(fs: StoreFs, here: string, abs: string, current: number, wanted: number): number {
+  if ((current & 0o7777) !== wanted) step('set mode', abs, () => fs.chmodSync(here, wanted));
   return wanted;
+}
+
+// O_NOFOLLOW: an entry listed as a file or folder that is a link by the time it is opened
+// has changed; O_NONBLOCK: nor may one that became a pipe block the walk.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const FOLDER_FLAGS = READ_FLAGS | (constants.O_DIRECTORY ?? 0);
+
+/** A folder of the tree, opened and proven inside it (the root itself is opened by its real path). */
+function openFolder(fs: StoreFs, realRoot: string, rel: string, abs: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, rel === '' ? FOLDER_FLAGS & ~(constants.O_NOFOLLOW ?? 0) : FOLDER_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (rel !== '' && (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT')) throw new NotInsideError(rel, 'changed');
+    throw asStoreError('read staged tree', abs, error);
+  }
+  if (!descriptorIsInside(fd, realRoot, abs)) {
+    step('read staged tree', abs, () => fs.closeSync(fd));
+    throw new NotInsideError(rel === '' ? '.' : rel, 'changed');
+  }
+  return fd;
 }
 
 function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, target: string): void {
@@ -154,26 +210,37 @@ function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, targ
   }
 }
 
-async function hashFile(fs: StoreFs, abs: string, size: number, sync: boolean, slicer: Slicer): Promise<string> {
-  const hash = createHash('sha256');
-  if (size <= WHOLE_READ_LIMIT && !sync) {
-    hash.update(step('read staged tree', abs, () => fs.readFileSync(abs)));
-    return hash.digest('hex');
-  }
-  const fd = step('read staged tree', abs, () => fs.openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW));
+/**
+ * The SHA-256 and size of a file of the tree, read through one descriptor opened in its
+ * proven folder (`here`) without following a link, and proven inside where the platform
+ * cannot name the folder by its descriptor.
+ */
+async function hashFile(fs: StoreFs, realRoot: string, rel: string, here: string, abs: string, sync: boolean, slicer: Slicer): Promise<{ sha256: string; size: number }> {
+  let fd: number;
   try {
-    const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 1), CHUNK));
+    fd = fs.openSync(here, READ_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOENT' || code === 'ENOTDIR') throw new NotInsideError(rel, 'changed');
+    throw asStoreError('read staged tree', abs, error);
+  }
+  try {
+    if (!descriptorIsInside(fd, realRoot, abs) || !fstatSync(fd).isFile()) throw new NotInsideError(rel, 'changed');
+    const hash = createHash('sha256');
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    let size = 0;
     for (;;) {
       const read = step('read staged tree', abs, () => fs.readSync(fd, buffer, 0, buffer.length, null));
       if (read === 0) break;
       hash.update(buffer.subarray(0, read));
-      await slicer.maybeYield();
+      size += read;
+      if (size > WHOLE_READ_LIMIT) await slicer.maybeYield();
     }
     if (sync) step('sync file', abs, () => fs.fsyncSync(fd));
+    return { sha256: hash.digest('hex'), size };
   } finally {
-    fs.closeSync(fd);
+    step('read staged tree', abs, () => fs.closeSync(fd));
   }
-  return hash.digest('hex');
 }
 
 /** Hands the event loop a turn every few milliseconds of synchronous work. */

@@ -1,8 +1,8 @@
-import { constants, type Stats } from 'node:fs';
-import { isDotGit } from '@agentproto/content-cache';
+import { constants, type Dirent, type Stats } from 'node:fs';
+import { descriptorIsInside, descriptorPath, isDotGit } from '@agentproto/content-cache';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
-import { type PackageFs, type ResolveFailure, nodePackageFs, packagePathSegments, resolveEntry } from './resolve.js';
+import { type PackageFileHandle, type PackageFs, type ResolveFailure, nodePackageFs, packagePathSegments, resolveEntry } from './resolve.js';
 
 /**
  * What a client disables when a package path fails, narrowest last:
@@ -158,6 +158,7 @@ export const DEFAULT_MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 // O_NONBLOCK: a file swapped for a pipe after it was checked must not block the open.
 // O_NOFOLLOW: nor may a file swapped for a link be followed.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const DIRECTORY_FLAGS = OPEN_FLAGS | (constants.O_DIRECTORY ?? 0);
 
 const RESOLVE_CODES: Readonly<Record<Exclude<ResolveFailure['reason'], 'missing'>, ReadFindingCode>> = {
   'invalid-path': 'read.path-invalid',
@@ -243,8 +244,11 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     }
     try {
       const opened = await handle.stat();
-      // The entry checked is the entry opened: it was not replaced in between.
-      if (!opened.isFile() || opened.dev !== stats.dev || opened.ino !== stats.ino) {
+      // The entry checked is the entry opened: it was not replaced in between. And the
+      // descriptor itself is inside the root: a folder on the way swapped for a link after
+      // it was checked would otherwise lead the open (and this comparison) to an outside
+      // file. Nothing is read before both hold.
+      if (!opened.isFile() || opened.dev !== stats.dev || opened.ino !== stats.ino || !(await provenInside(handle, realPath))) {
         return fail(path, 'read.unreadable', path, use, 'changed while it was being read');
       }
       if (opened.size > maxFileBytes) {
@@ -285,7 +289,8 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     const { path, realPath, stats } = located;
     if (!stats.isDirectory()) return fail(path, 'read.not-directory', path, use, `is ${kindName(stats)}, not a directory`);
     try {
-      const dirents = await fs.readdir(realPath, { withFileTypes: true });
+      const dirents = await listProven(realPath);
+      if (dirents === undefined) return fail(path, 'read.unreadable', path, use, 'changed while it was being listed');
       const entries = dirents
         .map((d): PackageDirEntry => ({
           name: d.name,
@@ -295,6 +300,40 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
       return { ok: true, path, realPath, entries };
     } catch (error) {
       return fail(path, 'read.unreadable', path, use, `cannot be listed (${errnoOf(error)})`);
+    }
+  }
+
+  /**
+   * Whether an open handle is inside the root's real path. A handle of node:fs (or one that
+   * exposes its descriptor) is proven by the kernel's answer (content-cache descriptorIsInside);
+   * a host's own PackageFs without descriptors keeps its own guarantees.
+   */
+  async function provenInside(handle: PackageFileHandle, opened: string): Promise<boolean> {
+    if (typeof handle.fd !== 'number') return true;
+    return descriptorIsInside(handle.fd, await fs.realpath(root), opened);
+  }
+
+  /**
+   * The entries of a folder, listed through a descriptor proven inside the root where the
+   * platform names one (Linux), so the names are those of the folder checked, never of one a
+   * swapped link led to; undefined when the folder opened is not inside.
+   */
+  async function listProven(realPath: string): Promise<Dirent[] | undefined> {
+    let handle: PackageFileHandle;
+    try {
+      handle = await fs.open(realPath, DIRECTORY_FLAGS);
+    } catch (error) {
+      // A system error (ELOOP: the folder became a link since it was checked) is the
+      // listing's failure. Only a host's PackageFs that cannot open folders lists by name.
+      if (typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string') throw error;
+      return fs.readdir(realPath, { withFileTypes: true });
+    }
+    try {
+      if (!(await provenInside(handle, realPath))) return undefined;
+      const here = typeof handle.fd === 'number' ? descriptorPath(handle.fd) : undefined;
+      return await fs.readdir(here ?? realPath, { withFileTypes: true });
+    } finally {
+      await handle.close().catch(() => undefined);
     }
   }
 

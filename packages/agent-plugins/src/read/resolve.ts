@@ -54,6 +54,11 @@ export interface PackageFs {
 }
 
 export interface PackageFileHandle {
+  /**
+   * The descriptor, when there is one (node:fs handles have it): the reader proves with it
+   * that what it opened is inside the plugin root before reading a byte.
+   */
+  readonly fd?: number;
   stat(): Promise<Stats>;
   read(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
   close(): Promise<void>;

@@ -381,6 +381,7 @@ function recordingModes(fs: PackageFs, modes: Map<string, number>): PackageFs {
     open: async (path, flags) => {
       const handle = await fs.open(path, flags);
       return {
+        fd: handle.fd,
         stat: async () => {
           const stats = await handle.stat();
           modes.set(path, stats.mode);

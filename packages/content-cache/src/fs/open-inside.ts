@@ -72,6 +72,8 @@ export interface InsideDir extends InsideHandle {
   entries(): fs.Dirent[];
   /** lstat of one entry of this very folder; undefined when it is gone. */
   lstat(name: string): fs.Stats | undefined;
+  /** The text of a link in this very folder (never followed). */
+  readlink(name: string): string;
   close(): void;
 }
 
@@ -139,6 +141,14 @@ export function descriptorIsInside(fd: number, realRoot: string, opened: string)
 }
 
 /**
+ * A path that names this very descriptor's folder (Linux: `/proc/self/fd/N`), for listing a
+ * folder proven inside through an API that takes a path; undefined where there is none.
+ */
+export function descriptorPath(fd: number): string | undefined {
+  return hasProcFd() ? `/proc/self/fd/${fd}` : undefined;
+}
+
+/**
  * Opens `rel` (relative to `realRoot`, `/`-separated, already checked to hold no `..` and not
  * to be absolute) and proves the descriptor inside before returning it. A file or a folder;
  * anything else is refused before a byte of it is read. Errors: NotInsideError, or the
@@ -196,6 +206,7 @@ export function openDirInside(realRoot: string, rel: string, options: OpenInside
       return entries;
     },
     lstat: (name) => fs.lstatSync(`${here}/${name}`, { throwIfNoEntry: false }),
+    readlink: (name) => fs.readlinkSync(`${here}/${name}`),
     close: () => {
       if (closed) return;
       closed = true;

@@ -1,6 +1,7 @@
-import { cp, realpath, stat } from 'node:fs/promises';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { hashTree } from '@agentproto/content-cache';
+import { NotInsideError, hashTree, nodeStoreFs, openDirInside, readFileInside } from '@agentproto/content-cache';
 import { BaseSkillProvider } from '../base-provider.js';
 import { SkillConfigError, SkillError } from '../errors.js';
 import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';
@@ -44,8 +45,8 @@ export class LocalSkillProvider extends BaseSkillProvider {
 
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
     context.signal.throwIfAborted();
-    const directory = await this.directoryOf(source);
-    const { digest } = await hashTree(directory);
+    const { base, directory } = await this.directoryOf(source);
+    const { digest } = await insideSource(source, () => hashTree(directory, nodeStoreFs, { within: base }));
     if (source.version !== '*' && source.version !== digest) {
       throw new LocalVersionMismatchError(source.source, source.version, digest);
     }
@@ -54,17 +55,34 @@ export class LocalSkillProvider extends BaseSkillProvider {
 
   async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
     context.signal.throwIfAborted();
-    const directory = await this.directoryOf(source);
-    // Links are copied as links (their targets were checked to stay inside by hashTree);
-    // the store then checks them again and strips special mode bits.
-    await cp(directory, context.destination, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+    const { base, rel } = await this.directoryOf(source);
+    // The folder belongs to someone who may swap its folders for links while it is copied:
+    // every folder and file is opened first and proven inside the source folder, and copied
+    // from that descriptor (copyProven). Links are copied as links; the store then checks
+    // that they stay inside the tree, and strips special mode bits.
+    await insideSource(source, () => copyProven(base, rel, context.destination, context.signal));
     const { digest } = await hashTree(context.destination);
     // The folder may have changed between resolve and fetch; publish only what was resolved.
     if (digest !== resolved.contentId) throw new LocalVersionMismatchError(source.source, resolved.contentId, digest);
   }
 
-  /** The selected directory, which must stay inside the source and inside an allowed root. */
-  private async directoryOf(source: SkillSource): Promise<string> {
+  /**
+   * The proof for a tree from the store's shared remote tier: the content id is the tree
+   * digest itself, so the tree must hash to it. (A digest taken of a folder whose modes the
+   * store then normalises differs; such a tree is simply copied from the folder again.)
+   */
+  async verifyTree(tree: string, resolved: ResolvedSkillSource, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const { digest } = await hashTree(tree);
+    if (digest !== resolved.contentId) throw new LocalVersionMismatchError(tree, resolved.contentId, digest);
+  }
+
+  /**
+   * The selected directory, which must stay inside the source and inside an allowed root:
+   * `base` is the source's real path, `rel` the directory below it. This is a check by name,
+   * to refuse early and clearly; what is read is proven inside `base` again, by descriptor.
+   */
+  private async directoryOf(source: SkillSource): Promise<{ base: string; rel: string; directory: string }> {
     const base = await realpath(source.source).catch((error: unknown) => {
       throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source} cannot be read`, { cause: error });
     });
@@ -76,7 +94,7 @@ export class LocalSkillProvider extends BaseSkillProvider {
     });
     if (!inside(base, directory)) throw new SkillConfigError(source.source, 'path', 'leaves the source folder through a link');
     if (!(await stat(directory)).isDirectory()) throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" is not a folder`);
-    return directory;
+    return { base, rel: relative(base, directory).split(sep).join('/'), directory };
   }
 
   private async insideRoots(path: string): Promise<boolean> {
@@ -97,6 +115,83 @@ export class LocalVersionMismatchError extends SkillError {
   ) {
     super('SKILL_VERSION_MISMATCH', `local source ${source}: expected tree ${expected}, found ${actual}`);
   }
+}
+
+/**
+ * The source folder changed while it was read (a folder swapped for a link out of it, a file
+ * replaced): the message names the source and the path inside it, nothing of where a link led.
+ */
+export class LocalSourceChangedError extends SkillError {
+  constructor(
+    readonly source: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super('SKILL_SOURCE_CHANGED', `local source ${source}: ${JSON.stringify(path)} changed while it was read, or leads out of the source folder`, { cause });
+  }
+}
+
+/** Runs a proven read of a source folder; a refusal becomes LocalSourceChangedError. */
+async function insideSource<T>(source: SkillSource, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof NotInsideError) throw new LocalSourceChangedError(source.source, error.path ?? '', error);
+    throw error;
+  }
+}
+
+/**
+ * Copies the folder `rel` of `base` into `destination` (absent; the store's private staging)
+ * through descriptors proven inside `base`: folders are listed through their own descriptor,
+ * files read through theirs, links copied as the text they hold. Nothing outside `base` is
+ * ever read, whatever its owner swaps meanwhile.
+ */
+async function copyProven(base: string, rel: string, destination: string, signal: AbortSignal): Promise<void> {
+  const folders: Array<{ from: string; to: string }> = [{ from: rel, to: destination }];
+  mkdirSync(destination);
+  const modes: Array<{ to: string; mode: number }> = [];
+  let since = performance.now();
+  while (folders.length > 0) {
+    const { from, to } = folders.pop()!;
+    const dir = openDirInside(base, from, { follow: from === rel });
+    // Set once everything is written into it: a read-only source folder stays writable until then.
+    modes.push({ to, mode: dir.stats.mode & 0o7777 });
+    try {
+      for (const entry of dir.entries()) {
+        signal.throwIfAborted();
+        const child = from === '' ? entry.name : `${from}/${entry.name}`;
+        const target = join(to, entry.name);
+        if (entry.isDirectory()) {
+          mkdirSync(target);
+          folders.push({ from: child, to: target });
+        } else if (entry.isFile()) {
+          const { bytes, stats } = readFileInside(base, child, { follow: false });
+          // `wx`: the destination is fresh, so nothing may already be there. The mode is the
+          // source's, exactly, as the tree digest of the source counts it (the store then
+          // strips what it does not keep).
+          const fd = openSync(target, 'wx', 0o600);
+          try {
+            writeFileSync(fd, bytes);
+            fchmodSync(fd, stats.mode & 0o7777);
+          } finally {
+            closeSync(fd);
+          }
+        } else if (entry.isSymbolicLink()) {
+          symlinkSync(dir.readlink(entry.name), target);
+        } else {
+          throw new SkillError('SKILL_NOT_FOUND', `${JSON.stringify(child)} is neither a file, a folder nor a link`);
+        }
+        if (performance.now() - since > 4) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
+      }
+    } finally {
+      dir.close();
+    }
+  }
+  for (const { to, mode } of modes.reverse()) chmodSync(to, mode);
 }
 
 function inside(parent: string, child: string): boolean {
