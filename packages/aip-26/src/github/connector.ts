@@ -5,6 +5,7 @@ import { join, sep } from 'node:path';
 import type { ContentStore } from '@agentproto/content-cache';
 import { type GitAuth, type RemoteOptions, directoryTreeId, fetchDirectory, folderTreeId, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
+import { PATH_LIMITS } from '../paths/limits.js';
 import { writeBundle } from '../tar/index.js';
 
 /** What a floating ref resolved to, for the host to record (AIP-26: "record the resolved SHA"). */
@@ -87,14 +88,17 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       return resolved.commit;
     },
 
-    async fetch(repo, commit, subpath) {
+    async fetch(repo, commit, subpath, limits) {
       if (!isFullCommitId(commit)) throw new PinRequiredError(repo, commit);
       const path = subpath ?? '';
+      // The bundle's caps hold while fetching (GIT_LIMIT_EXCEEDED, before anything past them
+      // is written). git counts folders as entries too: twice the file cap leaves room for them.
+      const capped = limits === undefined ? remote : { ...remote, limits: { maxBytes: limits.maxBytes, maxFiles: limits.maxFiles * 2, maxDepth: PATH_LIMITS.maxDepth } };
       if (!options.cache) {
         const work = await mkdtemp(join(tmpdir(), 'agentproto-github-'));
         try {
           const dest = join(work, 'tree');
-          await fetchDirectory(urlOf(repo), commit, path, dest, { ...remote, privateDir: work });
+          await fetchDirectory(urlOf(repo), commit, path, dest, { ...capped, privateDir: work });
           return await bundleFolder(dest);
         } finally {
           await rm(work, { recursive: true, force: true });
@@ -114,12 +118,10 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
         const folder = await cache.acquire(
           { provider: 'github', declaration, version: commit, contentId },
           async (destination) => {
-            await fetchDirectory(urlOf(repo), commit, path, destination, remote);
+            await fetchDirectory(urlOf(repo), commit, path, destination, capped);
           },
           { verify: (tree, signal) => proveTree(urlOf(repo), commit, path, tree, { ...remote, signal }) },
         );
-        await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
-      });
         await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
       });
       return fs.readFileSync(join(archive.path, ARCHIVE));
