@@ -10,6 +10,7 @@ import {
   hashTree,
   openContentStore,
 } from '@agentproto/content-cache';
+import { type SkillContentProvider, gitProvider, localProvider } from '@agentproto/skill-providers';
 import { CommandError } from '../command-error.js';
 import { alignColumns, formatBytes, plural, printable, shellQuote, shortHash } from '../format.js';
 import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
@@ -138,7 +139,11 @@ async function verify(args: string[], term: Terminal): Promise<number> {
   return status;
 }
 
-/** Removes what nothing reaches, and the leftovers of writers that died. */
+/**
+ * Removes what nothing reaches, and the leftovers of writers that died: staging folders,
+ * and the private folders (deploy keys, credential files) of preparations that were killed,
+ * securely removed; a live preparation's are never touched.
+ */
 async function gc(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache gc', args, COMMON, false);
   const store = await openStore(parsed.values.root);
@@ -150,7 +155,7 @@ async function gc(args: string[], term: Terminal): Promise<number> {
   const lines = [
     `removed ${plural(report.removedObjects.length, 'object')} (${formatBytes(report.freedBytes)}), ` +
       `${plural(report.removedKeys, 'key')}, ${plural(report.removedLinks, 'link')}, ` +
-      `${plural(report.removedStaging, 'staging folder')}`,
+      `${plural(report.removedStaging, 'staging folder')}, ${plural(report.removedPrivate, 'private folder')} of dead preparations`,
     ...report.removedObjects.map((id) => `removed ${id}`),
   ];
   term.stdout.write(`${lines.join('\n')}\n`);
@@ -212,7 +217,11 @@ async function push(args: string[], term: Terminal): Promise<number> {
  * `cache pull --remote URL --repository NAME`: every key the registry lists is acquired into
  * the local store from the registry alone. The fill given to acquire only throws, so nothing
  * but the remote's content (checked against its digests and the tree digest of its marker)
- * can be stored. Keys already here are reported as present. Exit 1 when any failed.
+ * can be stored, and only once the key's provider proved the tree to be the content its
+ * content id names (git: the files hash to the tree id; local: the tree digest). Every
+ * machine with push rights writes that registry, so a key whose provider cannot prove its
+ * tree (CACHE_REMOTE_UNVERIFIABLE) is refused. Keys already here are reported as present.
+ * Exit 1 when any failed.
  */
 async function pull(args: string[], term: Terminal): Promise<number> {
   const parsed = parse('cache pull', args, REMOTE, false);
@@ -233,10 +242,20 @@ async function pull(args: string[], term: Terminal): Promise<number> {
   const failed: KeyFailure[] = [];
   for (const [i, { key, marker }] of listed.entries()) {
     term.status(`pulling key ${i + 1} of ${listed.length}: ${shortHash(marker.objectId)}`);
+    const prover = PROVERS.get(key.provider);
+    if (!prover?.verifyTree) {
+      failed.push({ key, objectId: marker.objectId, code: 'CACHE_REMOTE_UNVERIFIABLE', message: `provider ${key.provider} cannot prove a tree from the registry to be its content` });
+      continue;
+    }
     try {
-      const tree = await store.acquire(key, async () => {
-        throw new Error('not in the remote');
-      });
+      const resolved = { version: key.version, contentId: key.contentId };
+      const tree = await store.acquire(
+        key,
+        async () => {
+          throw new Error('not in the remote');
+        },
+        { verify: (path, signal) => prover.verifyTree!(path, resolved, signal) },
+      );
       if (tree.source === 'remote') pulled.push({ key, objectId: tree.objectId, digest: tree.digest, files: tree.files, bytes: tree.bytes });
       else present.push({ key, objectId: tree.objectId });
     } catch (error) {
@@ -257,6 +276,12 @@ async function pull(args: string[], term: Terminal): Promise<number> {
   }
   return failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }
+
+/** The providers whose trees `cache pull` can prove from the tree alone. */
+const PROVERS = new Map<string, SkillContentProvider>([
+  ['git', gitProvider()],
+  ['local', localProvider()],
+]);
 
 function failureOf(error: unknown): { code: string; message: string } {
   const code = (error as { code?: unknown } | undefined)?.code;
