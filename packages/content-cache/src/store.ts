@@ -726,7 +726,9 @@ export class ContentStore {
     const dir = join(this.layout.staging, randomBytes(12).toString('hex'));
     const lock = await takeLock(dir, `${dir}.lock`, this.lockOptions, false);
     try {
-      await io('create staging folder', dir, () => this.fs.mkdir(dir));
+      // 0700: nobody else may write into a tree while it is filled and sealed (swap a folder
+      // of it for a link between a check and a write); publication opens it to 0755.
+      await io('create staging folder', dir, () => this.fs.mkdir(dir, { mode: 0o700 }));
     } catch (error) {
       await lock.release().catch(() => undefined);
       throw error;

@@ -1,6 +1,5 @@
-import { lstat, readFile, readdir } from 'node:fs/promises';
-import { join, posix } from 'node:path';
-import { isDotGit } from '@agentproto/content-cache';
+import { posix } from 'node:path';
+import { isDotGit, openDirInside, readFileInside, realRootOf } from '@agentproto/content-cache';
 import type { PackageFile } from '../bundle/include.js';
 
 /**
@@ -18,35 +17,55 @@ export interface SourceTree {
 export async function readSourceTree(root: string, under = ''): Promise<SourceTree> {
   const paths: string[] = [];
   const modes = new Map<string, 0o644 | 0o755>();
-  const walk = async (relDir: string): Promise<void> => {
-    let entries;
+  let realRoot: string;
+  try {
+    realRoot = realRootOf(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { paths, read: notInTree };
+    throw error;
+  }
+  // Folders are listed, and files measured and read, through descriptors proven inside the
+  // root (content-cache openInside): whoever can write the source tree cannot swap a folder
+  // for a link between a check and a read and ship a file from outside it.
+  const walk = (relDir: string): void => {
+    let dir;
     try {
-      entries = await readdir(join(root, relDir), { withFileTypes: true });
+      dir = openDirInside(realRoot, relDir, { follow: relDir === under });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (relDir === under && (code === 'ENOENT' || code === 'ENOTDIR')) return;
       throw error;
     }
-    for (const entry of entries) {
-      const rel = relDir === '' ? entry.name : posix.join(relDir, entry.name);
-      if (isDotGit(entry.name)) continue;
-      if (entry.isDirectory()) {
-        await walk(rel);
-      } else if (entry.isFile()) {
-        const stat = await lstat(join(root, rel));
-        paths.push(rel);
-        // Only the executable bit travels: 0755 when any x bit is set, as git stores it.
-        modes.set(rel, stat.mode & 0o111 ? 0o755 : 0o644);
+    try {
+      for (const entry of dir.entries()) {
+        const rel = relDir === '' ? entry.name : posix.join(relDir, entry.name);
+        if (isDotGit(entry.name)) continue;
+        if (entry.isDirectory()) {
+          walk(rel);
+        } else if (entry.isFile()) {
+          const stat = dir.lstat(entry.name);
+          if (!stat?.isFile()) continue;
+          paths.push(rel);
+          // Only the executable bit travels: 0755 when any x bit is set, as git stores it.
+          modes.set(rel, stat.mode & 0o111 ? 0o755 : 0o644);
+        }
       }
+    } finally {
+      dir.close();
     }
   };
-  await walk(under);
+  walk(under);
   paths.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return {
     paths,
     async read(path) {
       const mode = modes.get(path);
-      if (mode === undefined) throw new Error(`not a file of the source tree: ${path}`);
-      return { bytes: await readFile(join(root, path)), mode };
+      if (mode === undefined) return notInTree(path);
+      return { bytes: readFileInside(realRoot, path, { follow: false }).bytes, mode };
     },
   };
+}
+
+function notInTree(path: string): never {
+  throw new Error(`not a file of the source tree: ${path}`);
 }

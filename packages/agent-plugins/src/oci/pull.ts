@@ -76,7 +76,9 @@ export async function pullPlugin(reference: string, dir: string, options: PullPl
 
   await mkdir(dirname(target), { recursive: true });
   const staging = join(dirname(target), `.${basename(target)}.pull-${randomBytes(6).toString('hex')}`);
-  await mkdir(staging, { mode: 0o755 });
+  // 0700 until it is complete: no one else can write into (or swap folders of) the package
+  // while it is extracted and validated; it opens to 0755 just before the rename.
+  await mkdir(staging, { mode: 0o700 });
   try {
     const files = await extractLayer(client, label, layer, staging, limits, options.signal);
     if (files !== config.files) throw new PluginArtifactError(label, `the config counts ${config.files} files, the layer holds ${files}`);
