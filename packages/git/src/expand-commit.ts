@@ -5,10 +5,18 @@ import {
   GitCommitNotFoundError,
   GitInvalidArgumentError,
   GitInvalidCommitIdError,
+  GitLimitExceededError,
+  GitPackTooLargeError,
   GitTransportError,
   GitUppercaseShaError,
 } from './errors.js';
+import { fetchLimits, packBudget, type FetchLimits } from './limits.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
+
+export interface ExpandCommitOptions extends RemoteOptions {
+  /** `maxBytes` caps the history's pack (packBudget of it); DEFAULT_FETCH_LIMITS where not given. */
+  limits?: FetchLimits;
+}
 
 /**
  * The full id of the one commit, reachable from the remote's branches and tags, whose id
@@ -20,7 +28,7 @@ import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from 
  * - no match: GitCommitNotFoundError; several: GitAmbiguousCommitError with every candidate;
  * - an engine without `findCommits`: GitInvalidArgumentError naming the engine.
  */
-export async function expandCommit(url: string, prefix: string, options: RemoteOptions = {}): Promise<string> {
+export async function expandCommit(url: string, prefix: string, options: ExpandCommitOptions = {}): Promise<string> {
   const operation = 'expandCommit';
   const { signal } = options;
   const remote = openRemote(url, options);
@@ -33,11 +41,19 @@ export async function expandCommit(url: string, prefix: string, options: RemoteO
     throw new GitInvalidArgumentError('engine', `the ${engine.name} engine cannot search a remote's history (no findCommits)`);
   }
   const given = givenWorkDir(options);
+  const { maxBytes } = fetchLimits(options.limits);
   throwIfAborted(signal, operation);
 
   return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
-    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir };
-    const found = await calls.run(engine.findCommits!(request, wanted));
+    // The history's pack is capped like a directory's: isomorphic-git fetches it with every
+    // tree and blob, and a server may send anything.
+    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, maxPackBytes: packBudget(maxBytes) };
+    const found = await calls.run(engine.findCommits!(request, wanted)).catch((error: unknown) => {
+      if (error instanceof GitPackTooLargeError) {
+        throw new GitLimitExceededError('bytes', maxBytes, remote.url, '', `the history's pack passed ${error.max} bytes`, error);
+      }
+      throw error;
+    });
     // The engine's answer is checked like a server's: ids only, and only matching ones.
     if (!Array.isArray(found) || found.some((id) => !isFullCommitId(id) || !id.startsWith(wanted))) {
       throw new GitTransportError(remote.url, `the ${engine.name} engine listed ids that do not start with ${wanted}`);

@@ -9,6 +9,7 @@ export type { DirectoryTree, FetchDirectoryOptions, FetchedDirectory } from './f
 export { DEFAULT_FETCH_LIMITS } from './limits.js';
 export type { FetchLimits } from './limits.js';
 export { expandCommit } from './expand-commit.js';
+export type { ExpandCommitOptions } from './expand-commit.js';
 export { directoryTreeId } from './directory-tree-id.js';
 // Git's hashing from content alone: proves a tree from elsewhere is the one a repository names.
 export { gitBlobId, gitTreeId, gitTreeIdOf } from './tree-id.js';

@@ -58,41 +58,11 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
     },
 
     async fetchCommit({ url, headers, signal: callerSignal, commit, gitdir, maxPackBytes }) {
-      // Our own signal, so the pack cap can stop the fetch as the caller's abort does: the
-      // body read past the cap fails, isomorphic-git's file system refuses every write from
-      // then on, and the fetch rejects at once with the cap's error.
-      const stop = new AbortController();
-      const onCallerAbort = () => stop.abort(callerSignal?.reason);
-      if (callerSignal?.aborted) onCallerAbort();
-      else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-      const signal = stop.signal;
-      // The pack's objects may inflate to at most what its own cap allows: one past it is a
-      // compressed bomb, refused before isomorphic-git inflates it in memory.
-      const fs = privateFs(
-        gitdir,
-        signal,
-        maxPackBytes === undefined
-          ? undefined
-          : {
-              maxObject: maxPackBytes,
-              maxTotal: maxPackBytes,
-              refuse: (problem) => {
-                throw problem.kind === 'malformed'
-                  ? new GitTransportError(url, `the server sent a malformed pack (${problem.reason})`)
-                  : new GitPackTooLargeError(url, maxPackBytes);
-              },
-            },
-      );
+      const { signal, fs, http, done } = cappedFetch(client, { url, headers, gitdir, callerSignal, maxPackBytes });
       const cache = {};
-      const onOverflow = (max: number) => stop.abort(new GitPackTooLargeError(url, max));
       try {
         await prepareGitdir(fs, gitdir);
         if (!(await holds(fs, gitdir, commit, cache))) {
-          const http = guardedHttp(client, {
-            signal,
-            credentials: Object.keys(headers),
-            ...(maxPackBytes === undefined ? {} : { maxBodyBytes: maxPackBytes, onOverflow }),
-          });
           await untilAborted(fetchPack({
             fs,
             cache,
@@ -110,7 +80,7 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       } catch (error) {
         throw translateError(error, url);
       } finally {
-        callerSignal?.removeEventListener('abort', onCallerAbort);
+        done();
       }
       return objectReader(privateFs(gitdir, callerSignal), gitdir, cache);
     },
@@ -119,15 +89,18 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
      * Fetches the history of every branch and tag (isomorphic-git has no filter, so with
      * trees and blobs), then walks it from each ref for the ids starting with `prefix`.
      */
-    async findCommits({ url, headers, signal, gitdir }, prefix) {
-      const fs = privateFs(gitdir, signal);
+    async findCommits({ url, headers, signal: callerSignal, gitdir, maxPackBytes }, prefix) {
+      // The whole history with its trees and blobs (no filter here): under the same pack cap.
+      const capped = cappedFetch(client, { url, headers, gitdir, callerSignal, maxPackBytes });
+      const { signal } = capped;
+      const fs = capped.fs;
       const cache = {};
       try {
         await prepareGitdir(fs, gitdir);
-        await fetchPack({
+        await untilAborted(fetchPack({
           fs,
           cache,
-          http: guardedHttp(client, { signal, credentials: Object.keys(headers) }),
+          http: capped.http,
           gitdir,
           url,
           singleBranch: false,
@@ -138,9 +111,11 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
           prune: true,
           pruneTags: true,
           headers: { ...headers },
-        });
+        }), signal);
       } catch (error) {
         throw translateError(error, url);
+      } finally {
+        capped.done();
       }
       const tips: string[] = [];
       const refs = [
@@ -158,6 +133,46 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
 }
 
 type PrivateFs = ReturnType<typeof privateFs>;
+
+/**
+ * The file system, HTTP client and signal of one fetch under a pack cap. Our own signal, so
+ * the cap stops the fetch as the caller's abort does: the body read past the cap fails,
+ * the file system refuses every write from then on, and the fetch rejects at once with the
+ * cap's error. Before isomorphic-git indexes a pack (inflating every object in memory), the
+ * pack's objects are checked to inflate to at most the cap: a compressed bomb never is.
+ */
+function cappedFetch(
+  client: HttpClient,
+  { url, headers, gitdir, callerSignal, maxPackBytes }: { url: string; headers: Readonly<Record<string, string>>; gitdir: string; callerSignal: AbortSignal | undefined; maxPackBytes: number | undefined },
+): { signal: AbortSignal; fs: PrivateFs; http: HttpClient; done: () => void } {
+  const stop = new AbortController();
+  const onCallerAbort = () => stop.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) onCallerAbort();
+  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  const signal = stop.signal;
+  const fs = privateFs(
+    gitdir,
+    signal,
+    maxPackBytes === undefined
+      ? undefined
+      : {
+          maxObject: maxPackBytes,
+          maxTotal: maxPackBytes,
+          refuse: (problem) => {
+            throw problem.kind === 'malformed'
+              ? new GitTransportError(url, `the server sent a malformed pack (${problem.reason})`)
+              : new GitPackTooLargeError(url, maxPackBytes);
+          },
+        },
+  );
+  const onOverflow = (max: number) => stop.abort(new GitPackTooLargeError(url, max));
+  const http = guardedHttp(client, {
+    signal,
+    credentials: Object.keys(headers),
+    ...(maxPackBytes === undefined ? {} : { maxBodyBytes: maxPackBytes, onOverflow }),
+  });
+  return { signal, fs, http, done: () => callerSignal?.removeEventListener('abort', onCallerAbort) };
+}
 
 /** git's own "infinite" depth (INFINITE_DEPTH in git's shallow.h). */
 const ALL_HISTORY = 0x7fffffff;

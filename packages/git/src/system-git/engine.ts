@@ -292,7 +292,7 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
           `+refs/heads/*:${REFS}/heads/*`,
           `+refs/tags/*:${REFS}/tags/*`,
         ],
-        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')] },
+        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')], maxPackBytes: request.maxPackBytes },
       );
       const named = (await mustLocal(s, gitdir, ['rev-parse', `--disambiguate=${prefix}`])).stdout.toString('utf8');
       const ids = named.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));

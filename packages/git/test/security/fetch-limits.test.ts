@@ -7,6 +7,7 @@ import { makeRepo, startGitHttpServer, tempDir, type FileTree, type GitHttpServe
 import {
   DEFAULT_FETCH_LIMITS,
   directoryTree,
+  expandCommit,
   fetchDirectory,
   isomorphicGitEngine,
   systemGitEngine,
@@ -225,6 +226,15 @@ describe('fetch limits: what each engine transfers', () => {
       fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), { limits: { maxBytes: MiB } }),
     );
     expect(error).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', path: 'small' });
+  });
+
+  it('expandCommit caps the history it fetches: isomorphic-git (every blob of the history) is stopped, system git (commits only) is not', async () => {
+    const url = served.server.urlFor('big.git');
+    const prefix = served.big.slice(0, 8);
+    const error = await rejection(expandCommit(url, prefix, { limits: { maxBytes: MiB } }));
+    expect(error).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', max: MiB, url });
+    expect(error.cause).toMatchObject({ code: 'GIT_PACK_TOO_LARGE' });
+    expect(await expandCommit(url, prefix, { engine: systemGitEngine(), limits: { maxBytes: MiB } })).toBe(served.big);
   });
 
   it('refuses a cap that is not a non-negative integer before anything is fetched', async () => {

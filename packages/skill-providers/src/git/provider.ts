@@ -1,4 +1,5 @@
 import {
+  type ExpandCommitOptions,
   type FetchLimits,
   type GitAuth,
   type GitEngine,
@@ -99,7 +100,7 @@ export class GitSkillProvider extends BaseSkillProvider {
     // Listing refs is the authorization check: it runs on every preparation, with the
     // current credential, also for a full commit id and also when the result is cached.
     const refs = await listRefs(url, { ...options, engine: listingEngine });
-    const commit = await this.commitOf(source.version, refs, url, options);
+    const commit = await this.commitOf(source.version, refs, url, { ...options, limits: this.limitsFor(context) });
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
     // worth keeping: a hit then costs one ref listing and nothing else. The store recalls
     // only facts its own callers learned from the origin, never the shared registry's: the
@@ -235,7 +236,7 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
-  private async commitOf(version: string, refs: RemoteRefs, url: string, options: RemoteOptions): Promise<string> {
+  private async commitOf(version: string, refs: RemoteRefs, url: string, options: ExpandCommitOptions): Promise<string> {
     if (isFullCommitId(version)) return version;
     try {
       return resolveRef(refs, version).commit;
