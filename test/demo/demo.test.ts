@@ -39,7 +39,7 @@ describe('the tour', () => {
     // Agent Plugins: built clean, drift caught.
     expect(report.plugin).toMatchObject({ rejected: false, findings: [], verifiedAfterBuild: true, editedDetected: ['skills/review/references/checklist.md'] });
     // The OCI tier runs where the registry is installed (the test command makes sure it is).
-    expect(report.oci).toMatchObject({ machineB: { from: 'remote', gitFetches: 0 } });
+    expect(report.oci).toMatchObject({ machineB: { from: 'remote', gitFetches: 0, gitProofFetches: 1 } });
   });
 
   it('prints the tour on stdout, nothing on stderr when stderr is not a terminal', async () => {
