@@ -185,6 +185,7 @@ describe('cache gc', () => {
       removedKeys: 0,
       removedLinks: 0,
       removedStaging: 0,
+      removedPrivate: 0,
       freedBytes: 0,
     });
     expect((await runJson<StoreListing>(['cache', 'ls', '--root', root])).objects).toHaveLength(1);
@@ -200,7 +201,7 @@ describe('cache gc', () => {
     const outcome = await run(['cache', 'gc', '--root', root]);
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toBe(
-      `removed 1 object (${tree.bytes} B), 0 keys, 0 links, 0 staging folders\nremoved ${tree.objectId}\n`,
+      `removed 1 object (${tree.bytes} B), 0 keys, 0 links, 0 staging folders, 0 private folders of dead preparations\nremoved ${tree.objectId}\n`,
     );
     expect(await readdir(join(root, 'objects'))).toEqual([]);
   });

@@ -13,6 +13,7 @@ export type {
 export { canonicalJson, canonicalKey, objectIdOf } from './canonical-key.js';
 export type { CacheKey, JsonValue } from './canonical-key.js';
 export { defaultCacheRoot } from './default-root.js';
+export { makePrivateDir, removePrivateDir, sweepPrivateDirs } from './private-dirs.js';
 export { hashTree } from './tree.js';
 export type { HashTreeOptions, TreeSummary } from './tree.js';
 export type { WriteFileOptions } from './writer.js';

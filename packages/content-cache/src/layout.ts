@@ -13,6 +13,8 @@ import { join } from 'node:path';
  *   quarantine/                         corrupt objects set aside by verify
  *   facts/<nameDigest>.json             small immutable facts callers remember (recall/remember)
  *   publish.lock/                       the publication lock (proper-lockfile)
+ *   private/<id>/ + <id>.owner          private folders of acquisitions (credentials), 0700,
+ *                                       and their owner records (see private-dirs.ts)
  */
 export const MARKER = 'COMPLETE.json';
 export const CONTENT = 'content';
@@ -28,6 +30,7 @@ export class StoreLayout {
   get quarantine() { return join(this.root, 'quarantine'); }
   get facts() { return join(this.root, 'facts'); }
   get publishLock() { return join(this.root, 'publish.lock'); }
+  get private() { return join(this.root, 'private'); }
   get folders() { return [this.objects, this.keys, this.links, this.staging, this.trash, this.quarantine, this.facts]; }
   object(id: string) { return join(this.objects, id); }
   content(id: string) { return join(this.objects, id, CONTENT); }

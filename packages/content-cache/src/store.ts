@@ -16,6 +16,7 @@ import {
   UnsafeTreeError,
 } from './errors.js';
 import { CONTENT, MARKER, StoreLayout, TEMP_PREFIX } from './layout.js';
+import { sweepPrivateDirs } from './private-dirs.js';
 import { type HeldLock, type LockOptions, isLockHeld, takeLock } from './lock.js';
 import { type StoreFs, nodeStoreFs } from './store-fs.js';
 import type { StoreEvent, StoreRemote, RemoteObject } from './remote/store-remote.js';
@@ -121,6 +122,8 @@ export interface GcReport {
   removedKeys: number;
   removedLinks: number;
   removedStaging: number;
+  /** Private folders (credentials) of dead preparations, securely removed (see private-dirs.ts). */
+  removedPrivate: number;
   freedBytes: number;
 }
 
@@ -189,6 +192,11 @@ async function realpathOfNearest(fs: StoreFs, path: string): Promise<string> {
 
 export class ContentStore {
   readonly root: string;
+  /**
+   * Where private folders of acquisitions live (`<root>/private`, 0700): one root the store
+   * owns, so `gc` finds and securely removes what a killed process left there.
+   */
+  readonly privateRoot: string;
   private readonly layout: StoreLayout;
   private readonly fs: StoreFs;
   private readonly lockOptions: LockOptions;
@@ -208,6 +216,7 @@ export class ContentStore {
   constructor(layout: StoreLayout, fs: StoreFs, options: ContentStoreOptions) {
     this.layout = layout;
     this.root = layout.root;
+    this.privateRoot = layout.private;
     this.fs = fs;
     this.lockOptions = options.lock ?? {};
     this.staleMs = this.lockOptions.staleMs ?? 10_000;
@@ -881,7 +890,7 @@ export class ContentStore {
    * the publication lock throughout, so nothing it judges unreachable is being published.
    */
   async gc(): Promise<GcReport> {
-    const report: GcReport = { removedObjects: [], removedKeys: 0, removedLinks: 0, removedStaging: 0, freedBytes: 0 };
+    const report: GcReport = { removedObjects: [], removedKeys: 0, removedLinks: 0, removedStaging: 0, removedPrivate: 0, freedBytes: 0 };
     await this.withPublishLock(async () => {
       const objects = new Set(await this.readFolder(this.layout.objects));
       const reached = new Set<string>();
@@ -914,6 +923,9 @@ export class ContentStore {
     });
     // Also what processes that died before emptying it left in the trash.
     await this.emptyTrash();
+    // Credentials of preparations that were killed: never those of a live one (the owner
+    // record names a running process), whatever the publication lock says.
+    report.removedPrivate = await sweepPrivateDirs(this.layout.private);
     return report;
   }
 

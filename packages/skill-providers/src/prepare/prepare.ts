@@ -16,7 +16,7 @@ export interface PrepareOptions {
   cache: ContentStore;
   /** The providers agent configuration may name; `defaultRegistry()` (git) by default. */
   registry?: ProviderRegistry;
-  /** Where acquisition runs; `localSandbox()` by default. */
+  /** Where acquisition runs; `localSandbox({ privateRoot: cache.privateRoot })` by default. */
   sandbox?: Sandbox;
   /** Named secrets (deploy keys); by default the environment variable of that name. */
   secrets?: SecretReader;
@@ -160,7 +160,8 @@ async function runAll<T>(
   finish: (job: Job, context: ProviderContext) => Promise<T>,
 ): Promise<T[]> {
   const registry = options.registry ?? defaultRegistry();
-  const sandbox = options.sandbox ?? localSandbox();
+  // Private folders under the store's own root, where a killed preparation's are found again.
+  const sandbox = options.sandbox ?? localSandbox({ privateRoot: options.cache.privateRoot });
   const sources = parseSkillDeclaration(declaration);
   // Every entry is checked before any of them runs: a bad entry stops the whole
   // declaration before a secret is read or a byte is fetched.
@@ -181,6 +182,10 @@ async function runAll<T>(
     const id = JSON.stringify([source.provider, canonicalDeclaration(source)]);
     groups.set(id, [...(groups.get(id) ?? []), index]);
   });
+
+  // What preparations killed before their cleanup left behind (deploy keys, header files)
+  // goes first; the sandbox removes only folders whose owner process is gone.
+  await sandbox.sweepPrivateDirs?.();
 
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal?.reason);

@@ -1,12 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultCacheRoot, makePrivateDir, removePrivateDir, sweepPrivateDirs } from '@agentproto/content-cache';
 import { localCommandHost } from '@agentproto/git';
 import type { Sandbox, SandboxCapabilities } from './sandbox.js';
 
 export interface LocalSandboxOptions {
-  /** Parent of private folders; `os.tmpdir()` by default. Never a workspace. */
+  /**
+   * The root of private folders, made 0700 if missing (`private/` under the default store
+   * root, `defaultCacheRoot()`, by default; prepareSkills passes its store's). Never a
+   * workspace, never the system temp folder: everything under it is owned by a process
+   * named in an owner record, so what a killed process left is found and removed.
+   */
   privateRoot?: string;
   /**
    * Override the detected transports: `{ ssh: false }` makes an HTTPS-only sandbox.
@@ -24,7 +28,7 @@ export interface LocalSandboxOptions {
  * through an existing name, with exactly the mode asked for.
  */
 export function localSandbox(options: LocalSandboxOptions = {}): Sandbox {
-  const privateRoot = options.privateRoot ?? tmpdir();
+  const privateRoot = options.privateRoot ?? join(defaultCacheRoot(), 'private');
   const git = options.capabilities?.git ?? canRun('git', ['--version']);
   const capabilities: SandboxCapabilities = {
     https: options.capabilities?.https ?? true,
@@ -38,14 +42,13 @@ export function localSandbox(options: LocalSandboxOptions = {}): Sandbox {
     capabilities,
     run: host.run,
     writeFile: host.writeFile,
-    async makePrivateDir() {
-      const dir = await mkdtemp(join(privateRoot, 'agentproto-skill-'));
-      await chmod(dir, 0o700);
-      return dir;
-    },
-    async removePrivateDir(path) {
-      await rm(path, { recursive: true, force: true, maxRetries: 3 });
-    },
+    // Each folder is owned by this process (an owner record: pid, start time, boot id), and
+    // removal overwrites credential files before unlinking them (see
+    // @agentproto/content-cache private-dirs.ts). A folder whose owner was killed is
+    // removed the same way by the next sweep: the next preparation, or `cache gc`.
+    makePrivateDir: () => makePrivateDir(privateRoot),
+    removePrivateDir: (path) => removePrivateDir(path),
+    sweepPrivateDirs: () => sweepPrivateDirs(privateRoot),
   };
 }
 

@@ -21,6 +21,13 @@ export interface Sandbox {
   /** Removes a folder made by makePrivateDir and everything in it; rejects when it cannot. */
   removePrivateDir(path: string): Promise<void>;
   /**
+   * Removes the private folders that processes killed before their cleanup left behind,
+   * never one whose owner still runs; returns how many. Called by the core before every
+   * preparation. Optional: a sandbox whose private folders die with it (a container
+   * discarded after use) has nothing to sweep.
+   */
+  sweepPrivateDirs?(): Promise<number>;
+  /**
    * Called with a provider's `egressHosts` before it resolves an entry: a sandbox with a
    * network boundary opens exactly these hosts (or rejects, and the entry fails). Optional:
    * localSandbox has no boundary of its own.
