@@ -1,7 +1,8 @@
-import { cp, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
+  copyInside,
   type CacheKey,
   type ContentStore,
   type ContentStoreOptions,
@@ -50,7 +51,7 @@ async function put(args: string[], term: Terminal): Promise<number> {
   const dir = await existingFolder(folder);
   // The folder is the caller's workspace here: a store root inside it would be copied into itself.
   const store = await openStore(parsed.values.root, { workspace: dir });
-  const { digest } = await hashTree(dir);
+  const { digest } = await hashTree(dir, undefined, { within: dir });
   const key: CacheKey = {
     provider,
     declaration: name === undefined ? { path: dir } : { name },
@@ -58,11 +59,11 @@ async function put(args: string[], term: Terminal): Promise<number> {
     contentId: digest,
   };
   // The fill copies links as links; the store then refuses any that is absolute or leaves
-  // the tree. If the folder changes between the hash above and this copy, the object's
-  // marker still records exactly what was stored, and `cache verify` checks against it.
-  const tree = await store.acquire(key, (destination) =>
-    cp(dir, destination, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }),
-  );
+  // the tree. Files are read only through descriptors proven inside the folder (copyInside),
+  // so a folder swapped for a link meanwhile never copies an outside file. If the folder
+  // changes between the hash above and this copy, the object's marker still records exactly
+  // what was stored, and `cache verify` checks against it.
+  const tree = await store.acquire(key, (destination) => copyInside(dir, '', destination));
   if (parsed.values.json) {
     printJson(term, tree);
     return EXIT_OK;

@@ -1,7 +1,6 @@
-import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { NotInsideError, hashTree, nodeStoreFs, openDirInside, readFileInside } from '@agentproto/content-cache';
+import { NotInsideError, copyInside, hashTree, nodeStoreFs } from '@agentproto/content-cache';
 import { BaseSkillProvider } from '../base-provider.js';
 import { SkillConfigError, SkillError } from '../errors.js';
 import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';
@@ -58,9 +57,9 @@ export class LocalSkillProvider extends BaseSkillProvider {
     const { base, rel } = await this.directoryOf(source);
     // The folder belongs to someone who may swap its folders for links while it is copied:
     // every folder and file is opened first and proven inside the source folder, and copied
-    // from that descriptor (copyProven). Links are copied as links; the store then checks
+    // from that descriptor (content-cache copyInside). Links are copied as links; the store then checks
     // that they stay inside the tree, and strips special mode bits.
-    await insideSource(source, () => copyProven(base, rel, context.destination, context.signal));
+    await insideSource(source, () => copyInside(base, rel, context.destination, { signal: context.signal }));
     const { digest } = await hashTree(context.destination);
     // The folder may have changed between resolve and fetch; publish only what was resolved.
     if (digest !== resolved.contentId) throw new LocalVersionMismatchError(source.source, resolved.contentId, digest);
@@ -139,59 +138,6 @@ async function insideSource<T>(source: SkillSource, run: () => Promise<T>): Prom
     if (error instanceof NotInsideError) throw new LocalSourceChangedError(source.source, error.path ?? '', error);
     throw error;
   }
-}
-
-/**
- * Copies the folder `rel` of `base` into `destination` (absent; the store's private staging)
- * through descriptors proven inside `base`: folders are listed through their own descriptor,
- * files read through theirs, links copied as the text they hold. Nothing outside `base` is
- * ever read, whatever its owner swaps meanwhile.
- */
-async function copyProven(base: string, rel: string, destination: string, signal: AbortSignal): Promise<void> {
-  const folders: Array<{ from: string; to: string }> = [{ from: rel, to: destination }];
-  mkdirSync(destination);
-  const modes: Array<{ to: string; mode: number }> = [];
-  let since = performance.now();
-  while (folders.length > 0) {
-    const { from, to } = folders.pop()!;
-    const dir = openDirInside(base, from, { follow: from === rel });
-    // Set once everything is written into it: a read-only source folder stays writable until then.
-    modes.push({ to, mode: dir.stats.mode & 0o7777 });
-    try {
-      for (const entry of dir.entries()) {
-        signal.throwIfAborted();
-        const child = from === '' ? entry.name : `${from}/${entry.name}`;
-        const target = join(to, entry.name);
-        if (entry.isDirectory()) {
-          mkdirSync(target);
-          folders.push({ from: child, to: target });
-        } else if (entry.isFile()) {
-          const { bytes, stats } = readFileInside(base, child, { follow: false });
-          // `wx`: the destination is fresh, so nothing may already be there. The mode is the
-          // source's, exactly, as the tree digest of the source counts it (the store then
-          // strips what it does not keep).
-          const fd = openSync(target, 'wx', 0o600);
-          try {
-            writeFileSync(fd, bytes);
-            fchmodSync(fd, stats.mode & 0o7777);
-          } finally {
-            closeSync(fd);
-          }
-        } else if (entry.isSymbolicLink()) {
-          symlinkSync(dir.readlink(entry.name), target);
-        } else {
-          throw new SkillError('SKILL_NOT_FOUND', `${JSON.stringify(child)} is neither a file, a folder nor a link`);
-        }
-        if (performance.now() - since > 4) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          since = performance.now();
-        }
-      }
-    } finally {
-      dir.close();
-    }
-  }
-  for (const { to, mode } of modes.reverse()) chmodSync(to, mode);
 }
 
 function inside(parent: string, child: string): boolean {

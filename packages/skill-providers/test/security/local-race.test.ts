@@ -47,6 +47,7 @@ describe('a local skill folder whose folders are swapped for links while it is p
 
     const registry = createRegistry([localProvider({ roots: [work] })]);
     const entry = { provider: 'local', source, version: '*', path: 'skills/a', name: 'a' };
+    const declared = { ...entry, config: {} };
     const leaks: string[] = [];
     const check = (what: string, text: string | Buffer) => {
       const found = outside.leaksIn(text);
@@ -85,11 +86,11 @@ describe('a local skill folder whose folders are swapped for links while it is p
         const direct = performance.now();
         for (let round = 0; performance.now() - direct < 1_500; round++) {
           try {
-            const resolved = await provider.resolve(entry, context);
+            const resolved = await provider.resolve(declared, context);
             calls += 1;
             if (!seen.has(resolved.contentId)) leaks.push(`resolved ${resolved.contentId}, a tree the folder never was`);
             const destination = join(work, `fetched-${phase}-${round}`);
-            await provider.fetch(entry, resolved, { ...context, destination });
+            await provider.fetch(declared, resolved, { ...context, destination });
             for (const file of await filesOf(destination)) check('fetched file', file);
           } catch (error) {
             refused += 1;
