@@ -81,11 +81,11 @@ describe('a tree whose folders are swapped for links while it is hashed or read'
         }
       }
     } finally {
-      expect(await swapper.stop()).toBeGreaterThan(1000);
+      expect(await swapper.stop()).toBeGreaterThan(100);
     }
     expect(leaks.slice(0, 5)).toEqual([]);
-    expect(hashed).toBeGreaterThan(20);
-    expect(reads).toBeGreaterThan(20);
+    expect(hashed).toBeGreaterThan(5);
+    expect(reads).toBeGreaterThan(5);
   });
 
   it('refuses a link out of the root by the path asked for only', async () => {
