@@ -2,7 +2,7 @@ import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
 import type { GitObjectReader } from './engine.js';
 import { GitCommitMismatchError, GitCommitUnavailableError, GitNotACommitError, GitNotADirectoryError } from './errors.js';
-import type { DirectoryTree, FetchDirectoryOptions } from './fetch-directory.js';
+import { overPack, type DirectoryTree, type FetchDirectoryOptions } from './fetch-directory.js';
 import { fetchLimits, packBudget } from './limits.js';
 import { commitTree, objectId, parseTree, readVerified } from './objects.js';
 import { givenWorkDir, openRemote, withEngineSession } from './remote.js';
@@ -43,7 +43,8 @@ export async function directoryTreeId(url: string, commit: string, path: string,
       treeDepth: parts.length,
       maxPackBytes: packBudget(limits.maxBytes),
     };
-    const reader = await calls.run(remote.engine.fetchCommit(request));
+    // An engine's pack cap is the byte cap of the directory, as in fetchDirectory.
+    const reader = await calls.run(remote.engine.fetchCommit(request)).catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
     throwIfAborted(signal, operation);
     const tree = await calls.run(treeOnPath(reader, remote.url, commit, parts, signal, operation));
     return { commit, tree, path: directory };

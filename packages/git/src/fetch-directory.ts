@@ -143,7 +143,7 @@ export async function directoryTree(url: string, commit: string, path: string, o
 }
 
 /** An engine's pack cap, reported as the byte limit of the directory it was fetched for. */
-function overPack(cap: { maxBytes: number; url: string; path: string }): (error: unknown) => never {
+export function overPack(cap: { maxBytes: number; url: string; path: string }): (error: unknown) => never {
   return (error) => {
     if (error instanceof GitPackTooLargeError) {
       throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `the server's pack passed ${error.max} bytes`, error);
