@@ -11,3 +11,8 @@ export function byteOrder(a: string, b: string): number {
 export function pointerToken(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
+
+/** The bytes without a leading UTF-8 byte order mark, for readers that drop one (package.json, as npm does). */
+export function withoutBom(bytes: Uint8Array): Uint8Array {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+}

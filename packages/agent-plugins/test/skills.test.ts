@@ -241,6 +241,8 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
     ['a second YAML document', `---\n${VALID}...\nname: other\n---\n`, ['skill.frontmatter-invalid-yaml']],
     ['invalid UTF-8', new Uint8Array([...bytes(`---\n${VALID}`), 0xff, 0x0a, ...bytes('---\n')]), ['skill.not-utf8']],
     ['a byte order mark before the opening line', `\uFEFF---\n${VALID}---\n`, ['skill.bom']],
+    ['frontmatter over 32 KiB', `---\n${VALID}x: "${'y'.repeat(32 * 1024)}"\n---\n`, ['skill.frontmatter-too-large']],
+    ['lists nested 65 deep', `---\n${VALID}x: ${'['.repeat(65)}${']'.repeat(65)}\n---\n`, ['skill.frontmatter-too-deep']],
   ])('a file with %s is not packaged', (_label, input, expected) => {
     const file = typeof input === 'string' ? bytes(input) : input;
     const result = check('deploy', file);
@@ -277,7 +279,7 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
     for (let i = 1; i < 8; i++) lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
     const result = check('deploy', skillMd(`${VALID}${lines.join('\n')}\n`));
     expect(result.accepted).toBe(false);
-    expect(codeList(result.findings)).toEqual(['skill.frontmatter-invalid-yaml']);
+    expect(codeList(result.findings)).toEqual(['skill.frontmatter-too-complex']);
   });
 });
 

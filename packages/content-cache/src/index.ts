@@ -37,3 +37,20 @@ export type { ArtifactReference } from './remote/names.js';
 export { packTree, readLayerBlob, unpackLayer, LAYER_TAR, LAYER_TAR_GZIP } from './remote/layer.js';
 export type { LayerOptions, UnpackTarget } from './remote/layer.js';
 export type { StoreRemote, StoreEvent, RemoteObject, RemoteFillContext } from './remote/store-remote.js';
+export {
+  DocumentError,
+  DocumentSyntaxError,
+  DocumentTooComplexError,
+  DocumentTooDeepError,
+  DocumentTooLargeError,
+  DOCUMENT_LIMITS,
+  FRONTMATTER_LIMITS,
+  parseUntrustedYaml,
+  parseYamlDocument,
+  yamlDocumentValue,
+  parseUntrustedJson,
+  parseUntrustedToml,
+  findFrontmatter,
+  readBoundedFile,
+} from './documents/index.js';
+export type { DocumentErrorCode, DocumentFormat, DocumentLimits, FrontmatterBlock, JsonParseOptions, TomlParseOptions, YamlParseOptions } from './documents/index.js';

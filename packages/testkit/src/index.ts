@@ -37,3 +37,6 @@ export type {
   RegistryUser,
   TokenRequestLogEntry,
 } from './registry-auth.js';
+export { runBounded } from './bounded-worker.js';
+export type { BoundedOutcome, RunBoundedOptions } from './bounded-worker.js';
+export { aliasBomb, bulkyDocument, hostileBytes, hostileDocument, hostileSkillMd, hostileText, REPRODUCTIONS } from './hostile-documents.js';

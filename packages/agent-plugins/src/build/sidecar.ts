@@ -1,3 +1,4 @@
+import { parseUntrustedJson } from '@agentproto/content-cache';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { renderJson } from './render.js';
 
@@ -24,7 +25,9 @@ export function renderSidecar(spec: string, files: ReadonlyMap<string, PackageFi
 /** The sidecar's record, or undefined when the bytes are not one. */
 export function parseSidecar(bytes: Uint8Array): Sidecar | undefined {
   try {
-    const value = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<Sidecar>;
+    // The sidecar of a package someone else wrote: bounded like every untrusted document.
+    const value = parseUntrustedJson(bytes, { source: SIDECAR }) as Partial<Sidecar> | null;
+    if (value === null || typeof value !== 'object') return undefined;
     if (typeof value.generator !== 'string' || typeof value.spec !== 'string' || value.files === null || typeof value.files !== 'object') return undefined;
     if (Object.values(value.files).some((hash) => typeof hash !== 'string')) return undefined;
     return value as Sidecar;

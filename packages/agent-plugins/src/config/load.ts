@@ -1,7 +1,6 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { parse as parseToml } from 'smol-toml';
-import { parse as parseYaml } from 'yaml';
+import { DOCUMENT_LIMITS, type DocumentFormat, parseUntrustedJson, parseUntrustedToml, parseUntrustedYaml, readBoundedFile } from '@agentproto/content-cache';
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';
@@ -61,13 +60,10 @@ export interface LoadPluginConfigOptions {
  */
 export async function loadPluginConfig(file: string, options: LoadPluginConfigOptions = {}): Promise<LoadedPluginConfig> {
   const path = resolve(file);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new PluginConfigError(path, '', `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
-  }
-  const document = parseDocument(path, text);
+  const format = FORMAT_OF_EXTENSION[extname(path).toLowerCase()];
+  if (format === undefined) throw new PluginConfigError(path, '', 'is not .json, .yaml, .yml or .toml');
+  const document = await readDocument(path, format, (reason, cause) => new PluginConfigError(path, '', reason, { cause }));
+  if (!isObject(document)) throw new PluginConfigError(path, '', 'must hold a table (an object)');
   const table = isObject(document.plugin) ? document.plugin : document;
   const raw: Record<string, unknown> = { ...table };
   if (raw.mcp === undefined && Array.isArray(document.mcp_servers)) raw.mcp = document.mcp_servers;
@@ -104,20 +100,30 @@ function isInside(dir: string, path: string): boolean {
   return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
 }
 
-function parseDocument(path: string, text: string): Record<string, unknown> {
-  const extension = extname(path).toLowerCase();
-  let value: unknown;
+const FORMAT_OF_EXTENSION: Readonly<Record<string, DocumentFormat>> = { '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml' };
+
+/**
+ * A configuration or version file, read and parsed under the shared rules for documents from
+ * strangers (a plugin's project is one): at most DOCUMENT_LIMITS.maxBytes are read, nesting
+ * and alias expansion are bounded before and while parsing, so a hostile file is a
+ * PluginConfigError (its cause a DocumentError with a stable code), never an exhausted heap.
+ * The message holds the parser's code and position, never the file's text.
+ */
+async function readDocument(path: string, format: DocumentFormat, fail: (reason: string, cause: unknown) => PluginConfigError): Promise<unknown> {
+  let bytes: Uint8Array;
   try {
-    if (extension === '.toml') value = parseToml(text);
-    else if (extension === '.yaml' || extension === '.yml') value = parseYaml(text, { uniqueKeys: true });
-    else if (extension === '.json') value = JSON.parse(text);
-    else throw new PluginConfigError(path, '', 'is not .json, .yaml, .yml or .toml');
+    bytes = await readBoundedFile(path, DOCUMENT_LIMITS.maxBytes, format);
   } catch (error) {
-    if (error instanceof PluginConfigError) throw error;
-    throw new PluginConfigError(path, '', `does not parse: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'DOCUMENT_TOO_LARGE') throw fail(`is over the ${DOCUMENT_LIMITS.maxBytes}-byte limit for a configuration`, error);
+    throw fail(`cannot be read (${code ?? 'error'})`, error);
   }
-  if (!isObject(value)) throw new PluginConfigError(path, '', 'must hold a table (an object)');
-  return value;
+  try {
+    const options = { source: path };
+    return format === 'toml' ? parseUntrustedToml(bytes, options) : format === 'yaml' ? parseUntrustedYaml(bytes, options) : parseUntrustedJson(bytes, options);
+  } catch (error) {
+    throw fail(`does not parse: ${(error as Error).message.slice(path.length + 2)}`, error);
+  }
 }
 
 /**
@@ -200,29 +206,22 @@ function camelCase(raw: Record<string, unknown>, source: string, prefix: string)
 
 /** The version a package.json, pyproject.toml ([project] or [tool.poetry]) or Cargo.toml ([package]) declares. */
 async function versionFrom(path: string, source: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new PluginConfigError(source, 'versionFrom', `names ${path}, which cannot be read`, { cause: error });
-  }
   const base = path.split(/[\\/]/).pop() ?? '';
+  if (base !== 'package.json' && base !== 'pyproject.toml' && base !== 'Cargo.toml') {
+    throw new PluginConfigError(source, 'versionFrom', 'must name a package.json, pyproject.toml or Cargo.toml');
+  }
+  const doc = (await readDocument(path, base === 'package.json' ? 'json' : 'toml', (reason, cause) =>
+    // "cannot be read" keeps its old wording: the file named may simply be missing.
+    new PluginConfigError(source, 'versionFrom', reason.startsWith('cannot be read') ? `names ${path}, which cannot be read` : `${path} ${reason}`, { cause }),
+  )) as { version?: unknown; project?: { version?: unknown }; tool?: { poetry?: { version?: unknown } }; package?: { version?: unknown }; workspace?: { package?: { version?: unknown } } } | null;
   let version: unknown;
-  try {
-    if (base === 'package.json') version = (JSON.parse(text) as { version?: unknown }).version;
-    else if (base === 'pyproject.toml') {
-      const doc = parseToml(text) as { project?: { version?: unknown }; tool?: { poetry?: { version?: unknown } } };
-      version = doc.project?.version ?? doc.tool?.poetry?.version;
-    } else if (base === 'Cargo.toml') {
-      const doc = parseToml(text) as { package?: { version?: unknown }; workspace?: { package?: { version?: unknown } } };
-      if (isObject(doc.package?.version)) {
-        throw new PluginConfigError(source, 'versionFrom', `${path} inherits its version from the workspace; name the workspace's Cargo.toml or set version`);
-      }
-      version = doc.package?.version ?? doc.workspace?.package?.version;
-    } else throw new PluginConfigError(source, 'versionFrom', 'must name a package.json, pyproject.toml or Cargo.toml');
-  } catch (error) {
-    if (error instanceof PluginConfigError) throw error;
-    throw new PluginConfigError(source, 'versionFrom', `${path} does not parse`, { cause: error });
+  if (base === 'package.json') version = doc?.version;
+  else if (base === 'pyproject.toml') version = doc?.project?.version ?? doc?.tool?.poetry?.version;
+  else {
+    if (isObject(doc?.package?.version)) {
+      throw new PluginConfigError(source, 'versionFrom', `${path} inherits its version from the workspace; name the workspace's Cargo.toml or set version`);
+    }
+    version = doc?.package?.version ?? doc?.workspace?.package?.version;
   }
   if (typeof version !== 'string' || version === '') throw new PluginConfigError(source, 'versionFrom', `${path} declares no version`);
   return version;

@@ -1,4 +1,4 @@
-import { type Descriptor, type ImageManifest, LAYER_TAR_GZIP, OCI_MANIFEST } from '@agentproto/content-cache';
+import { type Descriptor, type ImageManifest, LAYER_TAR_GZIP, OCI_MANIFEST, parseUntrustedJson } from '@agentproto/content-cache';
 import type { SpecVersion } from '../schemas.js';
 import { PluginArtifactError, PluginTooLargeError } from './errors.js';
 
@@ -78,7 +78,7 @@ export function parseArtifactConfig(reference: string, bytes: Uint8Array): Plugi
   const refuse = (problem: string, cause?: unknown) => new PluginArtifactError(reference, problem, cause === undefined ? undefined : { cause });
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = parseUntrustedJson(bytes, { source: 'the config' });
   } catch (error) {
     throw refuse('the config is not UTF-8 JSON', error);
   }

@@ -1,3 +1,5 @@
+import { parseUntrustedJson } from '@agentproto/content-cache';
+import { withoutBom } from '../text.js';
 import { byteOrder } from '../bundle/include.js';
 import type { AuthorConfig, PluginConfig } from '../config/types.js';
 import { isPlainObject, packagePathProblem, setOwn } from '../extensions/paths.js';
@@ -138,8 +140,9 @@ function skillsDirOf(dir: string | undefined, findings: Finding[]): string {
 
 function parseObject(bytes: Uint8Array): Record<string, unknown> | undefined {
   try {
-    // fatal: bytes that are not UTF-8 are unreadable, not silently replaced; a BOM is dropped.
-    const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    // Bytes that are not UTF-8 are unreadable, not silently replaced; a BOM is dropped. The
+    // project's package.json is bounded like every untrusted document (size, depth, values).
+    const value: unknown = parseUntrustedJson(withoutBom(bytes), { source: 'package.json' });
     return isPlainObject(value) ? value : undefined;
   } catch {
     return undefined;

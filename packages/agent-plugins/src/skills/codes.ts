@@ -49,6 +49,21 @@ export const SKILL_FINDING_CODES = Object.freeze({
     severity: 'error',
     text: 'The frontmatter must be plain YAML: no explicit tags, no collection keys, a single document (Agent Skills: frontmatter). A client skips a skill whose YAML it cannot parse.',
   },
+  'skill.frontmatter-too-large': {
+    rule: 'AR9O1',
+    severity: 'error',
+    text: 'The frontmatter is over 32 KiB: it is not parsed, so that a hostile SKILL.md cannot exhaust the memory of the process that reads it, and a validator or client with a smaller bound would refuse it too. Real frontmatter holds a few fields (Agent Skills: frontmatter). The skill is skipped.',
+  },
+  'skill.frontmatter-too-deep': {
+    rule: 'AR9O1',
+    severity: 'error',
+    text: 'The frontmatter nests lists or maps more than 64 deep: it is refused before it is parsed, as such nesting only serves to exhaust a parser; the fields of Agent Skills frontmatter nest two deep at most. The skill is skipped.',
+  },
+  'skill.frontmatter-too-complex': {
+    rule: 'AR9O1',
+    severity: 'error',
+    text: 'The frontmatter expands aliases past 100 uses or 100,000 values (an alias bomb): it is refused, not expanded, as a validator that expanded it would exhaust its memory (Agent Skills: frontmatter). The skill is skipped.',
+  },
   'skill.frontmatter-duplicate-key': {
     rule: 'AR9O1',
     severity: 'error',

@@ -1,4 +1,13 @@
-import { LineCounter, isMap, isSeq, parseDocument } from 'yaml';
+import {
+  DocumentTooComplexError,
+  DocumentTooDeepError,
+  DocumentTooLargeError,
+  FRONTMATTER_LIMITS,
+  findFrontmatter,
+  parseYamlDocument,
+  yamlDocumentValue,
+} from '@agentproto/content-cache';
+import { LineCounter, isMap, isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { type Finding, findingFrom } from '../findings.js';
 import { SKILL_FINDING_CODES, type SkillFindingCode } from './codes.js';
@@ -14,11 +23,6 @@ export interface Frontmatter {
   /** Problems with the file and its frontmatter, at `<file>#/frontmatter`. Messages never quote a value. */
   problems: Finding[];
 }
-
-// An alias may legitimately repeat a value, but not expand a small file into a huge one.
-const MAX_ALIAS_COUNT = 100;
-
-const DELIMITER = '---';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -37,9 +41,14 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null &
  * | duplicate keys (also `1` and `"1"`)     | skill.frontmatter-duplicate-key                                        |
  * | a list or map as a key, several documents | skill.frontmatter-invalid-yaml                                       |
  * | empty frontmatter, a list or a scalar   | skill.frontmatter-not-mapping                                          |
+ * | over 32 KiB (the closing line further)  | skill.frontmatter-too-large, nothing parsed                            |
+ * | nested more than 64 deep                | skill.frontmatter-too-deep, found on the lexer's tokens before the parser builds anything |
+ * | aliases expanded past 100 uses or 100,000 values | skill.frontmatter-too-complex                                  |
  *
  * `__proto__` is read as an ordinary key, never as the object's prototype. YAML error messages are
  * not passed on: they quote the source line, which may hold a secret; only the line and column are.
+ * The limits are what keeps a hostile SKILL.md (a 589-byte upload held 400,000 `[`) from
+ * exhausting the heap of the process that validates it: such a file ends in a finding.
  * Pure.
  */
 export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
@@ -61,41 +70,54 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     text = text.slice(1);
   }
 
-  const lines = splitLines(text);
-  if (lines[0]?.content !== DELIMITER) {
+  const block = findFrontmatter(text, FRONTMATTER_LIMITS.maxBytes);
+  if (block.found === 'missing') {
     report('skill.frontmatter-missing', 'the first line must be "---"');
     return { data: undefined, body: text, problems };
   }
-  const close = lines.findIndex((line, i) => i > 0 && line.content === DELIMITER);
-  const closing = lines[close];
-  if (closing === undefined) {
+  if (block.found === 'unterminated') {
     report('skill.frontmatter-unterminated', 'has no closing "---" line');
     return { data: undefined, body: '', problems };
   }
-  const yamlStart = lines[0].next;
-  const yamlText = text.slice(yamlStart, closing.start);
-  const body = text.slice(closing.next);
+  if (block.found === 'too-large') {
+    report('skill.frontmatter-too-large', `is over the ${block.limit}-byte limit for frontmatter; nothing of it is parsed`);
+    return { data: undefined, body: '', problems };
+  }
+  const body = block.body;
+  const source = `${file}#/frontmatter`;
 
   const lineCounter = new LineCounter();
-  const doc = parseDocument(yamlText, {
-    version: '1.2',
-    schema: 'core',
-    uniqueKeys: true,
-    resolveKnownTags: false,
-    prettyErrors: false,
-    lineCounter,
-  });
-  const where = (offset: number | undefined) => {
-    const pos = lineCounter.linePos(offset ?? 0);
+  const where = (line: number | undefined, column: number | undefined) =>
     // +1: the opening "---" is the file's first line.
-    return `line ${pos.line + 1}, column ${pos.col}`;
+    line === undefined ? '' : ` (line ${line + 1}${column === undefined ? '' : `, column ${column}`})`;
+  const limitProblem = (error: unknown): boolean => {
+    if (error instanceof DocumentTooLargeError) report('skill.frontmatter-too-large', `is over the ${error.limit}-byte limit for frontmatter; nothing of it is parsed`);
+    else if (error instanceof DocumentTooDeepError) report('skill.frontmatter-too-deep', `nests lists or maps more than ${error.limit} deep${where(error.line, error.column)}`);
+    else if (error instanceof DocumentTooComplexError) {
+      report('skill.frontmatter-too-complex', error.measure === 'aliases' ? `expands aliases more than ${error.limit} times` : `holds more than ${error.limit} values once aliases are expanded`);
+    } else return false;
+    return true;
+  };
+  let doc: ReturnType<typeof parseYamlDocument>;
+  try {
+    // Bounded in size and nesting before the parser runs, with the one parser configuration
+    // every untrusted YAML document gets (see @agentproto/content-cache parseYamlDocument).
+    doc = parseYamlDocument(block.yaml, { source, limits: FRONTMATTER_LIMITS, lineCounter });
+  } catch (error) {
+    if (limitProblem(error)) return { data: undefined, body, problems };
+    throw error;
+  }
+  const at = (offset: number | undefined) => {
+    const pos = lineCounter.linePos(offset ?? 0);
+    return where(pos.line, pos.col);
   };
   const yamlIssues = [...doc.errors, ...doc.warnings];
   if (yamlIssues.length > 0) {
     for (const issue of yamlIssues) {
-      if (issue.code === 'DUPLICATE_KEY') report('skill.frontmatter-duplicate-key', `repeats a key (${where(issue.pos[0])})`);
-      else if (issue.code === 'TAG_RESOLVE_FAILED') report('skill.frontmatter-invalid-yaml', `uses an explicit tag (${where(issue.pos[0])})`);
-      else report('skill.frontmatter-invalid-yaml', `is not valid YAML: ${issue.code} (${where(issue.pos[0])})`);
+      if (issue.code === 'DUPLICATE_KEY') report('skill.frontmatter-duplicate-key', `repeats a key, keys read as strings (e.g. 1 and "1")${at(issue.pos[0])}`);
+      else if (issue.code === 'TAG_RESOLVE_FAILED') report('skill.frontmatter-invalid-yaml', `uses an explicit tag${at(issue.pos[0])}`);
+      else if (issue.code === 'NON_STRING_KEY') report('skill.frontmatter-invalid-yaml', `has a list or map as a key${at(issue.pos[0])}`);
+      else report('skill.frontmatter-invalid-yaml', `is not valid YAML: ${issue.code}${at(issue.pos[0])}`);
     }
     return { data: undefined, body, problems };
   }
@@ -106,58 +128,13 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     report('skill.frontmatter-not-mapping', `is ${what}, not a mapping of fields`);
     return { data: undefined, body, problems };
   }
-  let js: unknown;
+  let data: unknown;
   try {
-    js = doc.toJS({ mapAsMap: true, maxAliasCount: MAX_ALIAS_COUNT });
-  } catch {
-    report('skill.frontmatter-invalid-yaml', `uses more than ${MAX_ALIAS_COUNT} aliases`);
-    return { data: undefined, body, problems };
+    data = yamlDocumentValue(doc, source, FRONTMATTER_LIMITS);
+  } catch (error) {
+    if (limitProblem(error)) return { data: undefined, body, problems };
+    throw error;
   }
-  const keys = { duplicate: false, collection: false };
-  const data = toPlain(js, keys);
-  if (keys.collection) report('skill.frontmatter-invalid-yaml', 'has a list or map as a key');
-  if (keys.duplicate) report('skill.frontmatter-duplicate-key', 'repeats a key once keys are read as strings (e.g. 1 and "1")');
-  if (keys.duplicate || keys.collection || !isPlainObject(data)) return { data: undefined, body, problems };
+  if (!isPlainObject(data)) return { data: undefined, body, problems };
   return { data, body, problems };
 }
-
-interface Line {
-  start: number;
-  /** Index of the next line (past "\n"), or the text's length on the last line. */
-  next: number;
-  /** The line without its "\n" or "\r\n". */
-  content: string;
-}
-
-function splitLines(text: string): Line[] {
-  const lines: Line[] = [];
-  let start = 0;
-  while (start <= text.length) {
-    const nl = text.indexOf('\n', start);
-    const next = nl === -1 ? text.length : nl + 1;
-    let end = nl === -1 ? text.length : nl;
-    if (nl > start && text[nl - 1] === '\r') end = nl - 1;
-    lines.push({ start, next, content: text.slice(start, end) });
-    if (nl === -1) break;
-    start = next;
-  }
-  return lines;
-}
-
-// Maps become plain objects (keys read as strings, the way JSON and every skill reader sees them),
-// defined with defineProperty so a `__proto__` key stays data.
-function toPlain(value: unknown, keys: { duplicate: boolean; collection: boolean }): unknown {
-  if (value instanceof Map) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of value) {
-      if (k !== null && typeof k === 'object') keys.collection = true;
-      const key = String(k);
-      if (Object.hasOwn(out, key)) keys.duplicate = true;
-      Object.defineProperty(out, key, { value: toPlain(v, keys), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  if (Array.isArray(value)) return value.map((v) => toPlain(v, keys));
-  return value;
-}
-

@@ -16,10 +16,20 @@ export const VALIDATE_FINDING_CODES = Object.freeze({
     severity: 'error',
     text: 'plugin.json must be UTF-8 text holding one JSON value (§5.2). Any other content rejects the plugin.',
   },
+  'plugin.over-limit': {
+    rule: 'AR9O0',
+    severity: 'error',
+    text: 'plugin.json is over 128 KiB, nests past 64 levels or holds past 100,000 values: it is refused before it is parsed, so that a hostile package cannot exhaust the validator (§5.2 asks for one JSON value; no real manifest comes near). The plugin is rejected.',
+  },
   'mcp.not-json': {
     rule: 'AR9O2',
     severity: 'error',
     text: 'mcp.json must be UTF-8 text holding one JSON value. Any other content disables MCP for the plugin; other components still load (§7.2.2 item 2).',
+  },
+  'mcp.over-limit': {
+    rule: 'AR9O2',
+    severity: 'error',
+    text: 'mcp.json is over 128 KiB, nests past 64 levels or holds past 100,000 values: it is refused before it is parsed, so that a hostile package cannot exhaust the validator. MCP is disabled for the plugin; other components still load (§7.2.2 item 2).',
   },
   'mcp.cwd-not-directory': {
     rule: 'AR9O2',

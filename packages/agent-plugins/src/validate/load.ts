@@ -1,3 +1,4 @@
+import { DocumentError, DocumentSyntaxError, parseUntrustedJson } from '@agentproto/content-cache';
 import { type PackageFile, byteOrder } from '../bundle/include.js';
 import { extensionFiles, namespaceFolderProblem } from '../extensions/index.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
@@ -109,9 +110,9 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     result.rejected = true;
     return finish();
   }
-  const pluginJson = parseJson(pluginRead.bytes);
+  const pluginJson = parseJson(pluginRead.bytes, PLUGIN_FILE);
   if (!pluginJson.ok) {
-    own.push(findingFrom(VALIDATE_FINDING_CODES, 'plugin.not-json', `${PLUGIN_FILE}#`, `${pluginJson.problem}; the plugin is rejected`));
+    own.push(findingFrom(VALIDATE_FINDING_CODES, pluginJson.overLimit ? 'plugin.over-limit' : 'plugin.not-json', `${PLUGIN_FILE}#`, `${pluginJson.problem}; the plugin is rejected`));
     result.rejected = true;
     return finish();
   }
@@ -156,9 +157,9 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     }
   } else {
     result.mcpPresent = true;
-    const mcpJson = parseJson(mcpRead.bytes);
+    const mcpJson = parseJson(mcpRead.bytes, MCP_FILE);
     if (!mcpJson.ok) {
-      own.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.not-json', `${MCP_FILE}#`, `${mcpJson.problem}; MCP is disabled`));
+      own.push(findingFrom(VALIDATE_FINDING_CODES, mcpJson.overLimit ? 'mcp.over-limit' : 'mcp.not-json', `${MCP_FILE}#`, `${mcpJson.problem}; MCP is disabled`));
       result.mcpDisabled = true;
     } else {
       const version = checkMcpManifestVersion(spec, mcpJson.value);
@@ -399,17 +400,15 @@ function recordingModes(fs: PackageFs, modes: Map<string, number>): PackageFs {
  * forbids writing one and JSON.parse refuses it, so a client may well refuse the file;
  * validation must not pass what a client can reject.
  */
-function parseJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; problem: string } {
-  let text: string;
+function parseJson(bytes: Uint8Array, file: string): { ok: true; value: unknown } | { ok: false; problem: string; overLimit: boolean } {
+  // The shared rules for untrusted documents: over 128 KiB, nested past 64 or holding past
+  // 100,000 values, the file is refused before JSON.parse or any schema check walks it.
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return { ok: false, problem: 'is not UTF-8 text' };
-  }
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false, problem: 'is not valid JSON' };
+    return { ok: true, value: parseUntrustedJson(bytes, { source: file }) };
+  } catch (error) {
+    if (error instanceof DocumentSyntaxError) return { ok: false, problem: error.reason === 'NOT_UTF8' ? 'is not UTF-8 text' : 'is not valid JSON', overLimit: false };
+    if (error instanceof DocumentError) return { ok: false, problem: error.message.slice(file.length + 2), overLimit: true };
+    throw error;
   }
 }
 

@@ -1,3 +1,5 @@
+import { parseUntrustedJson } from '@agentproto/content-cache';
+import { withoutBom } from '../text.js';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { buildPlugin, type BuildOptions } from '../build/build.js';
 import { renderJson } from '../build/render.js';
@@ -68,7 +70,7 @@ export async function verifyPlugin(dir: string, config: PluginConfig, options: B
 
 function isJsonObject(bytes: Uint8Array): boolean {
   try {
-    return isPlainObject(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)));
+    return isPlainObject(parseUntrustedJson(withoutBom(bytes), { source: 'package.json' }));
   } catch {
     return false;
   }

@@ -1,3 +1,4 @@
+import { DocumentError } from '@agentproto/content-cache';
 import { SourceResolutionError } from './errors.js';
 import { safePath, safeWorkspacePath } from './path-rules.js';
 import { validateCode } from './validate.js';
@@ -143,6 +144,8 @@ async function readWorkspaceManifest(fs: WorkspaceFs, path: string, label: strin
     manifest = await fs.readManifest(path);
   } catch (error) {
     if (error instanceof WorkspaceLinkError) throw new SourceResolutionError(label, source, 'unsafe-link', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
+    // Too large, too deep, an alias bomb or not YAML: the manifest is there and refused.
+    if (error instanceof DocumentError) throw new SourceResolutionError(label, source, 'invalid-manifest', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
     throw new SourceResolutionError(label, source, 'not-found', `no code-workspace manifest in ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const rich = manifest.kind === 'code-workspace';

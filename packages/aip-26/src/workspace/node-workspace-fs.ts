@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
-import { NotInsideError, openDirInside, openInside, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
-import { parse as parseYaml } from 'yaml';
+import { DocumentTooLargeError, FRONTMATTER_LIMITS, NotInsideError, findFrontmatter, openDirInside, openInside, parseUntrustedYaml, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
@@ -151,13 +150,16 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
 function readManifestIn(read: (name: string) => string | undefined): Record<string, unknown> {
   for (const name of ['manifest.yaml', 'manifest.yml']) {
     const text = read(name);
-    if (text !== undefined) return asRecord(parseYaml(text), name);
+    // A workspace owner writes the manifest: bounded and parsed by the shared rules for
+    // untrusted documents (a DocumentError with a stable code, never an exhausted heap).
+    if (text !== undefined) return asRecord(parseUntrustedYaml(text, { source: name }), name);
   }
   const code = read('CODE.md');
   if (code === undefined) throw new Error('no manifest.yaml or CODE.md');
-  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(code);
-  if (!match) throw new Error('CODE.md has no front matter');
-  return asRecord(parseYaml(match[1]!), 'CODE.md');
+  const block = findFrontmatter(code, FRONTMATTER_LIMITS.maxBytes);
+  if (block.found === 'too-large') throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', block.limit, undefined);
+  if (block.found !== 'block') throw new Error('CODE.md has no front matter');
+  return asRecord(parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }), 'CODE.md');
 }
 
 function asRecord(value: unknown, name: string): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -18,7 +18,7 @@ import {
   subprocessRunner,
 } from '@agentproto/aip-26';
 import { type ContentStore, type ContentStoreOptions, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
-import { parse as parseYaml } from 'yaml';
+import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
 import { printFailure } from '../failure.js';
 import { formatBytes, printable, shellQuote } from '../format.js';
@@ -107,14 +107,8 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
 }
 
 async function readManifest(path: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new CommandError(`cannot read manifest ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-  }
   // YAML is a superset of JSON: one parser reads both.
-  const value: unknown = parseYaml(text);
+  const value = await readYamlFile(path, 'manifest');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${shellQuote(path)} is not a manifest (a mapping)`);
   return value as Record<string, unknown>;
 }

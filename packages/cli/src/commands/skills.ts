@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
@@ -12,7 +11,7 @@ import {
   prepareSkills,
   resolveSkills,
 } from '@agentproto/skill-providers';
-import { parse as parseYaml } from 'yaml';
+import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
 import { formatBytes, printable, shellQuote } from '../format.js';
 import { EXIT_OK, printJson } from '../io.js';
@@ -85,13 +84,7 @@ function progress(event: PrepareProgress, term: Terminal): void {
 
 /** A JSON or YAML file holding the skills array, or an agent configuration with a `skills` array. */
 async function readDeclaration(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new CommandError(`cannot read declaration ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-  }
-  const value: unknown = parseYaml(text);
+  const value = await readYamlFile(path, 'declaration');
   if (Array.isArray(value)) return value;
   if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)) return (value as { skills: unknown[] }).skills;
   throw new CommandError(`${shellQuote(path)} holds neither a skills array nor an object with one`, { hint: 'write a list of skills, or an object with a "skills" list' });

@@ -65,7 +65,7 @@ export function parseSkillEntry(entry: unknown, index: number): SkillSource {
     if (!isPlainObject(entry.config)) {
       throw new SkillEntryInvalidError(`"config" must be a plain object, not ${kindOf(entry.config)}`, 'config', at);
     }
-    config = copyJson(entry.config, 'config', at, 0) as Record<string, unknown>;
+    config = copyJson(entry.config, 'config', at, 0, { left: MAX_CONFIG_VALUES }) as Record<string, unknown>;
   }
 
   if (provider === 'git') {
@@ -80,7 +80,9 @@ export function parseSkillEntry(entry: unknown, index: number): SkillSource {
 
 /**
  * A declaration: an array of entries, whose installed names are unique. Parses the entries
- * in order and throws the first problem found, with its entry's index.
+ * in order and throws the first problem found, with its entry's index. At most
+ * MAX_DECLARATION_ENTRIES entries, each `config` at most MAX_CONFIG_VALUES values: a
+ * declaration from a stranger bounds the work it causes before any of it starts.
  */
 export function parseSkillDeclaration(value: unknown): SkillSource[] {
   if (!Array.isArray(value)) {
@@ -88,6 +90,9 @@ export function parseSkillDeclaration(value: unknown): SkillSource[] {
       index: undefined,
       entry: `(${kindOf(value)})`,
     });
+  }
+  if (value.length > MAX_DECLARATION_ENTRIES) {
+    throw new SkillDeclarationInvalidError(`holds ${value.length} entries, more than ${MAX_DECLARATION_ENTRIES}`, { index: undefined, entry: '(array)' });
   }
   const sources: SkillSource[] = [];
   const firstIndexByName = new Map<string, number>();
@@ -133,6 +138,10 @@ export function canonicalDeclaration(source: SkillSource): CanonicalDeclaration 
 
 const ENTRY_KEYS = ['provider', 'source', 'version', 'path', 'name', 'config'] as const;
 const MAX_CONFIG_DEPTH = 32;
+/** Values in one entry's `config`, containers included: far above any provider's needs. */
+const MAX_CONFIG_VALUES = 10_000;
+/** Entries in one declaration. */
+export const MAX_DECLARATION_ENTRIES = 1_000;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
@@ -180,7 +189,9 @@ function fieldPath(parent: string, key: string): string {
 }
 
 /** A copy of a JSON value (null, boolean, finite number, string, array, plain object), or a refusal naming the field. */
-function copyJson(value: unknown, field: string, at: EntryLocation, depth: number): unknown {
+function copyJson(value: unknown, field: string, at: EntryLocation, depth: number, budget: { left: number }): unknown {
+  budget.left -= 1;
+  if (budget.left < 0) throw new SkillEntryInvalidError(`"config" holds more than ${MAX_CONFIG_VALUES} values`, 'config', at);
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
   if (typeof value === 'number') {
     if (Number.isFinite(value)) return value;
@@ -189,12 +200,12 @@ function copyJson(value: unknown, field: string, at: EntryLocation, depth: numbe
   if (depth >= MAX_CONFIG_DEPTH) throw new SkillEntryInvalidError(`"${field}" is nested more than ${MAX_CONFIG_DEPTH} levels deep`, field, at);
   if (Array.isArray(value)) {
     const copy: unknown[] = [];
-    for (let i = 0; i < value.length; i += 1) copy.push(copyJson(value[i], `${field}[${i}]`, at, depth + 1));
+    for (let i = 0; i < value.length; i += 1) copy.push(copyJson(value[i], `${field}[${i}]`, at, depth + 1, budget));
     return copy;
   }
   if (isPlainObject(value)) {
     // fromEntries defines keys as own data properties, so a `__proto__` key stays a key.
-    return Object.fromEntries(Object.keys(value).map((key) => [key, copyJson(value[key], fieldPath(field, key), at, depth + 1)]));
+    return Object.fromEntries(Object.keys(value).map((key) => [key, copyJson(value[key], fieldPath(field, key), at, depth + 1, budget)]));
   }
   throw new SkillEntryInvalidError(`"${field}" holds ${kindOf(value)}, not a JSON value`, field, at);
 }

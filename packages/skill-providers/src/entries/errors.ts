@@ -46,8 +46,9 @@ export class SkillDeclarationInvalidError extends SkillEntryError {
   constructor(
     readonly reason: string,
     at: EntryLocation,
+    options?: { cause?: unknown },
   ) {
-    super('SKILL_DECLARATION_INVALID', `skill declaration ${at.entry}: ${reason}`, at);
+    super('SKILL_DECLARATION_INVALID', `skill declaration ${at.entry}: ${reason}`, at, options);
   }
 }
 

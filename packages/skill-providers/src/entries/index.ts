@@ -3,6 +3,8 @@ export { parseGitString, parseGitRepository, gitRefProblem } from './git-string.
 export type { GitRepositoryAddress } from './git-string.js';
 export { parseSkillEntry, parseSkillDeclaration, canonicalDeclaration } from './entry.js';
 export type { CanonicalDeclaration, JsonValue } from './entry.js';
+export { parseSkillDeclarationText } from './declaration-text.js';
+export type { SkillDeclarationTextOptions } from './declaration-text.js';
 export { skillNameProblem } from './name.js';
 export { maskText as maskSkillSource } from './render.js';
 export {

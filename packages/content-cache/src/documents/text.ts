@@ -1,0 +1,36 @@
+import { type DocumentFormat, DocumentSyntaxError, DocumentTooLargeError } from './errors.js';
+
+/**
+ * The text of a document, refused when over `maxBytes` (counted in UTF-8 bytes, before any
+ * decoding or parsing) or, for bytes, when not UTF-8. A byte order mark is kept: each format
+ * has its own rule for it.
+ */
+export function boundedText(input: string | Uint8Array, source: string, format: DocumentFormat, maxBytes: number): string {
+  if (typeof input === 'string') {
+    // A UTF-16 unit is at least one UTF-8 byte: past maxBytes units the text is too large
+    // without counting; below maxBytes / 3 it cannot be.
+    if (input.length > maxBytes) throw new DocumentTooLargeError(source, format, maxBytes, undefined);
+    if (input.length * 3 > maxBytes) {
+      const size = Buffer.byteLength(input, 'utf8');
+      if (size > maxBytes) throw new DocumentTooLargeError(source, format, maxBytes, size);
+    }
+    return input;
+  }
+  if (input.byteLength > maxBytes) throw new DocumentTooLargeError(source, format, maxBytes, input.byteLength);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(input);
+  } catch (error) {
+    throw new DocumentSyntaxError(source, format, 'NOT_UTF8', undefined, undefined, { cause: error });
+  }
+}
+
+/** 1-based line and column of a UTF-16 offset. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line += 1;
+    start = i + 1;
+  }
+  return { line, column: offset - start + 1 };
+}

@@ -1,0 +1,142 @@
+import { type Document, Lexer, LineCounter, parseDocument } from 'yaml';
+import { DocumentSyntaxError, DocumentTooComplexError, DocumentTooDeepError } from './errors.js';
+import { DOCUMENT_LIMITS, type DocumentLimits } from './limits.js';
+import { toCheckedPlain } from './plain.js';
+import { boundedText, lineColumn } from './text.js';
+
+export interface YamlParseOptions {
+  /** Names the document in errors: a path, `skills/x/SKILL.md#/frontmatter`. */
+  source: string;
+  limits?: Partial<DocumentLimits>;
+  /** Filled with line starts, for the caller's own positions. */
+  lineCounter?: LineCounter;
+}
+
+/**
+ * The one configuration every untrusted YAML document is parsed with. YAML 1.2 core schema:
+ * the types every reader agrees on (no dates, `yes` stays a string). Explicit tags are not
+ * resolved (`!!binary`, `!!set` and custom tags only warn), so no reader-specific type gets
+ * in. `stringKeys` refuses a list or map as a key while composing: a key the library would
+ * otherwise stringify, which is exponential in the nesting of keys inside keys (a few hundred
+ * `{` took minutes). `prettyErrors` off: messages never quote the source. `logLevel` 'error':
+ * warnings are returned, never printed ('silent' would also drop the error for a second
+ * document).
+ */
+const YAML_OPTIONS = Object.freeze({
+  version: '1.2',
+  schema: 'core',
+  strict: true,
+  uniqueKeys: true,
+  stringKeys: true,
+  resolveKnownTags: false,
+  prettyErrors: false,
+  keepSourceTokens: false,
+  logLevel: 'error',
+} as const);
+
+/**
+ * Parses untrusted YAML into a `yaml` Document whose errors and warnings the caller reports
+ * in its own terms. Before the parser runs, the text is bounded (DocumentTooLargeError) and
+ * its nesting measured on the lexer's tokens (DocumentTooDeepError): the parser's concrete
+ * syntax tree costs ~1 KiB per `[`, so 400,000 of them (a 589-byte gzip) exhausted the heap
+ * and aborted the process before any error could be thrown.
+ */
+export function parseYamlDocument(input: string | Uint8Array, options: YamlParseOptions): Document.Parsed {
+  const limits = { ...DOCUMENT_LIMITS, ...options.limits };
+  const text = boundedText(input, options.source, 'yaml', limits.maxBytes);
+  checkYamlDepth(text, options.source, limits.maxDepth);
+  return parseDocument(text, { ...YAML_OPTIONS, ...(options.lineCounter ? { lineCounter: options.lineCounter } : {}) });
+}
+
+/**
+ * A parsed Document's value as plain data: maps as plain objects (a `__proto__` key stays
+ * data), alias uses bounded by `maxAliases`, the result bounded by `maxNodes` and `maxDepth`.
+ */
+export function yamlDocumentValue(doc: Document.Parsed, source: string, limits: Partial<DocumentLimits> = {}): unknown {
+  const all = { ...DOCUMENT_LIMITS, ...limits };
+  let js: unknown;
+  try {
+    js = doc.toJS({ mapAsMap: true, maxAliasCount: all.maxAliases });
+  } catch (error) {
+    // The library's one exhaustion check: too many alias uses ("billion laughs").
+    if (error instanceof ReferenceError && /alias/i.test(error.message)) throw new DocumentTooComplexError(source, 'yaml', 'aliases', all.maxAliases);
+    throw error;
+  }
+  return toCheckedPlain(js, source, 'yaml', all);
+}
+
+/**
+ * Untrusted YAML to plain data. Every error and warning of the parser (a tag it does not
+ * resolve included) is a DocumentSyntaxError naming the first one's code and position.
+ */
+export function parseUntrustedYaml(input: string | Uint8Array, options: YamlParseOptions): unknown {
+  const lineCounter = options.lineCounter ?? new LineCounter();
+  const doc = parseYamlDocument(input, { ...options, lineCounter });
+  const first = doc.errors[0] ?? doc.warnings[0];
+  if (first !== undefined) {
+    const position = lineCounter.linePos(first.pos[0]);
+    throw new DocumentSyntaxError(options.source, 'yaml', first.code, position.line, position.col);
+  }
+  return yamlDocumentValue(doc, options.source, options.limits);
+}
+
+/**
+ * Refuses YAML nested deeper than `maxDepth`, measured on the lexer's tokens (the lexer is
+ * iterative and allocates one string per token). Flow collections count exactly; block
+ * collections are counted by the columns of their indicators (`-`, `?`, and a key's `:`),
+ * an estimate that can only miss levels that share a column, which the exact check on the
+ * parsed value (toCheckedPlain) still catches.
+ */
+export function checkYamlDepth(text: string, source: string, maxDepth: number): void {
+  let flow = 0;
+  const block: number[] = [];
+  let offset = 0;
+  let column = 0;
+  let lineStart = true;
+  // The column of the first token after the last block indicator on this line (-1: none yet):
+  // where the mapping a `:` closes a key of begins.
+  let keyColumn = -1;
+  const refuse = () => {
+    const at = lineColumn(text, offset);
+    throw new DocumentTooDeepError(source, 'yaml', maxDepth, at.line, at.column);
+  };
+  for (const token of new Lexer().lex(text)) {
+    // Zero-width markers the lexer adds: document mode, scalar follows, flow error end.
+    if (token === '\x02' || token === '\x1f' || token === '\x18') continue;
+    const here = column;
+    offset += token.length;
+    const newline = token.lastIndexOf('\n');
+    if (token === '' || token === '\n' || token === '\r\n') {
+      column = 0;
+      lineStart = true;
+      continue;
+    }
+    column = newline === -1 ? column + token.length : token.length - newline - 1;
+    const first = token[0];
+    if (first === ' ' || first === '\t' || first === '#') continue;
+    if (token === '---' || token === '...') {
+      flow = 0;
+      block.length = 0;
+      continue;
+    }
+    if (flow === 0 && lineStart) {
+      while (block.length > 0 && block[block.length - 1]! >= here) block.pop();
+      keyColumn = -1;
+    }
+    lineStart = newline !== -1 && newline === token.length - 1;
+    if (token === '[' || token === '{') {
+      flow += 1;
+      if (flow + block.length > maxDepth) refuse();
+    } else if (token === ']' || token === '}') {
+      flow = Math.max(0, flow - 1);
+    } else if (flow === 0 && (token === '-' || token === '?' || token === ':')) {
+      const opens = token === ':' && keyColumn !== -1 ? keyColumn : here;
+      while (block.length > 0 && block[block.length - 1]! >= opens) block.pop();
+      block.push(opens);
+      if (block.length > maxDepth) refuse();
+      keyColumn = -1;
+    } else if (flow === 0 && keyColumn === -1) {
+      keyColumn = here;
+    }
+  }
+}
