@@ -57,6 +57,16 @@ describe.each([['auto'], ['process-tree']] as const)('subprocessRunner, isolatio
     expect(alive(mark)).toEqual([]);
   });
 
+  it('after an abort, no process is left from a bundle that uses setsid and a double fork', async () => {
+    const mark = marker();
+    const script = `${escapes(mark, isolation).setsid}\n${escapes(mark, isolation)['double fork into a new session']}\nexec sleep ${mark}\n`;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('stop')), 800);
+    const result = await runner.run({ bundle: await bundleOf(script), run: { exec: ['sh', 'run.sh'] }, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, signal: controller.signal });
+    expect(result).toMatchObject({ timedOut: false, signal: 'SIGKILL' });
+    expect(alive(mark)).toEqual([]);
+  });
+
   it.each(Object.keys(escapes('0', isolation)))('after a normal exit, no process is left from a bundle that uses %s, and the run returns at once', async (name) => {
     const mark = marker();
     const script = `${escapes(mark)[name]}\nsleep 0.3\necho done\n`;
