@@ -11,11 +11,10 @@
 // declaration only names a provider id among those. Token values come from the environment
 // variable of the secret's name; which names a declaration may use is the deployment's
 // choice too (TARBALL_TOKEN_SECRET_NAMES for the tarball provider), never the declaration's.
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openContentStore } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, openContentStore, parseUntrustedJson, readBoundedFile } from '@agentproto/content-cache';
 import { ProviderRegistrationError, SkillError, environmentSecrets, gitProvider, loadRegistry, prepareSkills } from '@agentproto/skill-providers';
 
 const USAGE = 'usage: host.ts <declaration.json> [--provider-package SPEC]... [--cache DIR]';
@@ -38,7 +37,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
-  const declaration: unknown = JSON.parse(await readFile(file, 'utf8'));
+  // The declaration is parsed like any document from a stranger: bounded in size, depth and values.
+  const declaration: unknown = parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), { source: file });
   const builtins = [gitProvider()];
   const packages = parsed.values['provider-package'] ?? [];
   const folder = process.cwd();

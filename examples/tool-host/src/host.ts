@@ -7,10 +7,10 @@
 //
 // A token for private repositories comes from GITHUB_TOKEN. The tool's process gets PATH
 // and the --env pairs, nothing else of this process's environment.
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DOCUMENT_LIMITS, DocumentError, parseUntrustedJson, readBoundedFile } from '@agentproto/content-cache';
 import { ToolRefusedError } from './errors.js';
 import { describeProblems, describeTool } from './format.js';
 import { openToolHost } from './tool-host.js';
@@ -86,13 +86,17 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}`);
 }
 
-/** A manifest that is not JSON is refused like any other bad manifest. */
+/**
+ * A manifest that is not JSON is refused like any other bad manifest. It is someone else's
+ * file: read no further than the limit and parsed with the SDK's bounded parser, so one that
+ * is huge, nested without end or not UTF-8 is a refusal naming the rule, never a dead host.
+ */
 async function readManifest(file: string): Promise<unknown> {
-  const text = await readFile(file, 'utf8');
   try {
-    return JSON.parse(text);
+    return parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), { source: file });
   } catch (error) {
-    throw new ToolRefusedError(undefined, [{ code: 'TOOL_MANIFEST_INVALID', pointer: '', message: `${file} is not JSON: ${(error as Error).message}` }]);
+    if (!(error instanceof DocumentError)) throw error;
+    throw new ToolRefusedError(undefined, [{ code: 'TOOL_MANIFEST_INVALID', pointer: '', message: error.message }]);
   }
 }
 
