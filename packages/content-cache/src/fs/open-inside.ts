@@ -166,6 +166,8 @@ function openProven(realRoot: string, rel: string, flags: number, follow: boolea
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new NotInsideError(rel, follow ? 'loop' : 'changed');
+    // A socket cannot be opened (ENXIO on Linux, EOPNOTSUPP elsewhere): not a file or a folder.
+    if (code === 'ENXIO' || code === 'EOPNOTSUPP') throw new NotInsideError(rel, 'special');
     if ((code === 'ENOENT' || code === 'ENOTDIR') && follow && rel !== '' && lstatInside(realRoot, rel)?.isSymbolicLink()) {
       throw new NotInsideError(rel, 'dangling');
     }
