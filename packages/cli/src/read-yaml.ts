@@ -21,6 +21,6 @@ export async function readYamlFile(path: string, what: string): Promise<unknown>
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
     // The message names the rule and a line, never the file's text.
-    throw new CommandError(`${what} ${shellQuote(path)} ${error.message.slice(path.length + 2)}`, { cause: error });
+    throw new CommandError(`${what} ${shellQuote(path)} ${error.detail}`, { cause: error });
   }
 }

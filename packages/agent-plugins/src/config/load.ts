@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { DOCUMENT_LIMITS, type DocumentFormat, parseUntrustedJson, parseUntrustedToml, parseUntrustedYaml, readBoundedFile } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, DocumentError, type DocumentFormat, parseUntrustedJson, parseUntrustedToml, parseUntrustedYaml, readBoundedFile } from '@agentproto/content-cache';
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';
@@ -122,7 +122,7 @@ async function readDocument(path: string, format: DocumentFormat, fail: (reason:
     const options = { source: path };
     return format === 'toml' ? parseUntrustedToml(bytes, options) : format === 'yaml' ? parseUntrustedYaml(bytes, options) : parseUntrustedJson(bytes, options);
   } catch (error) {
-    throw fail(`does not parse: ${(error as Error).message.slice(path.length + 2)}`, error);
+    throw fail(error instanceof DocumentError ? `does not parse: ${error.detail}` : 'does not parse', error);
   }
 }
 

@@ -407,7 +407,7 @@ function parseJson(bytes: Uint8Array, file: string): { ok: true; value: unknown 
     return { ok: true, value: parseUntrustedJson(bytes, { source: file }) };
   } catch (error) {
     if (error instanceof DocumentSyntaxError) return { ok: false, problem: error.reason === 'NOT_UTF8' ? 'is not UTF-8 text' : 'is not valid JSON', overLimit: false };
-    if (error instanceof DocumentError) return { ok: false, problem: error.message.slice(file.length + 2), overLimit: true };
+    if (error instanceof DocumentError) return { ok: false, problem: error.detail, overLimit: true };
     throw error;
   }
 }

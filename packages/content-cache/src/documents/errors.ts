@@ -9,15 +9,18 @@ export type DocumentErrorCode = 'DOCUMENT_TOO_LARGE' | 'DOCUMENT_TOO_DEEP' | 'DO
 
 export abstract class DocumentError extends Error {
   abstract readonly code: DocumentErrorCode;
+  /** The message without the source: for a caller that names the document its own way. */
+  readonly detail: string;
   constructor(
     /** What the document is, as the caller named it: a file path, `SKILL.md#/frontmatter`. */
     readonly source: string,
     readonly format: DocumentFormat,
-    message: string,
+    detail: string,
     options?: { cause?: unknown },
   ) {
-    super(`${source}: ${message}`, options);
+    super(`${source}: ${detail}`, options);
     this.name = new.target.name;
+    this.detail = detail;
   }
 }
 

@@ -24,7 +24,7 @@ export function parseSkillDeclarationText(input: string | Uint8Array, options: S
     value = options.format === 'json' ? parseUntrustedJson(input, { source: options.source }) : parseUntrustedYaml(input, { source: options.source });
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
-    throw new SkillDeclarationInvalidError(error.message.slice(options.source.length + 2), { index: undefined, entry: `(${options.source})` }, { cause: error });
+    throw new SkillDeclarationInvalidError(error.detail, { index: undefined, entry: `(${options.source})` }, { cause: error });
   }
   return parseSkillDeclaration(value);
 }
