@@ -72,7 +72,11 @@ export type UnsafeTreeReason =
   | 'link-absolute'
   | 'link-dangling'
   | 'link-loop'
-  | 'special-file';
+  | 'special-file'
+  /** A `.git` entry in any spelling git itself refuses (`.GIT`, `git~1`, `.git.`, `.g\u200cit`), or a link through one. */
+  | 'git-dir'
+  /** A `.gitmodules` (in any such spelling) that is a symbolic link. */
+  | 'gitmodules-link';
 
 /** The filled tree cannot be published as it is. `path` is relative to the tree. */
 export class UnsafeTreeError extends ContentCacheError {

@@ -21,6 +21,7 @@ export { nodeStoreFs } from './store-fs.js';
 export { openInside, openDirInside, readFileInside, readDescriptorInto, descriptorIsInside, descriptorPath, lstatInside, realRootOf, NotInsideError } from './fs/open-inside.js';
 export type { InsideHandle, InsideDir, InsideProblem, OpenInsideOptions, ReadInsideOptions } from './fs/open-inside.js';
 export { copyInside } from './fs/copy-inside.js';
+export type { CopyInsideOptions } from './fs/copy-inside.js';
 export type { StoreFs } from './store-fs.js';
 export type { LockOptions } from './lock.js';
 export * from './errors.js';

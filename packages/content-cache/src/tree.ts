@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constants, fstatSync } from 'node:fs';
 import { join, posix, sep } from 'node:path';
+import { gitPathProblem, isDotGit, isDotGitmodules } from './archive/git-name.js';
 import { ContentCacheError, StoreIOError, UnsafeTreeError } from './errors.js';
 import { NotInsideError, descriptorIsInside, descriptorPath } from './fs/open-inside.js';
 import { type StoreFs, nodeStoreFs } from './store-fs.js';
@@ -32,6 +33,8 @@ export interface SealOptions {
   known?: ReadonlyMap<string, KnownFile>;
   /** See HashTreeOptions.within. */
   within?: string;
+  /** See HashTreeOptions.skipDotGit. Never set when publishing: a store refuses such a tree. */
+  skipDotGit?: boolean;
 }
 
 export interface HashTreeOptions {
@@ -42,6 +45,13 @@ export interface HashTreeOptions {
    * above the root for a link by then). Defaults to the root's own real path.
    */
   within?: string;
+  /**
+   * Leave `.git` entries (every spelling git refuses, see isDotGit) out of the digest
+   * instead of refusing the tree: for a host folder that is itself a git checkout, hashed
+   * the way `copyInside` with the same option copies it. A link into such an entry, and a
+   * `.gitmodules` link, are still refused.
+   */
+  skipDotGit?: boolean;
 }
 
 /** Files up to this size are hashed from one read; larger ones in chunks, yielding between them. */
@@ -60,6 +70,15 @@ const SLICE_MS = 4;
  * by other processes and sandboxes that must never be led outside it; a relative link is the
  * only kind that still points at the same entry after the staged tree is renamed into place.
  * Pipes, sockets and devices are refused: they are not content.
+ *
+ * A `.git` entry, in every spelling git itself refuses to check out (`.GIT`, `git~1`,
+ * `.git.`, `.g\u200cit`, see archive/git-name.ts), is refused too, as is a link whose target
+ * goes through one and a `.gitmodules` that is a link. Whatever filled the tree (a provider,
+ * the remote tier), a store is where conversations and sandboxes work: a `.git` folder
+ * there is its writer's repository configuration, and `core.fsmonitor` or a hook in it runs
+ * as soon as anyone types `git status` in that folder (on macOS and Windows `.GIT` and
+ * `git~1` are `.git`). This check runs on every publication, so it holds for every provider
+ * whatever its own checks are; verify (normalize false) reports such an object too.
  */
 export async function sealTree(fs: StoreFs, root: string, options: SealOptions): Promise<TreeSummary> {
   const slicer = new Slicer();
@@ -87,6 +106,10 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
       for (const child of children) {
         await slicer.maybeYield();
         const childRel = rel === '' ? child.name : `${rel}/${child.name}`;
+        if (isDotGit(child.name)) {
+          if (options.skipDotGit === true) continue;
+          throw new UnsafeTreeError('git-dir', childRel, 'a .git entry (in a spelling git itself refuses) is never stored: it would be a repository to whoever runs git in this tree');
+        }
         // Names from readdir are single segments, so plain concatenation is a correct join.
         const childAbs = `${abs}/${child.name}`;
         const childHere = `${here}/${child.name}`;
@@ -126,6 +149,8 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
               throw error;
             }
           });
+          if (isDotGitmodules(child.name)) throw new UnsafeTreeError('gitmodules-link', childRel, 'git refuses a .gitmodules that is a link (it would read submodule settings from where it points)');
+          if (gitPathProblem(target) !== undefined) throw new UnsafeTreeError('git-dir', childRel, 'the link leads through a .git entry');
           if (options.normalize) checkLink(fs, realRoot, childAbs, childRel, target);
           lines.push(entry('L', 0o777, childRel, target));
         } else {
@@ -143,9 +168,13 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   return { digest: `sha256:${digest.digest('hex')}`, files, bytes };
 }
 
-/** The digest of a tree as it is, without changing or checking anything (what verify compares). */
+/**
+ * The digest of a tree as it is, without changing anything (what verify compares). It
+ * refuses what no store holds (`.git` entries, unless `skipDotGit`; special files), not
+ * what publication would fix or judge (modes, where links lead).
+ */
 export function hashTree(root: string, fs: StoreFs = nodeStoreFs, options: HashTreeOptions = {}): Promise<TreeSummary> {
-  return sealTree(fs, root, { normalize: false, within: options.within });
+  return sealTree(fs, root, { normalize: false, within: options.within, skipDotGit: options.skipDotGit });
 }
 
 /**

@@ -1,6 +1,17 @@
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDotGit } from '../archive/git-name.js';
 import { NotInsideError, openDirInside, readFileInside } from './open-inside.js';
+
+export interface CopyInsideOptions {
+  signal?: AbortSignal;
+  /**
+   * Leave out `.git` entries (every spelling git refuses, see isDotGit), for a source that
+   * is a git checkout: a store refuses a tree holding one. Hash the source with hashTree's
+   * option of the same name, so its digest is that of what was copied.
+   */
+  skipDotGit?: boolean;
+}
 
 /**
  * Copies the folder `rel` of `base` (a real path) into `destination` (absent: a fill's
@@ -10,7 +21,7 @@ import { NotInsideError, openDirInside, readFileInside } from './open-inside.js'
  * as a tree digest counts them. Nothing outside `base` is ever read, whatever its owner
  * swaps meanwhile; a swap met is a NotInsideError naming the path inside `base` only.
  */
-export async function copyInside(base: string, rel: string, destination: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+export async function copyInside(base: string, rel: string, destination: string, options: CopyInsideOptions = {}): Promise<void> {
   const folders: Array<{ from: string; to: string }> = [{ from: rel, to: destination }];
   mkdirSync(destination);
   const modes: Array<{ to: string; mode: number }> = [];
@@ -23,6 +34,7 @@ export async function copyInside(base: string, rel: string, destination: string,
     try {
       for (const entry of dir.entries()) {
         options.signal?.throwIfAborted();
+        if (options.skipDotGit === true && isDotGit(entry.name)) continue;
         const child = from === '' ? entry.name : `${from}/${entry.name}`;
         const target = join(to, entry.name);
         if (entry.isDirectory()) {

@@ -45,7 +45,7 @@ export class LocalSkillProvider extends BaseSkillProvider {
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
     context.signal.throwIfAborted();
     const { base, directory } = await this.directoryOf(source);
-    const { digest } = await insideSource(source, () => hashTree(directory, nodeStoreFs, { within: base }));
+    const { digest } = await insideSource(source, () => hashTree(directory, nodeStoreFs, { within: base, skipDotGit: true }));
     if (source.version !== '*' && source.version !== digest) {
       throw new LocalVersionMismatchError(source.source, source.version, digest);
     }
@@ -58,8 +58,11 @@ export class LocalSkillProvider extends BaseSkillProvider {
     // The folder belongs to someone who may swap its folders for links while it is copied:
     // every folder and file is opened first and proven inside the source folder, and copied
     // from that descriptor (content-cache copyInside). Links are copied as links; the store then checks
-    // that they stay inside the tree, and strips special mode bits.
-    await insideSource(source, () => copyInside(base, rel, context.destination, { signal: context.signal }));
+    // that they stay inside the tree, and strips special mode bits. A skill folder may be a
+    // git checkout: its `.git` (any spelling git refuses) is left out of both the copy and
+    // the digest, since a store never holds one (it would run its owner's core.fsmonitor on
+    // `git status` in the published folder).
+    await insideSource(source, () => copyInside(base, rel, context.destination, { signal: context.signal, skipDotGit: true }));
     const { digest } = await hashTree(context.destination);
     // The folder may have changed between resolve and fetch; publish only what was resolved.
     if (digest !== resolved.contentId) throw new LocalVersionMismatchError(source.source, resolved.contentId, digest);
