@@ -51,7 +51,10 @@ async function put(args: string[], term: Terminal): Promise<number> {
   const dir = await existingFolder(folder);
   // The folder is the caller's workspace here: a store root inside it would be copied into itself.
   const store = await openStore(parsed.values.root, { workspace: dir });
-  const { digest } = await hashTree(dir, undefined, { within: dir });
+  // A folder that is a git checkout is stored without its `.git` (any spelling git refuses):
+  // a store never holds one, and the local skill provider hashes and copies the same way,
+  // so a put and a local skill of the same folder name the same content.
+  const { digest } = await hashTree(dir, undefined, { within: dir, skipDotGit: true });
   const key: CacheKey = {
     provider,
     declaration: name === undefined ? { path: dir } : { name },
@@ -63,7 +66,7 @@ async function put(args: string[], term: Terminal): Promise<number> {
   // so a folder swapped for a link meanwhile never copies an outside file. If the folder
   // changes between the hash above and this copy, the object's marker still records exactly
   // what was stored, and `cache verify` checks against it.
-  const tree = await store.acquire(key, (destination) => copyInside(dir, '', destination));
+  const tree = await store.acquire(key, (destination) => copyInside(dir, '', destination, { skipDotGit: true }));
   if (parsed.values.json) {
     printJson(term, tree);
     return EXIT_OK;
