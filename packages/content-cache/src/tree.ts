@@ -78,7 +78,7 @@ const SLICE_MS = 4;
  * there is its writer's repository configuration, and `core.fsmonitor` or a hook in it runs
  * as soon as anyone types `git status` in that folder (on macOS and Windows `.GIT` and
  * `git~1` are `.git`). This check runs on every publication, so it holds for every provider
- * whatever its own checks are; verify (normalize false) reports such an object too.
+ * whatever its own checks are; hashing (normalize false) refuses such a tree as well.
  */
 export async function sealTree(fs: StoreFs, root: string, options: SealOptions): Promise<TreeSummary> {
   const slicer = new Slicer();
