@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The tests start real git and OpenSSH servers and a CNCF distribution registry, and make
-// the registry's token-signing certificate with openssl (packages/testkit), so they need
-// these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
+// The tests start real git and OpenSSH servers and a CNCF distribution registry, make
+// the registry's token-signing certificate with openssl, compile the racing link swapper
+// with cc (packages/testkit), and run git fetches under prlimit and bundles under unshare
+// (util-linux), so they need these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
 // containers); otherwise we name the command and fail: tests are never skipped silently.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -15,6 +16,9 @@ const REQUIRED = [
   { program: 'ssh-keygen', pkg: 'openssh-client' },
   { program: 'openssl', pkg: 'openssl' },
   { program: 'docker-registry', pkg: 'docker-registry', also: ['/usr/bin/docker-registry'] },
+  { program: 'cc', pkg: 'gcc' },
+  { program: 'prlimit', pkg: 'util-linux' },
+  { program: 'unshare', pkg: 'util-linux' },
 ];
 
 function isExecutable(path) {

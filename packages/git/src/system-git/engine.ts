@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { secretsOf } from '../credentials.js';
 import type { GitEngine, GitObjectReader, GitRemoteRequest } from '../engine.js';
@@ -27,8 +28,9 @@ export interface SystemGitEngineOptions {
   path?: string;
   /**
    * util-linux `prlimit`, which caps the size of every file a fetch writes (RLIMIT_FSIZE),
-   * so a request's `maxPackBytes` stops the pack at that size as it is received; `prlimit`
-   * (looked up in PATH) by default on Linux. `false`: no such cap; the sizes of the
+   * so a request's `maxPackBytes` stops the pack at that size as it is received. By default
+   * on Linux: for the local host, `prlimit` when PATH has it (else no such cap); for another
+   * host, `prlimit`, which its image must then have. `false`: no such cap; the sizes of the
    * directory's blobs are still checked after they are fetched and before any is read.
    */
   prlimit?: string | false;
@@ -58,7 +60,7 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   const host = options.host ?? localCommandHost();
   const git = options.git ?? 'git';
   const path = options.path ?? (options.host === undefined ? process.env.PATH ?? STANDARD_PATH : STANDARD_PATH);
-  const prlimit = options.prlimit ?? (process.platform === 'linux' ? 'prlimit' : false);
+  const prlimit = options.prlimit ?? defaultPrlimit(options.host === undefined ? path : undefined);
   if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
   // Checked now, so a bad path is reported when the engine is made, not mid-operation.
   const ssh = options.ssh === undefined ? undefined : sshCommand(options.ssh);
@@ -319,6 +321,29 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
  * disposition survives exec) so the write fails with EFBIG and git says "File too large",
  * rather than index-pack dying with an unclear message.
  */
+/**
+ * `prlimit` on Linux. On the local host only when one of `path`'s folders has it, so a
+ * machine without util-linux's prlimit still fetches (under the blob size checks alone)
+ * instead of failing every fetch.
+ */
+function defaultPrlimit(localPath: string | undefined): string | false {
+  if (process.platform !== 'linux') return false;
+  if (localPath === undefined) return 'prlimit';
+  const found = localPath
+    .split(':')
+    .filter((folder) => folder.startsWith('/'))
+    .map((folder) => `${folder}/prlimit`)
+    .find((candidate) => {
+      try {
+        accessSync(candidate, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  return found ?? false;
+}
+
 function packCap(prlimit: string, bytes: number): string[] {
   return [prlimit, `--fsize=${bytes}`, '--', 'sh', '-c', 'trap "" XFSZ; exec "$0" "$@"'];
 }

@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readdir } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo, startGitHttpServer, tempDir, type FileTree, type GitHttpServer, type TempDir } from '@agentproto/testkit';
@@ -218,6 +219,20 @@ describe('fetch limits: what each engine transfers', () => {
       limits: { maxBytes: MiB },
     });
     expect(out.bytes).toBe(5);
+  });
+
+  it('system git on a machine without prlimit still fetches, and still refuses a directory past the byte cap from its blob sizes', async () => {
+    // A PATH holding only git and sh: prlimit is not there, so the engine runs git without it.
+    const work = await scratch();
+    const bin = join(work, 'bin');
+    await mkdir(bin);
+    for (const program of ['git', 'sh']) await symlink(execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(), join(bin, program));
+    const engine = systemGitEngine({ path: bin });
+    const out = await fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), { engine, limits: { maxBytes: MiB } });
+    expect(out.bytes).toBe(5);
+    const error = await rejection(fetchDirectory(served.server.urlFor('big.git'), served.big, '', join(work, 'all'), { engine, limits: { maxBytes: MiB } }));
+    expect(error).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes' });
+    expect(existsSync(join(work, 'all'))).toBe(false);
   });
 
   it('isomorphic-git, which fetches the whole commit, refuses it when the commit is past the transfer cap', async () => {
