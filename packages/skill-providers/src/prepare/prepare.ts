@@ -245,12 +245,12 @@ async function runOne<T>(
       vault: options.vault ?? NO_VAULT,
       facts: options.cache,
       signal,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     };
     // The network boundary opens the hosts the source itself names, and nothing else.
     if (sandbox.allowEgress) await sandbox.allowEgress(provider.egressHosts(source), signal);
     const resolved = await provider.resolve(source, context);
     assertResolved(resolved, entry);
-      ...(options.limits === undefined ? {} : { limits: options.limits }),
     options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });
     phase = 'publish';
     const notify: Job['notify'] = (event) => options.onProgress?.({ ...event, index: entry.index, name: entry.name });
