@@ -1,12 +1,10 @@
 import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
-import type { GitObjectReader } from './engine.js';
-import { GitCommitMismatchError, GitCommitUnavailableError, GitNotACommitError, GitNotADirectoryError } from './errors.js';
 import { overPack, type DirectoryTree, type FetchDirectoryOptions } from './fetch-directory.js';
 import { fetchLimits, packBudget } from './limits.js';
-import { commitTree, objectId, parseTree, readVerified } from './objects.js';
 import { givenWorkDir, openRemote, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
+import { treeOnPath } from './select-directory.js';
 
 /**
  * The tree id of the directory `path` of exactly `commit`, from the fewest objects that
@@ -46,33 +44,7 @@ export async function directoryTreeId(url: string, commit: string, path: string,
     // An engine's pack cap is the byte cap of the directory, as in fetchDirectory.
     const reader = await calls.run(remote.engine.fetchCommit(request)).catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
     throwIfAborted(signal, operation);
-    const tree = await calls.run(treeOnPath(reader, remote.url, commit, parts, signal, operation));
+    const tree = await calls.run(treeOnPath(reader, remote.url, commit, directory, signal, operation));
     return { commit, tree, path: directory };
   });
-}
-
-/** Follows `parts` from the commit's root tree, every object hashed to its id; the last entry's id. */
-async function treeOnPath(
-  reader: GitObjectReader,
-  url: string,
-  commit: string,
-  parts: readonly string[],
-  signal: AbortSignal | undefined,
-  operation: string,
-): Promise<string> {
-  const object = await reader.read(commit);
-  if (!object) throw new GitCommitUnavailableError(url, commit);
-  const actual = objectId(object.type, object.content);
-  if (actual !== commit) throw new GitCommitMismatchError(commit, actual);
-  if (object.type !== 'commit') throw new GitNotACommitError(commit, object.type);
-  let tree = commitTree(commit, object.content);
-  const path = parts.join('/');
-  for (const [index, part] of parts.entries()) {
-    throwIfAborted(signal, operation);
-    const entry = parseTree(tree, await readVerified(reader, tree, 'tree'), parts.slice(0, index).join('/')).find((candidate) => candidate.name === part);
-    if (!entry) throw new GitNotADirectoryError(path, commit, 'missing');
-    if (entry.mode !== '40000') throw new GitNotADirectoryError(path, commit, entry.mode === '120000' ? 'symlink' : entry.mode === '160000' ? 'submodule' : 'file');
-    tree = entry.oid;
-  }
-  return tree;
 }

@@ -58,6 +58,32 @@ export async function walkDirectory(
   limits?: Required<FetchLimits>,
 ): Promise<DirectoryWalk> {
   await reader.preloadTrees?.(commit, path, signal);
+  const tree = await treeOnPath(reader, url, commit, path, signal, operation);
+
+  const cap = limits === undefined ? undefined : { ...limits, url, path };
+  const entries = await listTree(reader, tree, signal, operation, cap);
+  const links = new Set<string>();
+  const files = new Set<string>();
+  for (const entry of entries) {
+    if (entry.kind === 'symlink') links.add(entry.oid);
+    else if (entry.kind === 'file') files.add(entry.oid);
+  }
+  return { tree, entries, blobs: [...new Set([...links, ...files])] };
+}
+
+/**
+ * The tree id of `path` in `commit`, following the path from the commit's root tree with
+ * every object hashed to its id: the commit is the one asked for, and each tree on the way
+ * is the one its parent names, so the id returned is the origin's own.
+ */
+export async function treeOnPath(
+  reader: GitObjectReader,
+  url: string,
+  commit: string,
+  path: string,
+  signal: AbortSignal | undefined,
+  operation: string,
+): Promise<string> {
   const object = await reader.read(commit);
   if (!object) throw new GitCommitUnavailableError(url, commit);
   const actual = objectId(object.type, object.content);
@@ -75,16 +101,7 @@ export async function walkDirectory(
     if (entry.mode !== '40000') throw new GitNotADirectoryError(path, commit, kindOfMode(entry.mode));
     tree = entry.oid;
   }
-
-  const cap = limits === undefined ? undefined : { ...limits, url, path };
-  const entries = await listTree(reader, tree, signal, operation, cap);
-  const links = new Set<string>();
-  const files = new Set<string>();
-  for (const entry of entries) {
-    if (entry.kind === 'symlink') links.add(entry.oid);
-    else if (entry.kind === 'file') files.add(entry.oid);
-  }
-  return { tree, entries, blobs: [...new Set([...links, ...files])] };
+  return tree;
 }
 
 /**
