@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { DocumentTooLargeError, FRONTMATTER_LIMITS, NotInsideError, findFrontmatter, openDirInside, openInside, parseUntrustedYaml, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, DocumentTooLargeError, FRONTMATTER_LIMITS, NotInsideError, findFrontmatter, openDirInside, openInside, parseUntrustedYaml, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
@@ -128,11 +128,13 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     },
     async readManifest(rel) {
       // Each candidate is read like any workspace file, through a descriptor proven inside:
-      // a manifest that is a link out of the workspace is refused, not read.
-      const read = (name: string): string | undefined => {
+      // a manifest that is a link out of the workspace is refused, not read. And never more
+      // of it than the parser may take: a manifest of gigabytes costs no more memory than
+      // one at the cap.
+      const read = (name: string, maxBytes: number): ManifestText | undefined => {
         const path = rel === '' ? name : `${rel}/${name}`;
         try {
-          return proven(path, () => readFileInside(realRoot, path).bytes.toString('utf8'));
+          return proven(path, () => readHead(realRoot, path, maxBytes));
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
           throw error;
@@ -143,21 +145,52 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
   };
 }
 
+/** The first `maxBytes` bytes of a file as text, and whether that is all of it. */
+interface ManifestText {
+  text: string;
+  size: number;
+  whole: boolean;
+}
+
+function readHead(realRoot: string, rel: string, maxBytes: number): ManifestText {
+  const { fd, stats } = openInside(realRoot, rel);
+  try {
+    if (!stats.isFile()) throw Object.assign(new Error(`${JSON.stringify(rel)} is a folder`), { code: 'EISDIR' });
+    const head = Buffer.alloc(Math.min(stats.size, maxBytes));
+    let filled = 0;
+    while (filled < head.length) {
+      const count = fs.readSync(fd, head, filled, head.length - filled, filled);
+      if (count === 0) break;
+      filled += count;
+    }
+    return { text: head.subarray(0, filled).toString('utf8'), size: stats.size, whole: stats.size <= maxBytes };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /**
  * A code-workspace folder's manifest: `manifest.yaml` (or `.yml`) in the rich form, else
  * the YAML front matter of a lean `CODE.md`.
  */
-function readManifestIn(read: (name: string) => string | undefined): Record<string, unknown> {
+function readManifestIn(read: (name: string, maxBytes: number) => ManifestText | undefined): Record<string, unknown> {
   for (const name of ['manifest.yaml', 'manifest.yml']) {
-    const text = read(name);
+    // One byte past the cap is enough to know the file is over it.
+    const manifest = read(name, DOCUMENT_LIMITS.maxBytes + 1);
+    if (manifest === undefined) continue;
+    if (!manifest.whole) throw new DocumentTooLargeError(name, 'yaml', DOCUMENT_LIMITS.maxBytes, manifest.size);
     // A workspace owner writes the manifest: bounded and parsed by the shared rules for
     // untrusted documents (a DocumentError with a stable code, never an exhausted heap).
-    if (text !== undefined) return asRecord(parseUntrustedYaml(text, { source: name }), name);
+    return asRecord(parseUntrustedYaml(manifest.text, { source: name }), name);
   }
-  const code = read('CODE.md');
+  // The front matter is at most FRONTMATTER_LIMITS.maxBytes UTF-16 units, which UTF-8
+  // spells in at most three bytes each: past that head, the body of CODE.md is never read.
+  const code = read('CODE.md', 3 * FRONTMATTER_LIMITS.maxBytes + 16);
   if (code === undefined) throw new Error('no manifest.yaml or CODE.md');
-  const block = findFrontmatter(code, FRONTMATTER_LIMITS.maxBytes);
-  if (block.found === 'too-large') throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', block.limit, undefined);
+  const block = findFrontmatter(code.text, FRONTMATTER_LIMITS.maxBytes);
+  if (block.found === 'too-large' || (block.found !== 'block' && !code.whole)) {
+    throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', FRONTMATTER_LIMITS.maxBytes, undefined);
+  }
   if (block.found !== 'block') throw new Error('CODE.md has no front matter');
   return asRecord(parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }), 'CODE.md');
 }

@@ -1,6 +1,10 @@
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { REPRODUCTIONS, hostileDocument, runBounded } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { nodeWorkspaceFs } from '../../src/index.js';
 
 // Each case runs in a worker thread with a 256 MiB heap and a time limit: a manifest that
 // exhausts memory kills the worker, not the test runner, and is reported as out-of-memory.
@@ -36,5 +40,45 @@ describe('code-workspace manifests: a hostile manifest.yaml or CODE.md ends in a
   ] as const)('%s is a DocumentError with its code', async (_label, file, text, code) => {
     const [outcome] = await runBounded({ module: TARGETS, exportName: 'readManifest', cases: [{ name: file, input: { file, bytes: new TextEncoder().encode(text) } }], ...BOUNDS });
     expect(outcome).toMatchObject({ status: 'threw', error: { code } });
+  });
+});
+
+describe('code-workspace manifests are read no further than the parser may take', () => {
+  // Sparse files: 8 GiB that cost no disk, more than a Buffer can hold, so a reader that
+  // reads a manifest whole fails (or exhausts memory) where a bounded one refuses or parses.
+  const HUGE = 8 * 1024 ** 3;
+
+  it('refuses an 8 GiB manifest.yaml with DOCUMENT_TOO_LARGE after reading one byte past the cap', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'huge-manifest-'));
+    try {
+      await writeFile(join(root, 'manifest.yaml'), 'kind: code-workspace\n');
+      await truncate(join(root, 'manifest.yaml'), HUGE);
+      const started = performance.now();
+      await expect(nodeWorkspaceFs(root).readManifest('')).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE' });
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the front matter of a CODE.md whose body is 8 GiB, and never the body', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'huge-code-md-'));
+    try {
+      await writeFile(join(root, 'CODE.md'), '---\nkind: code-workspace\nlanguage: python\n---\n# a long story\n');
+      await truncate(join(root, 'CODE.md'), HUGE);
+      expect(await nodeWorkspaceFs(root).readManifest('')).toEqual({ kind: 'code-workspace', language: 'python' });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses front matter that does not close within its cap in a long CODE.md, as too large', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'long-code-md-'));
+    try {
+      await writeFile(join(root, 'CODE.md'), `---\nkind: code-workspace\n${'# filler line\n'.repeat(20_000)}---\n`);
+      await expect(nodeWorkspaceFs(root).readManifest('')).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE' });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
