@@ -3,7 +3,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack as tarPack } from 'tar-stream';
+import { tarOf, type TarEntry } from './support/tar.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CacheKey,
@@ -423,32 +423,12 @@ describe('remote tier: malicious artifacts', () => {
   });
 });
 
-type TarEntry = { name: string; type: 'file' | 'symlink' | 'link' | 'fifo' | 'directory'; data?: string; linkname?: string };
-
 function file(name: string, data: string): TarEntry {
   return { name, type: 'file', data };
 }
 
 function link(name: string, linkname: string): TarEntry {
   return { name, type: 'symlink', linkname };
-}
-
-async function tarOf(entries: TarEntry[]): Promise<Buffer> {
-  const pack = tarPack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
-  const ended = new Promise<void>((resolve) => pack.on('end', () => resolve()));
-  for (const entry of entries) {
-    await new Promise<void>((resolve, reject) => {
-      const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      const header = { name: entry.name, type: entry.type, linkname: entry.linkname, mode: 0o644, mtime: new Date(0) };
-      if (entry.data !== undefined) pack.entry(header, entry.data, done);
-      else pack.entry(header, done);
-    });
-  }
-  pack.finalize();
-  await ended;
-  return Buffer.concat(chunks);
 }
 
 /** Puts an object artifact straight into the registry, as someone with push rights could. */

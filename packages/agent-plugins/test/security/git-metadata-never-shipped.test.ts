@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/content-cache';
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
-import { pack } from 'tar-stream';
+import { tarBytes, type TarEntry } from '../support/tar.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   PLUGIN_ARTIFACT_TYPE,
@@ -190,28 +190,8 @@ describe('a plugin never reads, imports or ships a .git entry', () => {
   });
 });
 
-interface TarEntry {
-  name: string;
-  data?: string;
-  type?: 'file' | 'directory';
-}
-
 async function layerOf(entries: readonly TarEntry[]): Promise<Buffer> {
-  const tar = pack();
-  const chunks: Buffer[] = [];
-  const collected = (async () => {
-    for await (const chunk of tar) chunks.push(chunk as Buffer);
-  })();
-  for (const entry of entries) {
-    await new Promise<void>((resolve, reject) => {
-      const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      if ((entry.type ?? 'file') === 'directory') tar.entry({ name: entry.name, type: 'directory', mode: 0o755, mtime: new Date(0) }, done);
-      else tar.entry({ name: entry.name, type: 'file', mode: 0o644, mtime: new Date(0), size: Buffer.byteLength(entry.data ?? '') }, entry.data ?? '', done);
-    });
-  }
-  tar.finalize();
-  await collected;
-  return gzipSync(Buffer.concat(chunks));
+  return gzipSync(await tarBytes(entries));
 }
 
 let tags = 0;

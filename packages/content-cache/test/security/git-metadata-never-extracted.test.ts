@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
+import { tarOf, type TarEntry } from '../support/tar.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveError, gitPathProblem, readArchive } from '../../src/index.js';
 
@@ -117,35 +117,12 @@ describe('gitPathProblem refuses exactly what git refuses', () => {
   });
 });
 
-interface Entry {
-  name: string;
-  type?: 'file' | 'directory' | 'symlink';
-  data?: string;
-  linkname?: string;
-}
-
-async function tarGz(entries: readonly Entry[]): Promise<Buffer> {
-  const tar = pack();
-  const chunks: Buffer[] = [];
-  const collected = (async () => {
-    for await (const chunk of tar) chunks.push(chunk as Buffer);
-  })();
-  for (const entry of entries) {
-    const type = entry.type ?? 'file';
-    await new Promise<void>((resolve, reject) => {
-      const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      const header = { name: entry.name, type, mode: 0o644, mtime: new Date(0), ...(entry.linkname ? { linkname: entry.linkname } : {}) };
-      if (type === 'file') tar.entry({ ...header, size: Buffer.byteLength(entry.data ?? '') }, entry.data ?? '', done);
-      else tar.entry(header, done);
-    });
-  }
-  tar.finalize();
-  await collected;
-  return gzipSync(Buffer.concat(chunks));
+async function tarGz(entries: readonly TarEntry[]): Promise<Buffer> {
+  return gzipSync(await tarOf(entries));
 }
 
 /** What readArchive hands on, or the error it stops with. */
-async function read(entries: readonly Entry[], links: 'refuse' | 'inside' = 'inside'): Promise<{ seen: string[]; error?: ArchiveError }> {
+async function read(entries: readonly TarEntry[], links: 'refuse' | 'inside' = 'inside'): Promise<{ seen: string[]; error?: ArchiveError }> {
   const seen: string[] = [];
   try {
     await readArchive(await tarGz(entries), { maxBytes: 1 << 20, maxFiles: 100, links }, {
