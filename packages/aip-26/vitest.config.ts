@@ -1,3 +1,6 @@
+import { mergeConfig } from 'vitest/config';
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('aip-26');
+export default mergeConfig(packageProject('aip-26'), {
+  test: { setupFiles: ['test/support/isolated-cache-home.ts'] },
+});

@@ -10,7 +10,7 @@ export type { InheritedBlocks } from './code/inherit.js';
 export { SourceResolutionError, BundleSizeError } from './code/errors.js';
 export type { SourceProblem } from './code/errors.js';
 export { nodeWorkspaceFs, WorkspaceChangedError, WorkspaceLinkError } from './workspace/node-workspace-fs.js';
-export { githubConnector, PinRequiredError } from './github/connector.js';
+export { githubConnector, GithubRefNotFoundError, PinRequiredError } from './github/connector.js';
 export type { GithubConnectorOptions, ResolvedGithubRef } from './github/connector.js';
 export { subprocessRunner } from './runner/subprocess-runner.js';
 export type { Runner, RunRequest, RunResult, SubprocessRunnerOptions } from './runner/subprocess-runner.js';

@@ -222,7 +222,9 @@ const badInputs: [string, unknown, Expectation][] = [
   ['repo with three parts', { sources: [{ github: { repo: 'a/b/c', ref: SHELL_SHA } }] }, invalid],
   ['ref ../../x', { sources: [{ github: { repo: 'o/r', ref: '../../x' } }] }, unsafe('ref-unresolved')],
   ['ref %2F..', { sources: [{ github: { repo: 'o/r', ref: '%2F..' } }] }, unsafe('ref-unresolved')],
-  ['an abbreviated SHA', { sources: [{ github: { repo: 'o/r', ref: '4f3a2b1c' } }] }, unsafe('ref-unresolved')],
+  // A short hex name is a ref like any other (it may be a branch): only the connector can
+  // resolve it, so without one it is refused for that (test/conformance/github-refs-and-cache).
+  ['a short hex ref without a connector', { sources: [{ github: { repo: 'o/r', ref: '4f3a2b1c' } }] }, unsafe('no-github-connector')],
   ['an upper-case SHA', { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA.toUpperCase() } }] }, unsafe('ref-unresolved')],
   ['an absolute code shorthand', '/abs/workspace', invalid],
   ['a code shorthand with ..', '../outside', unsafe()],

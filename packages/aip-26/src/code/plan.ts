@@ -10,16 +10,17 @@ import type { Code, Source, WorkspaceFs } from './types.js';
 const GITHUB_REPO = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z0-9._-]{1,100}$/;
 
 /**
- * A ref is a full lowercase commit or a branch/tag name git would accept. Abbreviated and
- * upper-case commits are refused here: resolving them would need the repository's objects,
- * and a manifest must be checkable before anything is fetched.
+ * A ref is a full lowercase commit or a branch/tag name git would accept. A short hex name
+ * (`cafe1234`) is NOT refused here: the spec's table makes anything but a full commit a ref
+ * to resolve, and it may well be a branch; the connector asks the server's refs first and
+ * only then takes it as an abbreviated commit. 40 hex digits with upper case are refused:
+ * git reads 40 hex digits as an object id in either case, and git never creates such refs.
  */
 function checkGithubRef(ref: string, label: string, source: Source): void {
   const bad = (detail: string): never => {
     throw new SourceResolutionError(label, source, 'ref-unresolved', `ref ${JSON.stringify(ref)}: ${detail}`);
   };
-  if (/^[0-9a-fA-F]{40}$/.test(ref) && ref !== ref.toLowerCase()) bad('a commit id must be lowercase');
-  if (/^[0-9a-f]{7,39}$/.test(ref) && /[0-9]/.test(ref) && /[a-f]/.test(ref)) bad('an abbreviated commit id cannot be resolved before fetching; use the full 40-character id');
+  if (/^[0-9a-fA-F]{40}$/.test(ref) && ref !== ref.toLowerCase()) bad(`a commit id must be lowercase (${ref.toLowerCase()})`);
   const problem = refNameProblem(ref);
   if (problem) bad(problem);
 }

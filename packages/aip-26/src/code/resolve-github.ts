@@ -59,11 +59,20 @@ export async function resolveGithub(source: GithubSource, github: GithubAccess |
   return tally;
 }
 
-/** The bundle cap a connector's fetch stopped at (githubConnector: GIT_LIMIT_EXCEEDED from @agentproto/git). */
+/**
+ * The bundle cap a connector's fetch stopped at (githubConnector: GIT_LIMIT_EXCEEDED from
+ * @agentproto/git), found along the `cause` chain: a fetch made inside a content store's
+ * fill reaches here wrapped (CACHE_FILL_FAILED, once per store layer), and must still be
+ * reported as the bundle being too large, not as a failed fetch.
+ */
 function overLimit(error: unknown): 'bytes' | 'files' | undefined {
-  const { code, limit } = (error ?? {}) as { code?: unknown; limit?: unknown };
-  if (code !== 'GIT_LIMIT_EXCEEDED') return undefined;
-  return limit === 'bytes' || limit === 'files' ? limit : undefined;
+  let current = error;
+  for (let depth = 0; depth < 8 && current !== null && typeof current === 'object'; depth += 1) {
+    const { code, limit, cause } = current as { code?: unknown; limit?: unknown; cause?: unknown };
+    if (code === 'GIT_LIMIT_EXCEEDED') return limit === 'bytes' || limit === 'files' ? limit : undefined;
+    current = cause;
+  }
+  return undefined;
 }
 
 function messageOf(error: unknown): string {

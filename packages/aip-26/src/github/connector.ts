@@ -2,8 +2,20 @@ import * as fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
-import type { ContentStore } from '@agentproto/content-cache';
-import { type GitAuth, type RemoteOptions, directoryTreeId, fetchDirectory, folderTreeId, isFullCommitId, listRefs, resolveRef } from '@agentproto/git';
+import { type ContentStore, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import {
+  GitAbbreviatedShaError,
+  type GitAuth,
+  GitCommitNotFoundError,
+  type RemoteOptions,
+  directoryTreeId,
+  expandCommit,
+  fetchDirectory,
+  folderTreeId,
+  isFullCommitId,
+  listRefs,
+  resolveRef,
+} from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
 import { PATH_LIMITS } from '../paths/limits.js';
 import { writeBundle } from '../tar/index.js';
@@ -13,7 +25,8 @@ export interface ResolvedGithubRef {
   repo: string;
   ref: string;
   commit: string;
-  kind: 'branch' | 'tag' | 'head';
+  /** `commit`: no branch or tag has the name, and it is the one commit whose id starts with it. */
+  kind: 'branch' | 'tag' | 'head' | 'commit';
   /** True when a tag's resolution came from the 24 h cache. */
   cached: boolean;
 }
@@ -25,8 +38,14 @@ export interface GithubConnectorOptions {
   getToken?: () => Promise<string | undefined> | string | undefined;
   /** Where repositories live: `${baseUrl}/${owner}/${name}.git`. Default https://github.com. */
   baseUrl?: string;
-  /** Content store for fetched directories, keyed by (repo, commit, path) and kept forever. */
-  cache?: ContentStore;
+  /**
+   * Content store for fetched directories, keyed by (repo, commit, path) and kept forever
+   * (AIP-26: "Hosts MUST cache fetched github tarballs"). Default: the store at
+   * `defaultCacheRoot()` (`$XDG_CACHE_HOME/agentproto`, else `~/.cache/agentproto`), the
+   * folder fixed when the connector is made and opened on the first fetch. `false`: nothing
+   * is kept, every fetch downloads again.
+   */
+  cache?: ContentStore | false;
   /** Milliseconds since the epoch; for the tag cache. Default Date.now. */
   clock?: () => number;
   /** Called with every floating ref's resolution. */
@@ -49,22 +68,61 @@ export class PinRequiredError extends Error {
   }
 }
 
+/**
+ * A hex name that is no branch or tag of the repository, and the start of no commit
+ * reachable from one: neither reading of the name found anything.
+ */
+export class GithubRefNotFoundError extends Error {
+  readonly code = 'AIP26_REF_NOT_FOUND';
+  constructor(
+    readonly repo: string,
+    readonly ref: string,
+    /** The full ref names that were looked up before the name was taken as an abbreviated commit. */
+    readonly tried: readonly string[],
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `${repo}@${ref}: no branch or tag is named ${JSON.stringify(ref)} (looked for ${tried.join(', ')}), and no commit reachable from one starts with it; name an existing branch or tag, or use the full 40-character commit id`,
+      options,
+    );
+    this.name = 'GithubRefNotFoundError';
+  }
+}
+
 const ARCHIVE = 'archive.tar.gz';
 
 /** Tags may move (AIP-26: cached 24 h); branches are resolved on every scan. */
 const TAG_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** AIP-26's tag shape (`vN`, `vN.N.N`, …): the only names whose resolution may be reused. */
+const TAG_SHAPE = /^v[0-9]+(\.[0-9]+)*$/;
+
 /**
  * The `github` connector of AIP-26 over git smart HTTP, so it works with GitHub, GitHub
- * Enterprise and any git host. Cache contract (seed, step 4): content is cached by
- * (repo, resolved commit, path) forever; a full commit is used as is; a tag's resolution is
- * reused for 24 h; a branch is resolved every time. What kind a ref is comes from the
- * server's refs, and a name that is both a branch and a tag is refused.
+ * Enterprise and any git host. Cache contract (aip-26.md, "Cache invalidation for github
+ * sources"): content is cached by (repo, resolved commit, path) forever, in the default
+ * store unless told otherwise; a full commit is used as is. The spec's table decides by
+ * the ref's shape alone; this connector takes the conservative reading: a resolution is
+ * reused for 24 h only when the name has the tag shape (`^v[0-9]+(\.[0-9]+)*$`) AND the
+ * server lists it as a tag. Every other name (a tag called `stable`, a branch called
+ * `v1.2`, an abbreviated commit) is resolved again on every call, so a moved ref is seen
+ * on the next scan. Refs are resolved first, as `git ls-remote` lists them; only a hex
+ * name no branch or tag has is expanded as an abbreviated commit. A name that is both a
+ * branch and a tag is refused.
  */
 export function githubConnector(options: GithubConnectorOptions = {}): GithubAccess {
   const baseUrl = (options.baseUrl ?? 'https://github.com').replace(/\/+$/, '');
   const clock = options.clock ?? Date.now;
   const tags = new Map<string, { commit: string; at: number }>();
+  // The folder is fixed now (a later change of XDG_CACHE_HOME does not move it); the store
+  // is opened on the first fetch, so a connector that only resolves refs creates nothing.
+  const defaultRoot = options.cache === undefined ? defaultCacheRoot() : undefined;
+  let defaultStore: Promise<ContentStore> | undefined;
+  const storeOf = (): Promise<ContentStore> | undefined => {
+    if (options.cache === false) return undefined;
+    if (options.cache !== undefined) return Promise.resolve(options.cache);
+    return (defaultStore ??= openContentStore({ root: defaultRoot! }));
+  };
   const auth: GitAuth = async () => {
     const token = options.getToken ? await options.getToken() : options.token;
     return token ? { Authorization: `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}` } : undefined;
@@ -77,14 +135,28 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       if (isFullCommitId(ref)) return ref;
       if (options.requirePin) throw new PinRequiredError(repo, ref);
       const cacheKey = `${repo}\0${ref}`;
-      const tag = tags.get(cacheKey);
+      const tag = TAG_SHAPE.test(ref) ? tags.get(cacheKey) : undefined;
       if (tag && clock() - tag.at < TAG_TTL_MS) {
         options.onResolved?.({ repo, ref, commit: tag.commit, kind: 'tag', cached: true });
         return tag.commit;
       }
-      const resolved = resolveRef(await listRefs(urlOf(repo), remote), ref);
-      if (resolved.kind === 'tag') tags.set(cacheKey, { commit: resolved.commit, at: clock() });
-      if (resolved.kind !== 'commit') options.onResolved?.({ repo, ref, commit: resolved.commit, kind: resolved.kind, cached: false });
+      let resolved: { commit: string; kind: ResolvedGithubRef['kind'] };
+      try {
+        resolved = resolveRef(await listRefs(urlOf(repo), remote), ref);
+      } catch (error) {
+        // Refs win: `cafe1234` may be a branch, and only once no branch or tag has the name
+        // is it taken as an abbreviated commit, expanded against the repository's history
+        // as git rev-parse would (GIT_COMMIT_NOT_FOUND, GIT_AMBIGUOUS_COMMIT otherwise).
+        if (!(error instanceof GitAbbreviatedShaError)) throw error;
+        const commit = await expandCommit(urlOf(repo), ref, remote).catch((failure: unknown) => {
+          if (failure instanceof GitCommitNotFoundError) throw new GithubRefNotFoundError(repo, ref, [`refs/heads/${ref}`, `refs/tags/${ref}`], { cause: failure });
+          throw failure;
+        });
+        resolved = { commit, kind: 'commit' };
+      }
+      // Tag-shaped names the server calls tags are reused for 24 h; nothing else is kept.
+      if (resolved.kind === 'tag' && TAG_SHAPE.test(ref)) tags.set(cacheKey, { commit: resolved.commit, at: clock() });
+      options.onResolved?.({ repo, ref, commit: resolved.commit, kind: resolved.kind, cached: false });
       return resolved.commit;
     },
 
@@ -94,7 +166,8 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       // The bundle's caps hold while fetching (GIT_LIMIT_EXCEEDED, before anything past them
       // is written). git counts folders as entries too: twice the file cap leaves room for them.
       const capped = limits === undefined ? remote : { ...remote, limits: { maxBytes: limits.maxBytes, maxFiles: limits.maxFiles * 2, maxDepth: PATH_LIMITS.maxDepth } };
-      if (!options.cache) {
+      const store = storeOf();
+      if (!store) {
         const work = await mkdtemp(join(tmpdir(), 'agentproto-github-'));
         try {
           const dest = join(work, 'tree');
@@ -106,7 +179,7 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       }
       const declaration = { baseUrl, repo, path };
       const contentId = `${baseUrl}/${repo}@${commit}:${path}`;
-      const cache = options.cache;
+      const cache = await store;
       // Two objects per (repo, commit, path), both kept forever: the fetched folder, and the
       // tar.gz made from it, so a later fetch of the same commit reads one file. Only the
       // folder may come from the store's shared remote tier, and only once proven: the

@@ -25,12 +25,18 @@ afterAll(async () => {
 });
 
 describe('a github source under the bundle caps', () => {
-  it('stops fetching a directory past the byte cap while the pack arrives, and refuses with AIP26_BUNDLE_TOO_LARGE', async () => {
+  // The default connector fetches into its content store (a fill inside the store); with
+  // `cache: false` it fetches into a temporary folder. The cap holds, and is reported as
+  // the bundle's, either way.
+  it.each([
+    ['the default store', {}],
+    ['cache: false', { cache: false as const }],
+  ])('stops fetching a directory past the byte cap while the pack arrives, and refuses with AIP26_BUNDLE_TOO_LARGE (%s)', async (_name, caching) => {
     const workspaceRoot = await makeWorkspace({});
     server.resetStats();
     const error = await defineCodeWithReport({
       workspaceRoot,
-      github: githubConnector({ baseUrl: server.url }),
+      github: githubConnector({ baseUrl: server.url, ...caching }),
       limits: { maxBytes: MiB },
       code: { sources: [{ github: { repo, ref: 'main', path: 'big' } }] },
     }).then(

@@ -40,7 +40,8 @@ afterAll(async () => {
 });
 
 const code = () => ({ sources: [{ github: { repo: 'acme/tool', ref: tool.commits[0]! } }] });
-const connector = (cache?: ContentStore) => githubConnector({ baseUrl: git.url, ...(cache ? { cache } : {}), git: { allowInsecureHttp: true, engine: systemGitEngine() } });
+// Without a store: straight from the origin (the honest bytes to compare with).
+const connector = (cache?: ContentStore) => githubConnector({ baseUrl: git.url, cache: cache ?? false, git: { allowInsecureHttp: true, engine: systemGitEngine() } });
 
 async function storeOn(repository: string, events: StoreEvent[] = []): Promise<ContentStore> {
   return openContentStore({ root: join(await tempDir(), 'store'), remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true }), onEvent: (event) => events.push(event) });
