@@ -69,7 +69,7 @@ export async function openToolHost(options: ToolHostOptions): Promise<ToolHost> 
  */
 export class ToolHost {
   private readonly runner: Runner;
-  /** One connector for the host's life, so a tag's resolution is reused for 24 h (the seed's cache contract). */
+  /** One connector for the host's life, so a tag-shaped tag's resolution (`v1.2`) is reused for 24 h (AIP-26's cache contract). */
   private readonly github: GithubAccess;
   /** What each `repo\0ref` named on the server when last resolved: branch, tag or head. */
   private readonly refKinds = new Map<string, ResolvedGithubRef['kind']>();
