@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContentStore } from '@agentproto/content-cache';
@@ -225,6 +226,24 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
       const second = await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github: githubConnector({ baseUrl: server.url }), code });
       expect(server.stats.requests).toBe(0);
       expect(second.bundle.equals(first.bundle)).toBe(true);
+    } finally {
+      process.env.XDG_CACHE_HOME = previous;
+    }
+  });
+
+  it('a default store that cannot be opened fails the fetch with the store\'s error, never a silent fetch without a cache', async () => {
+    const notAFolder = join(await scratchDir('aip26-bad-home-'), 'file');
+    await writeFile(notAFolder, 'not a folder');
+    const previous = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = notAFolder;
+    try {
+      const github = githubConnector({ baseUrl: server.url });
+      const code = { sources: [{ github: { repo: TOOL, ref: tool.commits[2]! } }] };
+      const error = (await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code }).catch((e: unknown) => e)) as SourceResolutionError;
+      expect(error).toBeInstanceOf(SourceResolutionError);
+      expect(error.reason).toBe('fetch-failed');
+      expect(error.cause).toMatchObject({ code: 'CACHE_ROOT_UNUSABLE' });
+      expect(error.message).toContain(join(notAFolder, 'agentproto'));
     } finally {
       process.env.XDG_CACHE_HOME = previous;
     }
