@@ -6,7 +6,7 @@ export { DEFAULT_LIMITS } from './code/types.js';
 export { desugarCode, planCode, MAX_REF_DEPTH } from './code/plan.js';
 export type { CodePlan, PlannedSource, ReferencedWorkspace } from './code/plan.js';
 export { inheritBlocks, assertRunnerFitsRun, languageOfRunFile, RunnerConflictError } from './code/inherit.js';
-export type { InheritedBlocks } from './code/inherit.js';
+export type { InheritedBlocks, InheritingWorkspace } from './code/inherit.js';
 export { SourceResolutionError, BundleSizeError } from './code/errors.js';
 export type { SourceProblem } from './code/errors.js';
 export { nodeWorkspaceFs, WorkspaceChangedError, WorkspaceLinkError } from './workspace/node-workspace-fs.js';

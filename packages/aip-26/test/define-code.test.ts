@@ -113,7 +113,8 @@ describe('defineCode', () => {
       '.code/py/search.py': 'print(1)',
     });
     const { bundle, report } = await defineCodeWithReport({ workspaceRoot, code: './.code-workspaces/utils' });
-    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual(['.code/py/search.py', 'shared/utils/fmt.ts']);
+    // The lean CODE.md's `./search.py` is read from its folder and lands at `search.py` (as = path).
+    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual(['search.py', 'shared/utils/fmt.ts']);
     expect(report.workspaces).toEqual(['.code-workspaces/utils', '.code/py']);
     expect(report.sources.map((s) => s.source)).toEqual([
       'sources[0] → ref ".code-workspaces/utils" → sources[0]',

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ContentStore } from '@agentproto/content-cache';
+import { type ContentStore, readArchive } from '@agentproto/content-cache';
+import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
+import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive } from './archive.js';
 import { SourceResolutionError } from './errors.js';
@@ -24,6 +26,15 @@ export interface DefineCodeOptions extends DefineCodeArgs {
    * digest of the merged files, so scan time and invocation time compress once.
    */
   cache?: ContentStore;
+  /**
+   * The manifest's `run` block, when the host wants it checked with the bundle: it is read
+   * before anything else (RunResolutionError, PathError), and the file it starts must be in
+   * the merged bundle (RunFileMissingError, `AIP26_RUN_FILE_MISSING`, naming the file), the
+   * same refusal the runner gives at start, given at scan and bundle time instead.
+   */
+  run?: RunValue;
+  /** How `run` is read (a host's own runner table). */
+  runOptions?: RunOptions;
 }
 
 export interface SourceReport {
@@ -63,8 +74,28 @@ export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
 export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
   const { fs, plan } = await prepare(args);
   const pinned = args.cache ? pinnedDigest(plan) : undefined;
-  if (args.cache && pinned) return pinnedBundle(args.cache, pinned, () => build(args, fs, plan));
+  if (args.cache && pinned) {
+    const made = await pinnedBundle(args.cache, pinned, () => build(args, fs, plan));
+    // Read back from the store: its files were not merged here, so list them.
+    if (args.run !== undefined) assertRunFileInBundle(args.run, await bundlePaths(made.bundle, { ...DEFAULT_LIMITS, ...args.limits }), args.runOptions);
+    return made;
+  }
   return build(args, fs, plan);
+}
+
+/** The file paths of a bundle this package wrote (the pinned store's copy). */
+async function bundlePaths(bundle: Buffer, limits: Required<BundleLimits>): Promise<string[]> {
+  const paths: string[] = [];
+  // Headroom for the tar headers (pax records included) of every file and folder.
+  const maxBytes = limits.maxBytes + 8 * 1024 * (limits.maxFiles + 1) * 2;
+  await readArchive(bundle, { maxBytes, maxFiles: limits.maxFiles, maxEntryBytes: limits.maxBytes }, {
+    async directory() {},
+    async file(file, body) {
+      for await (const _chunk of body);
+      paths.push(file.path);
+    },
+  });
+  return paths;
 }
 
 async function build(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodePlan): Promise<{ bundle: Buffer; report: BundleReport }> {
@@ -93,7 +124,7 @@ function pinnedDigest(plan: CodePlan): string | undefined {
 
 /** A pinned plan's bundle and report, built once and then read from the store: no source is fetched again. */
 async function pinnedBundle(cache: ContentStore, digest: string, make: () => Promise<{ bundle: Buffer; report: BundleReport }>): Promise<{ bundle: Buffer; report: BundleReport }> {
-  const key = { provider: 'aip-26-pinned', declaration: { format: 1, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: digest };
+  const key = { provider: 'aip-26-pinned', declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: bundleContentId(digest) };
   const stored = await cache.acquire(key, async (_destination, ctx) => {
     const made = await make();
     await ctx.writeFile(BUNDLE, made.bundle);
@@ -112,15 +143,29 @@ export async function scanCode(args: DefineCodeOptions): Promise<CodeReport> {
   return (await materialize(args, fs, plan)).report;
 }
 
-/** Schema check and plan: everything that is refused before any source content is read. */
+/**
+ * Schema checks and plan: everything that is refused before any source content is read.
+ * The blocks are checked before anything uses them (planCode checks `code` first).
+ */
 async function prepare(args: DefineCodeOptions): Promise<{ fs: WorkspaceFs; plan: CodePlan }> {
   validateCode(args.code);
+  if (args.run !== undefined) parseRun(args.run, args.runOptions);
   const fs: WorkspaceFs = args.fs ?? nodeWorkspaceFs(args.workspaceRoot);
   return { fs, plan: await planCode(args.code, fs) };
 }
 
 const BUNDLE = 'bundle.tar.gz';
 const REPORT = 'report.json';
+
+/**
+ * The content id of a kept bundle. The store addresses an object by provider and content id
+ * alone (not the declaration), so what decides the bytes besides the inputs goes in here:
+ * the archive layout and the gzip level. A bundle kept by an earlier layout (layout 1 was
+ * filed under the bare digest) is then another object, never handed out as this writer's.
+ */
+function bundleContentId(digest: string): string {
+  return `${digest};layout=${BUNDLE_LAYOUT};gzip=${DEFAULT_GZIP_LEVEL}`;
+}
 
 /** The merged files' identity: sorted paths, execute bits and SHA-256 of contents. */
 async function mergedDigest(files: ReadonlyMap<string, BundleFile>): Promise<string> {
@@ -134,7 +179,7 @@ async function mergedDigest(files: ReadonlyMap<string, BundleFile>): Promise<str
 
 async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
   const digest = await mergedDigest(files);
-  const key = { provider: 'aip-26-bundle', declaration: { format: 1, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: digest };
+  const key = { provider: 'aip-26-bundle', declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: bundleContentId(digest) };
   const stored = await cache.acquire(key, async (_destination, ctx) => {
     await ctx.writeFile(BUNDLE, await buildArchive(files));
   });
@@ -161,6 +206,8 @@ async function materialize(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodeP
     }
     sources.push(entry);
   }
+  // The run file is looked for among the merged files, before any archive is written.
+  if (args.run !== undefined) assertRunFileInBundle(args.run, overlay.files.keys(), args.runOptions);
   const twins = findCaseTwins(overlay.files.keys());
   if (twins.length > 0) {
     const [a, b] = twins[0]!;

@@ -1,7 +1,7 @@
 /**
  * Inheritance from referenced code-workspaces (ADAPTER.md, "Inheritance semantics"):
- * `runner` merged field by field (the tool wins), `secrets` merged (the tool wins on a
- * conflict), `network.egress` only ever grows. `code`, `run`, IO and capabilities are not
+ * `runner` merged field by field (the referencing manifest wins), `secrets` merged (the
+ * referencing manifest wins on a conflict), `network.egress` only ever grows. `code`, `run`, IO and capabilities are not
  * inherited. A host calls this with the manifest and the workspaces `scanCode` reports.
  */
 export interface InheritedBlocks {
@@ -25,29 +25,72 @@ export class RunnerConflictError extends Error {
 
 type Manifest = Record<string, unknown>;
 
+/** A code-workspace as `planCode` reports it; `depth` (1 when absent) says who references whom. */
+export interface InheritingWorkspace {
+  path: string;
+  manifest: Manifest;
+  depth?: number;
+}
+
 /**
- * Folds the workspaces' blocks in order (a later workspace overrides an earlier one), then
- * the manifest's own. A manifest whose runner language differs from a workspace's is
- * refused rather than silently overriding it.
+ * The blocks a manifest ends up with (ADAPTER.md, "Inheritance semantics": the tool "MAY
+ * override fields field-by-field", "Conflicts: tool overrides workspace"). The rule holds at
+ * every level of a `ref` chain: a manifest wins over every code-workspace it references,
+ * directly or through others, and a code-workspace wins over those *it* references. Among
+ * siblings (several `ref` sources of one manifest) the later one wins, as sources overlay.
+ *
+ * `workspaces` is `planCode(...).workspaces`: depth-first, each workspace followed by the
+ * ones it references, with their `depth`. So the fold is a tree fold: a workspace's own
+ * blocks go over what its subtree gave, and that goes over its earlier siblings'. Without
+ * `depth`, every workspace counts as referenced by the manifest itself (siblings).
+ *
+ * A runner language that differs from one already folded in is refused rather than
+ * silently overridden (RunnerConflictError names the layer that brought it).
  */
-export function inheritBlocks(manifest: Manifest, workspaces: { path: string; manifest: Manifest }[]): InheritedBlocks {
-  let merged: InheritedBlocks = {};
-  const layers = [...workspaces.map((w) => ({ where: `code-workspace ${JSON.stringify(w.path)}`, blocks: w.manifest })), { where: 'the manifest', blocks: manifest }];
-  for (const { where, blocks } of layers) {
-    const runner = asRecord(blocks.runner);
-    if (runner) {
-      const wanted = languageOf(runner);
-      const found = merged.runner ? languageOf(merged.runner) : undefined;
-      if (wanted && found && wanted !== found) throw new RunnerConflictError('runner.needs.language', wanted, found, where);
-      merged = { ...merged, runner: deepMerge(merged.runner ?? {}, runner) };
-    }
-    const secrets = asRecord(blocks.secrets);
-    if (secrets) merged = { ...merged, secrets: { ...merged.secrets, ...secrets } };
-    const network = asRecord(blocks.network);
-    if (network) {
-      const egress = [...new Set([...(merged.network?.egress ?? []), ...stringList(network.egress)])];
-      merged = { ...merged, network: { ...merged.network, ...network, egress } };
-    }
+export function inheritBlocks(manifest: Manifest, workspaces: readonly InheritingWorkspace[]): InheritedBlocks {
+  // One frame per open node of the tree, the manifest at the bottom: `folded` is what its
+  // children (so far) give, before its own blocks go on top. Iterative, so a host's long
+  // list cannot exhaust the stack.
+  interface Frame {
+    depth: number;
+    where: string;
+    blocks: Manifest;
+    folded: InheritedBlocks;
+  }
+  const stack: Frame[] = [{ depth: 0, where: 'the manifest', blocks: manifest, folded: {} }];
+  const close = () => {
+    const frame = stack.pop()!;
+    const parent = stack[stack.length - 1]!;
+    // Its own blocks over its subtree's, then the result over its earlier siblings'.
+    parent.folded = layer(parent.folded, layer(frame.folded, frame.blocks, frame.where), frame.where);
+  };
+  for (const workspace of workspaces) {
+    const depth = Number.isSafeInteger(workspace.depth) && workspace.depth! > 0 ? workspace.depth! : 1;
+    while (stack[stack.length - 1]!.depth >= depth) close();
+    stack.push({ depth, where: `code-workspace ${JSON.stringify(workspace.path)}`, blocks: asRecord(workspace.manifest) ?? {}, folded: {} });
+  }
+  while (stack.length > 1) close();
+  const [root] = stack;
+  return layer(root!.folded, root!.blocks, root!.where);
+}
+
+/** `over`'s runner, secrets and network on top of `base`: the one merge step of every level. */
+function layer(base: InheritedBlocks, over: Manifest | InheritedBlocks, where: string): InheritedBlocks {
+  let merged = base;
+  const runner = asRecord(over.runner);
+  if (runner) {
+    const wanted = languageOf(runner);
+    const found = merged.runner ? languageOf(merged.runner) : undefined;
+    if (wanted && found && wanted !== found) throw new RunnerConflictError('runner.needs.language', wanted, found, where);
+    merged = { ...merged, runner: deepMerge(merged.runner ?? {}, runner) };
+  }
+  const secrets = asRecord(over.secrets);
+  if (secrets) merged = { ...merged, secrets: { ...merged.secrets, ...secrets } };
+  const network = asRecord(over.network);
+  if (network) {
+    // Egress only ever grows: a referencing manifest may add hosts, never drop one.
+    const egress = [...new Set([...(merged.network?.egress ?? []), ...stringList(network.egress)])];
+    merged = { ...merged, network: { ...merged.network, ...network, egress } };
   }
   return merged;
 }
@@ -79,7 +122,8 @@ function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>)
   for (const [key, value] of Object.entries(over)) {
     const a = asRecord(out[key]);
     const b = asRecord(value);
-    out[key] = a && b ? deepMerge(a, b) : value;
+    // Defined, not assigned: a manifest's `__proto__` key is data, never the prototype.
+    Object.defineProperty(out, key, { value: a && b ? deepMerge(a, b) : value, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -30,23 +30,54 @@ export const MAX_REF_DEPTH = 5;
 
 export type PlannedSource =
   | { kind: 'inline'; label: string; declaration: Source; path: string; content: string }
-  | { kind: 'local'; label: string; declaration: Source; path: string; directory: boolean; as: string | undefined; glob: string | undefined }
+  | {
+      kind: 'local';
+      label: string;
+      declaration: Source;
+      /** Where the files are read: the workspace path, joined to the manifest's folder. */
+      path: string;
+      /**
+       * Where they land when `as` is absent: the path as the manifest wrote it, relative to
+       * its own folder (the spec's "`as` default = same as `path`"). Equal to `path` except
+       * in a lean CODE.md, whose `source: { local: ./search.py }` lands at `search.py`.
+       */
+      declaredPath: string;
+      directory: boolean;
+      as: string | undefined;
+      glob: string | undefined;
+    }
   | { kind: 'github'; label: string; declaration: Source; repo: string; ref: string; path: string; as: string | undefined };
 
 /** A code-workspace a `ref` led to, with the blocks a referencing manifest inherits. */
 export interface ReferencedWorkspace {
   path: string;
   manifest: Record<string, unknown>;
+  /**
+   * How far down the `ref` chain it was reached: 1 for a `ref` of the manifest itself, 2 for
+   * a `ref` of that code-workspace, and so on. With the depth-first order of
+   * `CodePlan.workspaces`, this is the tree `inheritBlocks` folds (who references whom).
+   */
+  depth: number;
 }
 
 export interface CodePlan {
   sources: PlannedSource[];
-  /** Every code-workspace reached through `ref`, depth-first. */
+  /** Every code-workspace reached through `ref`, depth-first (a workspace before those it references). */
   workspaces: ReferencedWorkspace[];
 }
 
-/** `code: <path>` is one `ref` source. */
+/**
+ * `code: <path>` is one `ref` source. Public, so a host may call it on a block it has not
+ * validated: the schema check comes first, and a malformed block is ManifestValidationError,
+ * not a TypeError from reading `sources` of something that is not an object.
+ */
 export function desugarCode(code: Code): Source[] {
+  validateCode(code);
+  return sourcesOfBlock(code);
+}
+
+/** The sources of a block already validated. */
+function sourcesOfBlock(code: Code): Source[] {
   return typeof code === 'string' ? [{ ref: code }] : code.sources;
 }
 
@@ -57,8 +88,12 @@ export function desugarCode(code: Code): Source[] {
  * in a lean CODE.md means), and must still stay inside the workspace.
  */
 export async function planCode(code: Code, fs: WorkspaceFs): Promise<CodePlan> {
+  // A host may plan before anything else (to fold inherited blocks, say): the block is
+  // checked against the schema first, so a malformed one is ManifestValidationError, never
+  // a TypeError from reading a field that is not there.
+  validateCode(code);
   const plan: CodePlan = { sources: [], workspaces: [] };
-  await planSources(desugarCode(code), '', '', [], fs, plan);
+  await planSources(sourcesOfBlock(code), '', '', [], fs, plan);
   return plan;
 }
 
@@ -78,7 +113,7 @@ async function planSources(sources: Source[], base: string, prefix: string, chai
       throw new SourceResolutionError(label, source, 'too-deep', `ref chain deeper than ${MAX_REF_DEPTH}: ${[...chain, refPath].map((p) => JSON.stringify(p)).join(' → ')}`);
     }
     const manifest = await readWorkspaceManifest(fs, refPath, label, source);
-    plan.workspaces.push({ path: refPath, manifest });
+    plan.workspaces.push({ path: refPath, manifest, depth: chain.length + 1 });
     // Rich manifests use workspace-relative paths (the spec's path table); a lean CODE.md's
     // paths are relative to its own folder (its example: `source: { local: ./search.py }`).
     const nestedBase = manifest.kind === 'code-workspace' ? '' : refPath;
@@ -101,9 +136,10 @@ function planOne(source: Source, label: string, base: string): PlannedSource | u
   }
   if ('local' in source) {
     const spec = typeof source.local === 'string' ? { path: source.local } : source.local;
+    const declared = guard(() => safeWorkspacePath('local.path', spec.path, ''));
     const path = guard(() => safeWorkspacePath('local.path', spec.path, base));
     const as = spec.as === undefined ? undefined : guard(() => asTarget(safePath('local.as', spec.as!)));
-    return { kind: 'local', label, declaration: source, path: path.path, directory: path.directory, as, glob: spec.glob };
+    return { kind: 'local', label, declaration: source, path: path.path, declaredPath: declared.path, directory: path.directory, as, glob: spec.glob };
   }
   if ('github' in source) {
     const { repo, ref, path, as } = source.github;
@@ -165,5 +201,5 @@ function sourcesOf(manifest: Record<string, unknown>, label: string, source: Sou
   } catch (error) {
     throw new SourceResolutionError(label, source, 'invalid-manifest', `the referenced manifest is invalid: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return desugarCode(code as Code);
+  return sourcesOfBlock(code as Code);
 }

@@ -15,10 +15,11 @@ export interface SourceTally {
 
 /**
  * A `local` source: a file, a folder (recursive), or a glob, read from the workspace.
- * Targets: a file goes to `as` (or `as/<name>` when `as` ends in `/`), else its own path; a
- * folder's files go under `as`, else under the folder's own path (the spec's default, `as`
- * = `path`); a glob's files keep their path below the glob's fixed prefix, under `as` when
- * given, else under that prefix.
+ * Targets: a file goes to `as` (or `as/<name>` when `as` ends in `/`), else its declared
+ * path; a folder's files go under `as`, else under the folder's declared path (the spec's
+ * default, `as` = `path`); a glob's files keep their path below the glob's fixed prefix,
+ * under `as` when given, else under that prefix. The declared path is relative to the
+ * manifest's folder (a lean CODE.md's), so the bundle does not depend on where it lives.
  */
 export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay: Overlay, signal?: AbortSignal): Promise<SourceTally> {
   const tally: SourceTally = { files: 0, bytes: 0 };
@@ -69,13 +70,15 @@ export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay
   if (info.type === 'file') {
     if (pathGlob) return fail('not-found', `${JSON.stringify(base)} is a file, not a folder to match a glob in`);
     if (source.directory) return fail('not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
-    const target = source.as === undefined ? source.path : source.as.endsWith('/') || source.as === '' ? posix.join(source.as, posix.basename(source.path)) : source.as;
+    const target = source.as === undefined ? source.declaredPath : source.as.endsWith('/') || source.as === '' ? posix.join(source.as, posix.basename(source.path)) : source.as;
     await add(source.path, target, info.executable, info.size);
     return tally;
   }
 
   const match = pathGlob ? new Minimatch(pathGlob.pattern, { dot: true }) : glob;
-  const targetRoot = source.as === undefined ? base : source.as.replace(/\/$/, '');
+  // Without `as`, the files land where the manifest's own path puts them (relative to its
+  // folder): the folder, or the glob's fixed prefix, as declared.
+  const targetRoot = source.as === undefined ? (hasMagic(source.declaredPath) ? splitGlob(source.declaredPath).base : source.declaredPath) : source.as.replace(/\/$/, '');
   try {
     for await (const file of walk(fs, base, '')) {
       if (match && !match.match(file.rel)) continue;
