@@ -97,10 +97,19 @@ export const MANIFEST_FINDING_CODES = Object.freeze({
     rule: 'AR9O0',
     severity: 'error',
     text:
-      'Every key of extensions must be a reverse-domain namespace: two or more dot-separated labels of a-z, 0-9 and "-", ' +
-      'each 1-63 characters, starting and ending with a letter or digit, the first label starting with a letter ' +
-      '(com.openai, com.anthropic.claude-code). Any other key breaks §8/§8.1, and every manifest violation §5.2 does not ' +
-      'list as non-fatal rejects the plugin.',
+      'Agent Plugins 1.1.0: every key of extensions must be a reverse-domain namespace: two or more dot-separated labels of ' +
+      'a-z, 0-9 and "-", each 1-63 characters, starting and ending with a letter or digit, the first label starting with a ' +
+      'letter (com.openai, com.anthropic.claude-code). Any other key breaks §8/§8.1, and the 1.1.0 §5.2 makes every manifest ' +
+      'violation it does not list as non-fatal reject the plugin.',
+  },
+  'plugin.extension-namespace-ignored': {
+    rule: 'AR9O0',
+    severity: 'warning',
+    text:
+      'Agent Plugins 1.0.0: a key of extensions that is not a reverse-domain namespace (com.example.client) breaks §8, but ' +
+      'not the schema, which puts no pattern on extension keys; §5.2 makes only schema violations fatal. No client ' +
+      'implements such a namespace, so the entry is reported and ignored (§8.1, §11.1 item 3) and the plugin still loads. ' +
+      'A build does not package it.',
   },
   'plugin.author-empty': {
     rule: 'AR9O4',

@@ -139,7 +139,8 @@ function rejectedAt(spec: SpecVersion | undefined, findings: Finding[]): PluginM
  * | `$schema` missing / not a supported identifier       | rejected, spec undefined             | plugin.schema-missing / plugin.schema-unsupported |
  * | unknown top-level field (incl. `presentation` in 1.0.0) | warning, field dropped            | plugin.unknown-field |
  * | `extensions` not an object                           | warning, field dropped               | plugin.extensions-not-object |
- * | extension namespace not reverse-domain               | rejected                             | plugin.extension-namespace-invalid |
+ * | extension namespace not reverse-domain, 1.0.0        | warning, namespace dropped           | plugin.extension-namespace-ignored |
+ * | extension namespace not reverse-domain, 1.1.0        | rejected                             | plugin.extension-namespace-invalid |
  * | `name` breaks §5.5                                   | rejected                             | plugin.name-invalid |
  * | any other schema violation                           | rejected, one finding per violation  | plugin.schema-violation |
  * | `author` is `{}`                                     | info, field dropped                  | plugin.author-empty |
@@ -188,22 +189,37 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
     if (problem !== undefined) findings.push(finding('plugin.name-invalid', at(PLUGIN_FILE, '/name'), problem));
     nameChecked = true;
   }
+  const ignoredNamespaces = new Set<string>();
   if (isPlainObject(manifest.extensions)) {
     for (const namespace of Object.keys(manifest.extensions)) {
-      if (!isExtensionNamespace(namespace)) {
-        findings.push(
-          finding('plugin.extension-namespace-invalid', at(PLUGIN_FILE, `/extensions/${pointerToken(namespace)}`), 'is not a lower-case reverse-domain namespace such as com.example.client'),
-        );
+      if (isExtensionNamespace(namespace)) continue;
+      const path = at(PLUGIN_FILE, `/extensions/${pointerToken(namespace)}`);
+      // 1.0.0 §5.2 makes only schema violations fatal, and its schema puts no pattern on the
+      // keys of extensions; no client implements such a namespace, so it ignores the entry
+      // (§8.1, §11.1 item 3). The 1.1.0 draft's §5.2 makes every manifest violation fatal but
+      // three it lists, and §8's reverse-domain MUST is not among them.
+      if (spec === '1.0.0') {
+        ignoredNamespaces.add(namespace);
+        findings.push(finding('plugin.extension-namespace-ignored', path, 'is not a lower-case reverse-domain namespace such as com.example.client; no client implements it, so it is ignored'));
+      } else {
+        findings.push(finding('plugin.extension-namespace-invalid', path, 'is not a lower-case reverse-domain namespace such as com.example.client'));
       }
     }
   }
 
+  // The schema sees the manifest with every namespace, ignored or not: a value that is not
+  // an object is a schema violation (fatal) under any key.
   const validate = pluginValidator(spec);
   if (!validate(manifest)) {
     for (const error of validate.errors ?? []) {
       if (nameChecked && error.instancePath === '/name' && NAME_KEYWORDS.has(error.keyword)) continue;
       findings.push(schemaFinding(error));
     }
+  }
+  if (ignoredNamespaces.size > 0 && isPlainObject(manifest.extensions)) {
+    // A new object: the input is not changed. fromEntries defines own properties, so a key such
+    // as `__proto__` among the kept ones stays data.
+    manifest.extensions = Object.fromEntries(Object.entries(manifest.extensions).filter(([namespace]) => !ignoredNamespaces.has(namespace)));
   }
 
   const rejected = findings.some((f) => f.severity === 'error');

@@ -265,11 +265,18 @@ describe('checkPluginManifest: extension namespaces (§8, §8.1)', () => {
     ['a slash', 'com.openai/x'],
     ['a label longer than 63 characters', `com.${'a'.repeat(64)}`],
     ['an empty key', ''],
-  ])('a namespace with %s rejects the plugin (AR9O0)', (_what, namespace) => {
-    const result = check({ $schema: V100, name: 'a', extensions: { 'com.ok': {}, [namespace]: {} } });
-    expect(result.rejected).toBe(true);
-    expect(result.findings).toMatchObject([{ code: 'plugin.extension-namespace-invalid', rule: 'AR9O0', severity: 'error' }]);
-    expect(result.findings[0]?.path.startsWith('plugin.json#/extensions/')).toBe(true);
+  ])('a namespace with %s: 1.1.0 rejects the plugin, 1.0.0 reports and ignores it (AR9O0)', (_what, namespace) => {
+    // 1.1.0-draft §5.2: "Any manifest violation other than … is fatal".
+    const draft = check({ $schema: V110, name: 'a', extensions: { 'com.ok': {}, [namespace]: {} } });
+    expect(draft.rejected).toBe(true);
+    expect(draft.findings).toMatchObject([{ code: 'plugin.extension-namespace-invalid', rule: 'AR9O0', severity: 'error' }]);
+    expect(draft.findings[0]?.path.startsWith('plugin.json#/extensions/')).toBe(true);
+    // 1.0.0 §5.2: "Any schema violation other than … is fatal"; the schema has no pattern on these keys.
+    const published = check({ $schema: V100, name: 'a', extensions: { 'com.ok': {}, [namespace]: {} } });
+    expect(published.rejected).toBe(false);
+    expect(published.manifest?.extensions).toEqual({ 'com.ok': {} });
+    expect(published.findings).toMatchObject([{ code: 'plugin.extension-namespace-ignored', rule: 'AR9O0', severity: 'warning' }]);
+    expect(published.findings[0]?.path.startsWith('plugin.json#/extensions/')).toBe(true);
   });
 });
 

@@ -44,7 +44,7 @@ const SPLIT_REASONS: Readonly<Record<UnmappedReason, string>> = {
   duplicate: 'a second agent, command, rule or context document of the same name: carried unchanged through config.include',
 };
 
-const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set(['plugin.unknown-field', 'plugin.extensions-not-object', 'plugin.icon-not-plugin-relative']);
+const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set(['plugin.unknown-field', 'plugin.extensions-not-object', 'plugin.icon-not-plugin-relative', 'plugin.extension-namespace-ignored']);
 
 /**
  * Reads the plugin directory `dir` back into a configuration and a content root (the seed's

@@ -1,5 +1,6 @@
 import { type Finding, findingFrom } from '../findings.js';
 import { MCP_FINDING_CODES, type McpFindingCode } from './codes.js';
+import { commandForm, unbundledCommand } from './command.js';
 import { serverSchemaAccepts } from './schema.js';
 import { byteOrder, pointerToken } from '../text.js';
 
@@ -104,49 +105,25 @@ function checkPlaceholders(report: ServerReport, ctx: CheckContext, parts: reado
   else report.add('mcp.placeholder-literal', parts, `holds ${where}; it stays literal text`);
 }
 
-// Whitespace and control characters would make the command a shell line rather than one
-// token; the others are characters a shell interprets, a sign the value was written as one.
-const NOT_ONE_TOKEN = /[\s\p{Cc};&|<>()$`'"*?]/u;
 const CONTROL = /\p{Cc}/u;
 
 /** Strips the leading "./" a `files` entry or a command may carry. */
 export const packagePath = (path: string): string => (path.startsWith('./') ? path.slice(2) : path);
 
-function isAbsolute(path: string): boolean {
-  return path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path);
-}
-
+/**
+ * One token the way §7.2.1 says (commandForm): a bare name, or a "./" path inside the plugin.
+ * When the packaged files are known, a "./" path is one token if the package has that file;
+ * one that names no file is a command line when it holds whitespace or a shell operator,
+ * and otherwise a token for a file that was not shipped.
+ */
 function checkCommand(report: ServerReport, ctx: CheckContext, command: string): void {
-  if (isAbsolute(command)) {
-    report.add('mcp.command-escapes', ['command'], 'is an absolute path; a bundled executable must be a "./" path inside the plugin');
-    return;
-  }
-  if (command === '..' || command.startsWith('../') || command.startsWith('..\\') || (command.startsWith('./') && command.split('/').includes('..'))) {
-    report.add('mcp.command-escapes', ['command'], 'holds a ".." segment and may resolve outside the plugin root');
-    return;
-  }
-  if (command.includes('${')) {
-    report.add('mcp.command-invalid', ['command'], 'holds a ${…} placeholder, but command is never expanded; use a bare name or a "./" path');
-    return;
-  }
-  // A leading "~" is a home directory only to a shell; no client expands it.
-  if (command === '' || NOT_ONE_TOKEN.test(command) || command.includes('\\') || command.startsWith('~')) {
-    report.add('mcp.command-invalid', ['command'], 'must be one executable token without whitespace, control or shell characters');
-    return;
-  }
-  if (command.startsWith('./')) {
-    const segments = command.slice(2).split('/');
-    if (segments.some((s) => s === '' || s === '.')) {
-      report.add('mcp.command-invalid', ['command'], 'must be a plain "./" path to a file, with no empty or "." segment');
-      return;
-    }
-    if (ctx.files !== undefined && !ctx.files.has(packagePath(command))) {
-      report.add('mcp.command-not-bundled', ['command'], 'names a file that is not in the package');
-    }
-    return;
-  }
-  if (command.includes('/') || command === '.') {
-    report.add('mcp.command-invalid', ['command'], 'is a path that does not start with "./"; use a bare name or a "./" path');
+  const form = commandForm(command);
+  if (form.kind === 'escapes') report.add('mcp.command-escapes', ['command'], form.reason);
+  else if (form.kind === 'invalid') report.add('mcp.command-invalid', ['command'], form.reason);
+  else if (form.kind === 'path' && ctx.files !== undefined && !ctx.files.has(form.path)) {
+    const problem = unbundledCommand(command, 'absent');
+    if ('invalid' in problem) report.add('mcp.command-invalid', ['command'], problem.invalid);
+    else report.add('mcp.command-not-bundled', ['command'], 'names a file that is not in the package');
   }
 }
 

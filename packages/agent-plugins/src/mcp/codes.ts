@@ -90,8 +90,11 @@ export const MCP_FINDING_CODES = {
     rule: 'AR9O2',
     severity: 'error',
     text:
-      'command must be one executable token, either a bare name (npx) or a "./" path inside the plugin, with no whitespace, control ' +
-      'or shell characters and no placeholder: command is never expanded (§7.2.1, §9.2). The server is skipped (§7.2.2).',
+      'command must be one executable token, not a shell command string (§7.2.1): a bare name (npx, my(1).sh) without whitespace, ' +
+      'control characters or shell operators, or a "./" path to a file the package has, whatever its characters ' +
+      '(./bin/probe token.sh). A "./" path holding whitespace or a shell operator that names no file is a command line ' +
+      'written as one string; a client never splits it. No placeholder either: command is never expanded (§9.2). ' +
+      'The server is skipped (§7.2.2).',
   },
   'mcp.command-escapes': {
     rule: 'AR9O5',

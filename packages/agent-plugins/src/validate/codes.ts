@@ -38,6 +38,30 @@ export const VALIDATE_FINDING_CODES = Object.freeze({
       'A "./" or ${PLUGIN_ROOT} cwd resolves inside the plugin root but names nothing, or something other than a folder, so ' +
       'the server will fail to start (§7.2.2 item 5). The entry itself is valid and is loaded.',
   },
+  'mcp.server-path-refused': {
+    rule: 'AR9O5',
+    severity: 'error',
+    text:
+      'A server\'s "./" command or plugin-root cwd does not resolve to an entry inside the plugin root: a link on the way ' +
+      'leads outside it, loops or points at nothing, or the path cannot be read or is .git metadata (§4.1 item 4, §7.2.1). ' +
+      'The entry is invalid and skipped; the other servers and components still load (§7.2.2 item 3). A finding on the ' +
+      'path itself says where it failed.',
+  },
+  'mcp.server-skipped': {
+    rule: 'AR9O2',
+    severity: 'error',
+    text:
+      'A server entry of mcp.json that a conformant client does not load, for a reason no finding on the entry names. ' +
+      'Every skipped server is reported at its own path (§7.2.2 item 3: the client SHOULD report the invalid entry).',
+  },
+  'skill.skipped': {
+    rule: 'AR9O1',
+    severity: 'error',
+    text:
+      'A discovered skill that a conformant client does not load, for a reason no finding on the skill names: the skills ' +
+      'component type was found invalid, or SKILL.md vanished while the package was read. Every skipped skill is reported ' +
+      'at its own path (§7.1: the client SHOULD report the invalid skill).',
+  },
   'package.link-cycle': {
     rule: 'AR9O5',
     severity: 'warning',

@@ -19,6 +19,10 @@ export interface PluginValidation {
   servers: string[];
   /** True when mcp.json is present and a client disables MCP for the plugin (§7.2.2); false when rejected. */
   mcpDisabled: boolean;
+  /** Discovered skills a client skips, in byte order; each has an error finding at `skills/<name>/…`. Empty when rejected. */
+  skippedSkills: string[];
+  /** Entries of mcpServers a client skips, in byte order; each has an error finding at `mcp.json#/mcpServers/<name>…`. Empty when rejected or MCP is disabled. */
+  skippedServers: string[];
 }
 
 /**
@@ -31,10 +35,12 @@ export interface PluginValidation {
  * | plugin.json, or the root, unreadable or outside     | rejected (AR9O5) |
  * | the files together over the package byte limit     | rejected (AR9O5) |
  * | mcp.json not JSON, another version, bad top level   | MCP disabled, the rest loads (AR9O2) |
- * | a server entry invalid, or its `./` command or cwd outside the root | that server skipped |
+ * | a server entry invalid, or its `./` command or cwd outside the root | that server skipped, an error at the entry |
+ * | a `./` command with whitespace naming no file       | that server skipped: a command line, not one token |
  * | a `./` command or cwd that names nothing            | warning: the server loads and fails to start |
  * | `skills` not a folder or outside the root          | every skill off, MCP still loads |
  * | a skill breaking Agent Skills, or its SKILL.md outside | that skill skipped (AR9O1 / AR9O5) |
+ * | any skill or server skipped                        | always an error finding at its own path |
  * | any other file unreadable or outside the root      | warning: access to that path is denied |
  * | a file of a known namespace folder off its layout   | warning |
  *
@@ -50,5 +56,7 @@ export async function validatePlugin(dir: string, options: PluginReaderOptions =
     skills: [...loaded.skills.keys()],
     servers: Object.keys(loaded.servers),
     mcpDisabled: !loaded.rejected && loaded.mcpDisabled,
+    skippedSkills: loaded.skippedSkills,
+    skippedServers: loaded.skippedServers,
   };
 }

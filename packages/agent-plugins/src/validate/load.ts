@@ -4,6 +4,7 @@ import { extensionFiles, namespaceFolderProblem } from '../extensions/index.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { checkMcpManifestVersion, checkPluginManifest } from '../manifest.js';
 import type { McpServer } from '../mcp/check.js';
+import { commandForm, unbundledCommand } from '../mcp/command.js';
 import { MCP_FINDING_CODES } from '../mcp/codes.js';
 import { readServers } from '../mcp/read.js';
 import { type PackageFs, type PluginReader, type PluginReaderOptions, type ReadFailure, nodePackageFs, openPluginReader } from '../read/index.js';
@@ -99,6 +100,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     result.skippedSkills = [...new Set(result.skippedSkills)].sort(byteOrder);
     result.skippedServers = [...new Set(result.skippedServers)].sort(byteOrder);
     result.denied = [...new Set(result.denied)].sort(byteOrder);
+    if (!result.rejected) own.push(...unreportedSkips(result, [...reader.findings, ...own]));
     result.findings = sortFindings([...reader.findings, ...own]);
     return result;
   };
@@ -278,12 +280,32 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
 async function serverPathsContained(reader: PluginReader, name: string, server: McpServer, findings: Finding[]): Promise<boolean | 'rejected'> {
   if (server.type !== 'stdio') return true;
   const at = (field: string) => `mcp.json#/mcpServers/${pointerToken(name)}/${field}`;
-  if (server.command.startsWith('./')) {
-    const resolved = await reader.resolve(server.command, { use: 'mcp-server' });
-    if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : false;
+  // The reader's own finding names the path that failed (a link file, say); this one names
+  // the entry it costs, so a skipped server is never reported only through a file it uses.
+  const refused = (field: string, failure: ReadFailure): false => {
+    findings.push(
+      findingFrom(
+        VALIDATE_FINDING_CODES,
+        'mcp.server-path-refused',
+        at(field),
+        `does not resolve inside the plugin root (${failure.finding.code} on ${failure.path}: ${failure.finding.message}); the server is skipped`,
+      ),
+    );
+    return false;
+  };
+  const form = commandForm(server.command);
+  if (form.kind === 'path') {
+    const resolved = await reader.resolve(form.path, { use: 'mcp-server' });
+    if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : refused('command', resolved);
     if (!resolved.ok || resolved.kind !== 'file') {
-      const what = resolved.ok ? 'names something other than a regular file' : 'names a file that is not in the package';
-      findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-not-bundled', at('command'), `${what}; the server will fail to start`));
+      // One token is decided by the package's files (commandForm): a path holding spaces is
+      // one when the file is there, and a command line written as one string when it is not.
+      const problem = unbundledCommand(server.command, resolved.ok ? 'not-a-file' : 'absent');
+      if ('invalid' in problem) {
+        findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-invalid', at('command'), `${problem.invalid}; the server is skipped`));
+        return false;
+      }
+      findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-not-bundled', at('command'), `${problem.missing}; the server will fail to start`));
     }
   }
   const cwd = server.cwd;
@@ -295,7 +317,7 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
     // A ${PLUGIN_DATA} cwd lives in the client's data folder, which no package holds.
     if (rel !== undefined) {
       const resolved = await reader.resolve(rel, { use: 'mcp-server' });
-      if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : false;
+      if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : refused('cwd', resolved);
       if (!resolved.ok || resolved.kind !== 'directory') {
         const what = resolved.ok ? 'names something other than a folder' : 'names a folder that is not in the package';
         findings.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.cwd-not-directory', at('cwd'), `${what}; the server will fail to start`));
@@ -303,6 +325,31 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
     }
   }
   return true;
+}
+
+/**
+ * A finding for each skipped skill and server that no error finding names at its own path
+ * (`skills/<name>/…`, `mcp.json#/mcpServers/<name>…`). The specific findings come first (a
+ * rule an entry breaks, a path it uses that leaves the root); this makes sure that, whatever
+ * the cause, no entry is dropped with a finding only on another path (§7.1, §7.2.2 item 3:
+ * the client SHOULD report the invalid skill or entry), as importPlugin's report lists each.
+ */
+function unreportedSkips(result: LoadedPackage, findings: readonly Finding[]): Finding[] {
+  const errorPaths = findings.filter((f) => f.severity === 'error').map((f) => f.path);
+  const named = (own: string): boolean => errorPaths.some((p) => p === own || p.startsWith(`${own}/`) || p.startsWith(`${own}#`));
+  const added: Finding[] = [];
+  for (const name of result.skippedSkills) {
+    if (named(`${SKILLS_DIR}/${name}`)) continue;
+    const why = result.skillsDisabled
+      ? 'the skills component type is invalid (see the finding on skills), so this skill is not loaded'
+      : 'its SKILL.md could not be read as a regular file of the package, so this skill is not loaded';
+    added.push(findingFrom(VALIDATE_FINDING_CODES, 'skill.skipped', `${SKILLS_DIR}/${name}/`, why));
+  }
+  for (const name of result.skippedServers) {
+    const own = `${MCP_FILE}#/mcpServers/${pointerToken(name)}`;
+    if (!named(own)) added.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.server-skipped', own, 'is not loaded by a conformant client'));
+  }
+  return added;
 }
 
 /** How many reads run ahead of the one being used: file I/O overlaps, results are used in order. */

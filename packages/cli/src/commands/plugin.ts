@@ -182,7 +182,11 @@ async function validate(parsed: Parsed, term: Terminal): Promise<number> {
     printFindings(term, result.findings);
     if (!result.rejected) {
       const mcp = result.mcpDisabled ? ', MCP disabled' : '';
-      term.stdout.write(`${shellQuote(dir)}: Agent Plugins ${result.spec}, ${count(result.skills, 'skill')}, ${count(result.servers, 'server')}${mcp}, ${count(result.findings, 'finding')}\n`);
+      // What a client drops is counted beside what it loads; each one has its own error line above.
+      const skipped = (list: readonly string[]) => (list.length > 0 ? ` (${list.length} skipped)` : '');
+      term.stdout.write(
+        `${shellQuote(dir)}: Agent Plugins ${result.spec}, ${count(result.skills, 'skill')}${skipped(result.skippedSkills)}, ${count(result.servers, 'server')}${skipped(result.skippedServers)}${mcp}, ${count(result.findings, 'finding')}\n`,
+      );
     }
   }
   if (parsed.strict && firstError !== undefined) {
