@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   type Code,
@@ -7,6 +7,7 @@ import {
   ManifestValidationError,
   type RunValue,
   assertRunnerFitsRun,
+  checkCode,
   checkRun,
   defineCodeWithReport,
   inheritBlocks,
@@ -18,6 +19,7 @@ import {
   subprocessRunner,
 } from '@agentproto/aip-26';
 import { type ContentStore, type ContentStoreOptions, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
 import { printFailure } from '../failure.js';
@@ -51,21 +53,30 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   if (manifestPath === undefined || extra.length > 0) throw new UsageError(`code ${sub} takes exactly one manifest`);
   const manifest = await readManifest(resolve(manifestPath));
   const workspaceRoot = resolve(parsed.values.workspace ?? dirname(resolve(manifestPath)));
-  const code = manifest.code as Code;
+  const code = codeOf(manifest, resolve(manifestPath), workspaceRoot);
   const run = manifest.run as RunValue | undefined;
+  // Every block is checked against the schema before anything reads it: a malformed block
+  // is AIP26_MANIFEST_INVALID with its pointer, never a crash in the planning below.
+  const checkedCode = checkCode(code.value, { pointer: code.pointer });
+  if (!checkedCode.ok) throw new ManifestValidationError(checkedCode.problems, { subject: 'code block' });
+  let runFile: string | undefined;
   if (run !== undefined) {
     const checked = checkRun(run, { pointer: '/run' });
     if (!checked.ok) throw new ManifestValidationError(checked.problems, { subject: 'run block' });
-    // The runner the manifest ends up with (its own over its code-workspaces') must speak the
-    // language of its run file.
-    const parsed = parseRun(run);
-    const { workspaces } = await planCode(code, nodeWorkspaceFs(workspaceRoot));
-    assertRunnerFitsRun(inheritBlocks(manifest, workspaces).runner, parsed.form === 'file' ? parsed.file : undefined);
+    const parsedRun = parseRun(run);
+    if (parsedRun.form === 'file') runFile = parsedRun.file;
   }
+  // The blocks the manifest ends up with, its own over its code-workspaces' (ADAPTER.md
+  // "Inheritance semantics"): the runner must speak the language of the run file, and its
+  // limits are the ones `code run` applies.
+  const { workspaces } = await planCode(code.value, nodeWorkspaceFs(workspaceRoot));
+  const runner = inheritBlocks(manifest, workspaces).runner;
+  assertRunnerFitsRun(runner, runFile);
   const { github, idle } = connector(parsed.values['github-url'], parsed.values['cache-root'], remoteTier(`code ${sub}`, parsed.values, term));
 
   if (sub === 'check') {
-    const report = await scanCode({ code, workspaceRoot, github });
+    // With `run`, its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), as `run` requires.
+    const report = await scanCode({ code: code.value, workspaceRoot, github, run });
     await idle();
     if (parsed.values.json) printJson(term, report);
     else {
@@ -75,7 +86,7 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
     return EXIT_OK;
   }
 
-  const { bundle, report } = await defineCodeWithReport({ code, workspaceRoot, github });
+  const { bundle, report } = await defineCodeWithReport({ code: code.value, workspaceRoot, github, run });
   await idle(); // fetched sources reach the registry before the command goes on
   if (sub === 'bundle') {
     if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
@@ -86,7 +97,8 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   }
 
   if (run === undefined) throw new CommandError('code run: the manifest has no run block');
-  const limits = (manifest.runner as { limits?: { timeout_ms?: number } } | undefined)?.limits;
+  const limits = runner?.limits as { timeout_ms?: unknown } | undefined;
+  const timeoutMs = typeof limits?.timeout_ms === 'number' ? limits.timeout_ms : undefined;
   // The process gets PATH (to find node, python, bash) and the --env pairs, nothing else.
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   for (const pair of parsed.values.env ?? []) {
@@ -94,23 +106,40 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
     if (eq <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  const result = await subprocessRunner().run({ bundle, run, env, timeoutMs: limits?.timeout_ms });
+  const result = await subprocessRunner().run({ bundle, run, env, timeoutMs });
   if (parsed.values.json) printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
   else {
     term.stdout.write(result.stdout.toString());
     term.stderr.write(result.stderr.toString());
   }
   // The program's own status is not ours (ours says only: it failed), so it is named here.
-  if (result.timedOut) printFailure(term, { message: `code run: timed out after ${limits?.timeout_ms} ms`, hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer' });
+  if (result.timedOut) printFailure(term, { message: `code run: timed out after ${timeoutMs} ms`, hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer' });
   else if (result.exitCode !== 0) printFailure(term, { message: `code run: the program ${result.exitCode === null ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}` });
   return result.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
 }
 
 async function readManifest(path: string): Promise<Record<string, unknown>> {
-  // YAML is a superset of JSON: one parser reads both.
-  const value = await readYamlFile(path, 'manifest');
+  // A Markdown file is a lean CODE.md (its front matter); else YAML, a superset of JSON.
+  const value = path.endsWith('.md') ? await readCodeMdFrontmatter(path) : await readYamlFile(path, 'manifest');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${shellQuote(path)} is not a manifest (a mapping)`);
   return value as Record<string, unknown>;
+}
+
+/**
+ * The `code` block to build, and where its problems point. A lean CODE.md (`schema:
+ * code/v2`) declares `source` (one source or a list) with paths relative to its own folder,
+ * exactly as when a manifest references it: at the workspace root its sources are the code
+ * block; deeper, the code block is a `ref` to its folder, which the library reads the same way.
+ */
+function codeOf(manifest: Record<string, unknown>, manifestPath: string, workspaceRoot: string): { value: Code; pointer: string } {
+  if (manifest.schema !== 'code/v2') {
+    if (basename(manifestPath).endsWith('.md')) throw new CommandError(`${shellQuote(manifestPath)} is not a lean CODE.md: its front matter needs schema: code/v2`);
+    return { value: manifest.code as Code, pointer: '/code' };
+  }
+  const folder = relative(workspaceRoot, dirname(manifestPath));
+  if (folder === '') return { value: (manifest.source === undefined ? undefined : { sources: [manifest.source].flat() }) as Code, pointer: '/source' };
+  if (folder === '..' || folder.startsWith(`..${sep}`) || isAbsolute(folder)) throw new CommandError(`${shellQuote(manifestPath)} is outside the workspace ${shellQuote(workspaceRoot)}`);
+  return { value: { sources: [{ ref: folder.split(sep).join('/') }] }, pointer: '/code' };
 }
 
 /**
