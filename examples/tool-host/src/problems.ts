@@ -1,4 +1,4 @@
-import { BundleSizeError, type Code, ManifestValidationError, RunnerConflictError, SourceResolutionError } from '@agentproto/aip-26';
+import { BundleSizeError, type Code, ManifestValidationError, RunFileMissingError, RunnerConflictError, SourceResolutionError } from '@agentproto/aip-26';
 import type { RegistrationProblem } from './errors.js';
 
 /**
@@ -14,6 +14,9 @@ export function problemsOf(error: unknown, code: Code): RegistrationProblem[] | 
   }
   if (error instanceof BundleSizeError) {
     return [{ code: error.code, pointer: pointerOf(error.source, code), source: error.source, reason: error.limit, message: error.message }];
+  }
+  if (error instanceof RunFileMissingError) {
+    return [{ code: error.code, pointer: '/run', reason: 'not-in-bundle', message: error.message }];
   }
   if (error instanceof RunnerConflictError) {
     return [{ code: error.code, pointer: '/runner', reason: error.field, message: error.message }];

@@ -102,7 +102,9 @@ export class ToolHost {
 
     let report: CodeReport;
     try {
-      report = await scanCode({ code: manifest.code, workspaceRoot, github: this.github, signal: options.signal });
+      // With `run`: its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), or the
+      // registration would record a tool that cannot start.
+      report = await scanCode({ code: manifest.code, workspaceRoot, github: this.github, signal: options.signal, run: manifest.run });
       const { workspaces } = await planCode(manifest.code, nodeWorkspaceFs(workspaceRoot));
       const run = parseRun(manifest.run);
       // The runner a tool ends up with (its own over its code-workspaces') must speak the language of its run file.
@@ -149,7 +151,10 @@ export class ToolHost {
       const now = report.sources.find((source) => source.source === registered.source);
       if (now?.commit !== registered.commit) throw new ToolSourceMovedError(name, registered.source, registered.commit, now?.commit);
     }
-    const limits = (tool.manifest.runner as { limits?: { timeout_ms?: unknown } } | undefined)?.limits;
+    // The runner the tool ends up with: its own over its code-workspaces' (ADAPTER.md
+    // "Inheritance semantics"), so a timeout set by a code-workspace applies too.
+    const { workspaces } = await planCode(tool.code, nodeWorkspaceFs(tool.workspaceRoot));
+    const limits = inheritBlocks(tool.manifest, workspaces).runner?.limits as { timeout_ms?: unknown } | undefined;
     const result = await this.runner.run({
       bundle,
       run: tool.manifest.run,
