@@ -19,7 +19,8 @@ parentPort.on('message', async ({ index, input }) => {
     parentPort.postMessage({
       index,
       status: 'threw',
-      error: { name: String(name), message: String(message), code: code === undefined ? undefined : String(code), causeCode: cause?.code === undefined ? undefined : String(cause.code) },
+      // The first frames of the stack: an error without a code is a bug, and its frames say where.
+      error: { name: String(name), message: String(message), code: code === undefined ? undefined : String(code), causeCode: cause?.code === undefined ? undefined : String(cause.code), stack: String(error?.stack ?? '').split('\n').slice(0, 6).join('\n') },
       ms: performance.now() - started,
     });
   }

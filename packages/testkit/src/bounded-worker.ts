@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 /** How one case ended. `out-of-memory` and `timed-out` mean the worker had to die: the case broke its bound. */
 export type BoundedOutcome =
   | { name: string; status: 'returned'; value: unknown; ms: number }
-  | { name: string; status: 'threw'; error: { name: string; message: string; code?: string; causeCode?: string }; ms: number }
+  | { name: string; status: 'threw'; error: { name: string; message: string; code?: string; causeCode?: string; stack: string }; ms: number }
   | { name: string; status: 'out-of-memory'; ms: number }
   | { name: string; status: 'timed-out'; ms: number }
   | { name: string; status: 'crashed'; message: string; ms: number };

@@ -83,7 +83,7 @@ describe('loadPluginConfig: a hostile configuration is a PluginConfigError, in a
       .map(([extension, bytes]) => ({ name: `${extension} ${label(bytes)}`, input: { extension, bytes } }));
     for (const outcome of await runBounded({ module: TARGETS, exportName: 'loadConfig', cases, ...BOUNDS })) {
       expect(['returned', 'threw'], `${outcome.name}: ${JSON.stringify(outcome)}`).toContain(outcome.status);
-      if (outcome.status === 'threw') expect(outcome.error.code, `${outcome.name}: ${outcome.error.message}`).toBe('PLUGIN_CONFIG_INVALID');
+      if (outcome.status === 'threw') expect(outcome.error, `${outcome.name}: ${JSON.stringify(outcome.error)}`).toMatchObject({ code: 'PLUGIN_CONFIG_INVALID' });
     }
   }, 600_000);
 
