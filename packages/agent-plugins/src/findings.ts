@@ -4,11 +4,13 @@
  * on any error, publish stops at the first one).
  */
 
+import { BUILD_FINDING_CODES } from './build/codes.js';
 import { BUNDLE_FINDING_CODES } from './bundle/codes.js';
 import { EXTENSION_FINDING_CODES } from './extensions/codes.js';
 import { MCP_FINDING_CODES } from './mcp/codes.js';
 import { READ_FINDING_CODES } from './read/codes.js';
 import { RUNTIME_FINDING_CODES } from './runtimes/codes.js';
+import { SECRET_FINDING_CODES } from './secrets/codes.js';
 import { SKILL_FINDING_CODES } from './skills/codes.js';
 import { VALIDATE_FINDING_CODES } from './validate/codes.js';
 import { byteOrder } from './text.js';
@@ -158,6 +160,8 @@ export const FINDING_CODES = Object.freeze({
   ...MCP_FINDING_CODES,
   ...EXTENSION_FINDING_CODES,
   ...RUNTIME_FINDING_CODES,
+  ...SECRET_FINDING_CODES,
+  ...BUILD_FINDING_CODES,
   ...VALIDATE_FINDING_CODES,
 });
 

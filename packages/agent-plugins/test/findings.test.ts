@@ -62,6 +62,8 @@ describe('the union of the modules\' code tables', () => {
       tables.EXTENSION_FINDING_CODES,
       tables.RUNTIME_FINDING_CODES,
       tables.VALIDATE_FINDING_CODES,
+      tables.SECRET_FINDING_CODES,
+      tables.BUILD_FINDING_CODES,
     ];
     const total = parts.reduce((sum, table) => sum + Object.keys(table).length, 0);
     expect(Object.keys(tables.FINDING_CODES)).toHaveLength(total);

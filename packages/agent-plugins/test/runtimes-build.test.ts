@@ -45,7 +45,7 @@ async function editJson(file: string, edit: (value: Record<string, unknown>) => 
   await writeFile(file, `${JSON.stringify(value, null, indent)}\n`);
 }
 
-const clean = { ok: true, changed: [], missing: [], unexpected: [], edited: [], packageJson: [] };
+const clean = { ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [], packageJson: [] };
 
 describe('the opencode runtime', () => {
   it('adds a root package.json the product owns, recorded in the sidecar', async () => {
@@ -82,6 +82,7 @@ describe('the opencode runtime', () => {
       missing: [],
       unexpected: [],
       edited: ['package.json'],
+      omitted: [],
       packageJson: ['package.json'],
     });
   });
@@ -234,6 +235,7 @@ describe('the pi runtime with package_json = "merge"', () => {
       missing: [],
       unexpected: [],
       edited: [],
+      omitted: [],
       packageJson: ['package.json#/version'],
     });
   });
@@ -283,7 +285,7 @@ describe('runtimes without opencode or pi', () => {
     const config: PluginConfig = { ...base, ...(runtimes === undefined ? {} : { runtimes }) };
     const { pkg, out } = await generate(config, contentRoot);
     expect([...pkg.files.keys()]).toEqual(['plugin.json', 'skills/review/SKILL.md', 'skills/review/scripts/run.sh', SIDECAR]);
-    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
   });
 
   it('reports a package.json left from an earlier configuration as unexpected', async () => {

@@ -68,7 +68,7 @@ describe('verifyPlugin', () => {
     const contentRoot = await source();
     const out = join(await scratch(), 'plugin');
     await writePlugin((await buildPlugin(config, { contentRoot })).files, out);
-    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
   });
 
   it('reports an edited, a missing and an extra file, and an edit the sidecar sees', async () => {
@@ -84,6 +84,7 @@ describe('verifyPlugin', () => {
       missing: ['skills/review/run.sh'],
       unexpected: ['notes.md'],
       edited: ['tools/x.txt'],
+      omitted: [],
     });
   });
 

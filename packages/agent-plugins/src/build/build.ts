@@ -105,8 +105,11 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
   for (const [path, file] of runtimeFiles(config, files, options.existingPackageJson, findings)) files.set(path, file);
 
   const ordered = new Map([...files.entries()].sort(([a], [b]) => byteOrder(a, b)));
-  ordered.set(SIDECAR, renderSidecar(spec, ordered));
-  return { spec, files: ordered, findings: sortFindings(findings), rejected: manifest.rejected };
+  const sorted = sortFindings(findings);
+  // Whatever an error left out is recorded in the sidecar, so the package itself says it is
+  // incomplete: validate and verify report it wherever the folder goes.
+  ordered.set(SIDECAR, renderSidecar(spec, ordered, sorted));
+  return { spec, files: ordered, findings: sorted, rejected: manifest.rejected };
 }
 
 /**

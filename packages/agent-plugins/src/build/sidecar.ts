@@ -1,5 +1,7 @@
 import { parseUntrustedJson } from '@agentproto/content-cache';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
+import { type Finding, findingFrom } from '../findings.js';
+import { BUILD_FINDING_CODES } from './codes.js';
 import { renderJson } from './render.js';
 
 /**
@@ -11,15 +13,58 @@ export interface Sidecar {
   generator: string;
   spec: string;
   files: Record<string, string>;
+  /**
+   * What the build left out: each error finding's code and path, sorted as the findings are.
+   * Absent when nothing was left out, so a complete package's sidecar is what it always was.
+   * The sidecar is the build's own root file (clients ignore it, and §8's namespace rule is
+   * for client-specific files), so the record travels with the package wherever it is copied
+   * and `verify` and `validate` can tell a complete package from one that lost a component.
+   */
+  omitted?: OmittedEntry[];
+}
+
+/** One thing a build left out: the finding code and the path it was reported at. */
+export interface OmittedEntry {
+  code: string;
+  path: string;
 }
 
 export const GENERATOR = '@agentproto/agent-plugins';
 
-export function renderSidecar(spec: string, files: ReadonlyMap<string, PackageFile>): PackageFile {
+/**
+ * The sidecar over `files`. `findings` are the build's: each error among them (a component or
+ * field a client would skip, so the build left it out) is recorded under `omitted`.
+ */
+export function renderSidecar(spec: string, files: ReadonlyMap<string, PackageFile>, findings: readonly Finding[] = []): PackageFile {
   const hashes: Record<string, string> = {};
   for (const path of [...files.keys()].filter((path) => path !== SIDECAR).sort(byteOrder)) hashes[path] = contentHash(files.get(path)!.bytes);
   const sidecar: Sidecar = { generator: GENERATOR, spec, files: hashes };
+  const omitted = omittedOf(findings);
+  if (omitted.length > 0) sidecar.omitted = omitted;
   return { bytes: renderJson(sidecar), mode: 0o644 };
+}
+
+/** The error findings as omitted entries, each once, sorted by path then code. */
+export function omittedOf(findings: readonly Finding[]): OmittedEntry[] {
+  const seen = new Map<string, OmittedEntry>();
+  for (const f of findings) if (f.severity === 'error') seen.set(`${f.path}\0${f.code}`, { code: f.code, path: f.path });
+  return [...seen.values()].sort((a, b) => byteOrder(a.path, b.path) || byteOrder(a.code, b.code));
+}
+
+// A recorded entry comes from a package on disk, anyone's: held to a shape and a size before
+// it becomes a finding's path that a terminal prints.
+const MAX_OMITTED = 10_000;
+const RECORDED_TEXT = /^[^\p{Cc}]{1,1024}$/u;
+
+/**
+ * The findings a package's sidecar records as left out by its build, one
+ * `package.build-omitted` error at each recorded path. None for a sidecar that is not one.
+ */
+export function omittedFindings(bytes: Uint8Array): Finding[] {
+  const sidecar = parseSidecar(bytes);
+  return (sidecar?.omitted ?? []).map((entry) =>
+    findingFrom(BUILD_FINDING_CODES, 'package.build-omitted', entry.path, `was left out when the package was built (${entry.code}); the build recorded it in ${SIDECAR}`),
+  );
 }
 
 /** The sidecar's record, or undefined when the bytes are not one. */
@@ -30,10 +75,20 @@ export function parseSidecar(bytes: Uint8Array): Sidecar | undefined {
     if (value === null || typeof value !== 'object') return undefined;
     if (typeof value.generator !== 'string' || typeof value.spec !== 'string' || value.files === null || typeof value.files !== 'object') return undefined;
     if (Object.values(value.files).some((hash) => typeof hash !== 'string')) return undefined;
+    if (value.omitted !== undefined && !isOmittedList(value.omitted)) return undefined;
     return value as Sidecar;
   } catch {
     return undefined;
   }
+}
+
+function isOmittedList(value: unknown): value is OmittedEntry[] {
+  if (!Array.isArray(value) || value.length > MAX_OMITTED) return false;
+  return value.every((entry: unknown) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return false;
+    const { code, path } = entry as Record<string, unknown>;
+    return typeof code === 'string' && typeof path === 'string' && RECORDED_TEXT.test(code) && RECORDED_TEXT.test(path);
+  });
 }
 
 export interface Drift {

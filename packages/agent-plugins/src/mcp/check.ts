@@ -2,6 +2,7 @@ import { type Finding, findingFrom } from '../findings.js';
 import { MCP_FINDING_CODES, type McpFindingCode } from './codes.js';
 import { commandForm, unbundledCommand } from './command.js';
 import { serverSchemaAccepts } from './schema.js';
+import { scanServerSecrets } from '../secrets/scan.js';
 import { byteOrder, pointerToken } from '../text.js';
 
 export { pointerToken };
@@ -328,6 +329,9 @@ export function checkServer(name: string, entry: unknown, ctx: CheckContext): Se
     server = remote;
   }
 
+  // §7.2.1 and §9.2: no secret in env or headers (nor args or url, package data alike).
+  // Authorization-like headers and url userinfo already have their own finding above.
+  report.findings.push(...scanServerSecrets(name, server, { mode: ctx.mode, skipHeaders: CREDENTIAL_HEADERS, skipUrlUserinfo: true }));
   if (report.failed) return skipped();
   if (!serverSchemaAccepts(server)) {
     report.add('mcp.schema-violation', [], 'does not match the server definition of mcp.schema.json');

@@ -11,6 +11,8 @@ import { type PackageFs, type PluginReader, type PluginReaderOptions, type ReadF
 import type { SpecVersion } from '../schemas.js';
 import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
 import { VALIDATE_FINDING_CODES } from './codes.js';
+import { SIDECAR } from '../bundle/include.js';
+import { omittedFindings } from '../build/sidecar.js';
 import { pointerToken } from '../text.js';
 
 /** A package as a conformant client loads it, with the bytes of every file it could read. */
@@ -255,6 +257,10 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     if (read.ok) result.other.set(path, packageFile(read));
     else if (!read.absent && !fails(read)) return finish();
   }
+  // The build's record of what it left out: the package lacks those components even though
+  // every file it holds is fine, so each is an error here too (validate --strict fails on it).
+  const sidecar = result.other.get(SIDECAR);
+  if (sidecar !== undefined) own.push(...omittedFindings(sidecar.bytes));
 
   // Namespace folders (§8.2): the layout of a known namespace is checked; unknown ones are the
   // client's own business and only have to be readable, which the loop above made sure of.

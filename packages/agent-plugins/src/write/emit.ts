@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteOrder } from '../bundle/include.js';
+import { SIDECAR, byteOrder } from '../bundle/include.js';
 import { buildPlugin } from '../build/build.js';
+import { renderSidecar } from '../build/sidecar.js';
 import type { PluginConfig } from '../config/types.js';
 import { type Finding, sortFindings } from '../findings.js';
 import { importPlugin } from '../import/index.js';
@@ -60,18 +61,26 @@ export async function emitPlugin(config: PluginConfig, outDir: string, options: 
     const spec = options.spec ?? first.spec;
     const second = await buildPlugin({ ...imported.config, spec }, { contentRoot: content, spec });
     if (second.rejected) throw new PluginRejectedError(second.findings);
-    await writePlugin(second.files, outDir, { replace: options.replace ?? false });
+    // What the first build left out never reaches the second (it is not in the package read
+    // back), so the emitted sidecar records the omissions of every step. The record's own
+    // findings (package.build-omitted) only repeat those, and are not listed twice.
+    const findings = unique([...first.findings, ...imported.findings, ...second.findings].filter((f) => f.code !== OMITTED));
+    const files = new Map(second.files);
+    files.set(SIDECAR, renderSidecar(spec, files, findings));
+    await writePlugin(files, outDir, { replace: options.replace ?? false });
     const validation = await validatePlugin(outDir);
     return {
       spec,
-      files: [...second.files.keys()].sort(byteOrder),
-      findings: unique([...first.findings, ...imported.findings, ...second.findings, ...validation.findings]),
+      files: [...files.keys()].sort(byteOrder),
+      findings: unique([...findings, ...validation.findings.filter((f) => f.code !== OMITTED)]),
       validation,
     };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
 }
+
+const OMITTED = 'package.build-omitted';
 
 function unique(findings: Finding[]): Finding[] {
   const seen = new Set<string>();

@@ -3,15 +3,24 @@ import { withoutBom } from '../text.js';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { buildPlugin, type BuildOptions } from '../build/build.js';
 import { renderJson } from '../build/render.js';
-import { type Drift, driftBetween, parseSidecar } from '../build/sidecar.js';
+import { type Drift, type OmittedEntry, driftBetween, parseSidecar } from '../build/sidecar.js';
 import type { PluginConfig } from '../config/types.js';
 import { isPlainObject } from '../extensions/paths.js';
 import { openPluginReader } from '../read/reader.js';
 import { PACKAGE_JSON, packageJsonDrift } from '../runtimes/package-json.js';
 
 export interface PluginVerification extends Drift {
-  /** True when the folder holds exactly what the configuration builds now. */
+  /**
+   * True when the folder holds exactly what the configuration builds now, and its build left
+   * nothing out (`omitted` is empty).
+   */
   ok: boolean;
+  /**
+   * What the folder's sidecar records its build left out (a server, a skill, a field that broke
+   * a rule), in the sidecar's order. A package that is byte for byte what the configuration
+   * builds still lacks these, so it is not `ok`.
+   */
+  omitted: OmittedEntry[];
   /** Files whose bytes no longer match the hash the sidecar recorded: edited after generation. */
   edited: string[];
   /**
@@ -64,8 +73,9 @@ export async function verifyPlugin(dir: string, config: PluginConfig, options: B
     if (bytes !== undefined && contentHash(bytes) !== hash) edited.push(path);
   }
   edited.sort(byteOrder);
-  const ok = drift.changed.length === 0 && drift.missing.length === 0 && drift.unexpected.length === 0 && edited.length === 0;
-  return { ok, ...drift, edited, ...(packageJson === undefined ? {} : { packageJson }) };
+  const omitted = sidecar?.omitted ?? [];
+  const ok = drift.changed.length === 0 && drift.missing.length === 0 && drift.unexpected.length === 0 && edited.length === 0 && omitted.length === 0;
+  return { ok, ...drift, edited, omitted, ...(packageJson === undefined ? {} : { packageJson }) };
 }
 
 function isJsonObject(bytes: Uint8Array): boolean {

@@ -1,0 +1,68 @@
+import { type Finding, findingFrom } from '../findings.js';
+import { pointerToken } from '../text.js';
+import { SECRET_FINDING_CODES } from './codes.js';
+import { type SecretContext, type SecretMatch, detectSecret } from './detect.js';
+
+/** The fields of an mcp.json server entry that are scanned; the others hold no free text. */
+export interface ScannedServer {
+  type: string;
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  url?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export interface SecretScanOptions {
+  /** build: an error, the server is not packaged; read: a warning, the client loads it. */
+  mode: 'build' | 'read';
+  /**
+   * Header names (lower case) whose value another check already reports as a credential
+   * (Authorization, Proxy-Authorization, Cookie): not reported twice.
+   */
+  skipHeaders?: ReadonlySet<string>;
+  /** Whether the URL's user:password@ is already reported by the URL check. */
+  skipUrlUserinfo?: boolean;
+}
+
+// A flag that takes the next argument or `=value`: --api-key, --token, -password.
+const FLAG = /^--?([A-Za-z][A-Za-z0-9_.-]*)$/;
+const FLAG_WITH_VALUE = /^--?([A-Za-z][A-Za-z0-9_.-]*)=(.*)$/s;
+
+/**
+ * The findings for likely secrets in one server entry: each env value, each header value,
+ * each argument (with the flag before it, or its own `--flag=` name, as the name) and the URL.
+ * Paths point at the value (`mcp.json#/mcpServers/<name>/env/<KEY>`); a message names the
+ * kind of secret and at most its public marker, never the value.
+ */
+export function scanServerSecrets(name: string, server: ScannedServer, options: SecretScanOptions): Finding[] {
+  const findings: Finding[] = [];
+  const code = options.mode === 'build' ? 'secret.embedded-rejected' : 'secret.embedded';
+  const report = (parts: readonly (string | number)[], match: SecretMatch) => {
+    const path = ['mcp.json#/mcpServers', pointerToken(name), ...parts.map((p) => pointerToken(String(p)))].join('/');
+    const shown = match.masked === undefined ? '' : ` (${match.masked})`;
+    const outcome = options.mode === 'build' ? 'secrets must not be packaged; the server is not packaged' : 'it is plain package data; treat it as leaked';
+    findings.push(findingFrom(SECRET_FINDING_CODES, code, path, `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`));
+  };
+  const look = (parts: readonly (string | number)[], value: string, context: SecretContext) => {
+    const match = detectSecret(value, context);
+    if (match !== undefined) report(parts, match);
+  };
+
+  for (const [key, value] of Object.entries(server.env ?? {})) look(['env', key], value, { field: 'env', name: key });
+  (server.args ?? []).forEach((arg, i, args) => {
+    const inline = FLAG_WITH_VALUE.exec(arg);
+    if (inline !== null) return look(['args', i], inline[2] ?? '', { field: 'arg', name: inline[1] ?? '' });
+    const flag = i > 0 ? FLAG.exec(args[i - 1] ?? '') : null;
+    look(['args', i], arg, flag === null || arg.startsWith('-') ? { field: 'arg' } : { field: 'arg', name: flag[1] ?? '' });
+  });
+  if (server.url !== undefined) {
+    // user:password@ in the URL itself is the URL check's finding when it makes one.
+    const url = options.skipUrlUserinfo ? server.url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1') : server.url;
+    look(['url'], url, { field: 'url' });
+  }
+  for (const [header, value] of Object.entries(server.headers ?? {})) {
+    if (options.skipHeaders?.has(header.toLowerCase())) continue;
+    look(['headers', header], value, { field: 'header', name: header });
+  }
+  return findings;
+}
