@@ -169,9 +169,11 @@ Build, check and share Agent Plugins packages (plugin.json, skills/, mcp.json).
 
 Subcommands:
   build <config>    build the package a configuration (TOML/YAML/JSON) describes and
-                    write it to --out DIR; findings on stderr
+                    write it to --out DIR; findings on stderr; exit 1 when anything
+                    configured was left out (the package records it for verify)
   validate <dir>    load a package as a conformant client does; exit 1 if rejected
-  verify <config> <dir>  exit 1 when the folder is not what the configuration builds
+  verify <config> <dir>  exit 1 when the folder is not what the configuration builds,
+                    or its build left something out
   import <dir>      write its content root and plugin.config.json to --out DIR
   emit <config>     write a clean package to --out DIR, read back and built again
   explain <code>    print an AR9O rule or what a finding code means
@@ -185,7 +187,8 @@ Options:
   --spec VERSION    build, verify, emit: the Agent Plugins version, 1.0.0 or 1.1.0
                     (default: the configuration's spec, else 1.0.0)
   --replace         build, import, emit: replace a non-empty --out folder
-  --strict          validate: exit 2 on the first error finding, naming its code
+  --strict          validate: exit 2 on the first error finding, naming its code;
+                    build, emit: exit 2 on the first error or warning finding
   --explain CODE    validate: print the rule of CODE instead of validating
   --insecure-http   push, pull: allow a plain http registry
 ${OUTPUT_OPTIONS}
@@ -200,8 +203,10 @@ Examples:
 
 Exit status:
   0  done
-  1  problems found: a plugin rejected, a folder that drifted (verify), a push or pull
-     refused, or an error
-  2  wrong command line, or validate --strict found an error finding
+  1  problems found: a plugin rejected, a build or emit that left something configured
+     out, a folder that drifted or lacks a component (verify), a push or pull refused,
+     or an error
+  2  wrong command line, validate --strict found an error finding, or build/emit
+     --strict found an error or warning finding
 `,
 };

@@ -97,15 +97,18 @@ describe('agentproto plugin', () => {
     expect(verdict).toMatchObject({ ok: false, missing: ['mcp.json'], changed: [], unexpected: [], edited: [] });
   });
 
-  it('build prints each finding on stderr, one line each, and still writes what a client loads', async () => {
+  it('build prints each finding on stderr, one line each, still writes what a client loads, and exits 1 for what it left out', async () => {
     const { config, out, root } = await project();
     await mkdir(join(root, 'skills/broken'), { recursive: true });
     await writeFile(join(root, 'skills/broken/SKILL.md'), SKILL('other'));
     const outcome = await run(['plugin', 'build', config, '--out', out]);
-    expect(outcome.code).toBe(0);
+    // A skill was left out: the package is written, and the command says it is incomplete.
+    expect(outcome.code).toBe(1);
     const lines = outcome.stderr.trimEnd().split('\n');
-    expect(lines.length).toBeGreaterThan(0);
-    for (const line of lines) expect(line).toMatch(FINDING_LINE);
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines.slice(0, -2)) expect(line).toMatch(FINDING_LINE);
+    expect(lines.at(-2)).toMatch(/^agentproto: PLUGIN_INCOMPLETE: .*: 1 configured part was left out \(AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md#\/frontmatter\/name\); the package records it in \.agentproto-generated\.json$/);
+    expect(lines.at(-1)).toBe("hint: 'agentproto plugin explain skill.name-mismatch' says what the rule asks");
     expect(outcome.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md/m);
     expect(await exists(join(out, 'skills/broken'))).toBe(false);
     expect(await exists(join(out, 'skills/review/SKILL.md'))).toBe(true);
@@ -311,7 +314,7 @@ describe('agentproto plugin', () => {
     { argv: ['plugin', 'build', 'a.toml', 'b.toml', '--out', 'x'], message: 'plugin build takes a configuration file' },
     { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--spec', '2.0.0'], message: '--spec must be one of 1.0.0, 1.1.0' },
     { argv: ['plugin', 'build', 'a.toml', '--out='], message: '--out must not be empty' },
-    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--strict'], message: "plugin build: Unknown option '--strict'" },
+    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--insecure-http'], message: "plugin build: Unknown option '--insecure-http'" },
     { argv: ['plugin', 'validate'], message: 'plugin validate takes a plugin folder' },
     { argv: ['plugin', 'validate', 'dir', '--spec', '1.0.0'], message: "plugin validate: Unknown option '--spec'" },
     { argv: ['plugin', 'validate', 'dir', '--explain', 'AR9O3'], message: 'plugin validate --explain CODE takes no folder' },

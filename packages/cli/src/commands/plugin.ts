@@ -8,6 +8,7 @@ import {
   type PackageFile,
   PluginPackageInvalidError,
   PluginRejectedError,
+  SIDECAR,
   SPEC_VERSIONS,
   type SpecVersion,
   buildPlugin,
@@ -15,6 +16,7 @@ import {
   explain,
   importPlugin,
   loadPluginConfig,
+  omittedOf,
   pullPlugin,
   pushPlugin,
   validatePlugin,
@@ -42,6 +44,9 @@ export const IMPORTED_CONFIG_FILE = 'plugin.config.json';
 /** The error code printed when a conformant client would load nothing of the plugin. */
 const REJECTED = 'PLUGIN_REJECTED';
 
+/** The error code printed when a build or emit wrote its package but left something configured out. */
+const INCOMPLETE = 'PLUGIN_INCOMPLETE';
+
 const SUBCOMMANDS = ['build', 'validate', 'verify', 'import', 'emit', 'explain', 'push', 'pull'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
@@ -50,14 +55,15 @@ const OUT = { out: { type: 'string' } } as const;
 const SPEC = { spec: { type: 'string' } } as const;
 const REPLACE = { replace: { type: 'boolean', default: false } } as const;
 const INSECURE_HTTP = { 'insecure-http': { type: 'boolean', default: false } } as const;
+const STRICT = { strict: { type: 'boolean', default: false } } as const;
 
 /** Each subcommand accepts only its own options: any other is a wrong command line. */
 const OPTIONS = {
-  build: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION },
+  build: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
   validate: { strict: { type: 'boolean', default: false }, explain: { type: 'string' }, ...JSON_OPTION },
   verify: { ...SPEC, ...JSON_OPTION },
   import: { ...OUT, ...REPLACE, ...JSON_OPTION },
-  emit: { ...OUT, ...SPEC, ...REPLACE, ...JSON_OPTION },
+  emit: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
   explain: { ...JSON_OPTION },
   push: { ...INSECURE_HTTP, ...JSON_OPTION },
   pull: { ...INSECURE_HTTP, ...JSON_OPTION },
@@ -158,13 +164,36 @@ async function build(parsed: Parsed, term: Terminal): Promise<number> {
   const pkg = await buildPlugin(loaded.config, { contentRoot: loaded.contentRoot, ...(parsed.spec ? { spec: parsed.spec } : {}) });
   const files = [...pkg.files.keys()];
   if (!pkg.rejected) await writePlugin(pkg.files, out, { replace: parsed.replace });
-  if (parsed.json) printJson(term, { out, spec: pkg.spec, rejected: pkg.rejected, written: !pkg.rejected, files, findings: pkg.findings });
+  const omitted = omittedOf(pkg.findings);
+  if (parsed.json) printJson(term, { out, spec: pkg.spec, rejected: pkg.rejected, written: !pkg.rejected, files, omitted, findings: pkg.findings });
   else {
     printFindings(term, pkg.findings);
     if (!pkg.rejected) term.stdout.write(`${shellQuote(out)}: ${files.length} files, Agent Plugins ${pkg.spec}\n`);
   }
   if (pkg.rejected) return rejected(term, pkg.findings, resolve(configFile), 'nothing was written');
-  return EXIT_OK;
+  return leftOut(term, 'build', out, pkg.findings, parsed.strict);
+}
+
+/**
+ * The exit status of a build or emit that wrote its package: an error finding means something
+ * configured was left out (exit 1; the package's sidecar records it, so validate and verify
+ * see it too); with --strict, any error or warning finding fails as validate --strict does
+ * (exit 2). A package is written either way: it is what a client would load.
+ */
+function leftOut(term: Terminal, sub: 'build' | 'emit', out: string, findings: readonly Finding[], strict: boolean): number {
+  const first = findings.find((f) => f.severity === 'error') ?? (strict ? findings.find((f) => f.severity === 'warning') : undefined);
+  if (first === undefined) return EXIT_OK;
+  if (strict) {
+    printFailure(term, { code: first.rule, message: `${first.code} ${shellQuote(first.path)}: ${first.message} (${sub} --strict fails on any error or warning finding)` });
+    return EXIT_STRICT;
+  }
+  const n = omittedOf(findings).length;
+  printFailure(term, {
+    code: INCOMPLETE,
+    message: `${shellQuote(out)}: ${n} configured ${n === 1 ? 'part was' : 'parts were'} left out (${first.rule} ${first.code} ${shellQuote(first.path)}); the package records ${n === 1 ? 'it' : 'them'} in ${SIDECAR}`,
+    hint: `'agentproto plugin explain ${first.code}' says what the rule asks`,
+  });
+  return EXIT_FAILURE;
 }
 
 /** `plugin validate <dir>`: the folder as a conformant client loads it. */
@@ -208,10 +237,22 @@ async function verify(parsed: Parsed, term: Terminal): Promise<number> {
   else {
     for (const kind of ['changed', 'missing', 'unexpected', 'edited'] as const) for (const path of result[kind]) term.stdout.write(`${kind}  ${shellQuote(path)}\n`);
     for (const pointer of result.packageJson ?? []) if (pointer !== 'package.json') term.stdout.write(`package.json  ${shellQuote(pointer)}\n`);
+    for (const entry of result.omitted) term.stdout.write(`omitted  ${shellQuote(entry.path)} (${printable(entry.code)})\n`);
   }
   if (result.ok) return EXIT_OK;
   const summary = (['changed', 'missing', 'unexpected', 'edited'] as const).filter((kind) => result[kind].length > 0).map((kind) => `${result[kind].length} ${kind}`);
   const config = shellQuote(resolve(configFile));
+  const first = result.omitted[0];
+  if (summary.length === 0 && first !== undefined) {
+    // Byte for byte what the configuration builds, and that build leaves something out.
+    printFailure(term, {
+      code: INCOMPLETE,
+      message: `${shellQuote(dir)} is what ${config} builds, but its build left out ${count(result.omitted, 'part')} (${printable(first.code)} ${shellQuote(first.path)}), as ${SIDECAR} records`,
+      hint: `'agentproto plugin explain ${printable(first.code)}' says what the rule asks; fix it and build again`,
+    });
+    return EXIT_FAILURE;
+  }
+  if (result.omitted.length > 0) summary.push(`${result.omitted.length} left out`);
   printFailure(term, {
     message: `${shellQuote(dir)} is not what ${config} builds: ${summary.join(', ')}`,
     hint: `build it again: agentproto plugin build ${config} --out ${shellQuote(dir)} --replace${parsed.spec ? ` --spec ${parsed.spec}` : ''}`,
@@ -276,12 +317,12 @@ async function emit(parsed: Parsed, term: Terminal): Promise<number> {
     else printFindings(term, findings);
     return rejected(term, findings, resolve(configFile), 'nothing was emitted');
   }
-  if (parsed.json) printJson(term, { out, rejected: false, written: true, ...result });
+  if (parsed.json) printJson(term, { out, rejected: false, written: true, omitted: omittedOf(result.findings), ...result });
   else {
     printFindings(term, result.findings);
     term.stdout.write(`${shellQuote(out)}: ${result.files.length} files, Agent Plugins ${result.spec}\n`);
   }
-  return EXIT_OK;
+  return leftOut(term, 'emit', out, result.findings, parsed.strict);
 }
 
 /** `plugin explain CODE`: the text of an AR9O rule or of a finding code. */
