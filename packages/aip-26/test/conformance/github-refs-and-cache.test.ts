@@ -231,6 +231,27 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     }
   });
 
+  // ADAPTER.md, github: "Cache key: `(repo, resolvedSha, path)`", and "Cache invalidation
+  // triggers": "A `github:` source's resolved SHA changes (for floating refs, on every
+  // scan)". A branch is resolved again on every scan; its content, under the commit it
+  // resolved to, comes from the store until that commit changes.
+  it('"Cache key: (repo, resolvedSha, path)": a branch is listed again on the next scan, but its unchanged commit is not fetched again', async () => {
+    const github = githubConnector({ baseUrl: server.url, cache: await openContentStore({ root: join(await scratchDir(), 'store') }) });
+    const code = { sources: [{ github: { repo: TOOL, ref: 'main' } }] };
+    // Ref listings (protocol v2 `ls-refs`) and pack requests (every other upload-pack POST:
+    // a v2 `fetch`, or a v0 negotiation, which names no command).
+    const posts = () => server.stats.log.filter((entry) => entry.method === 'POST');
+    const listings = () => posts().filter((entry) => entry.command === 'ls-refs').length;
+    const packs = () => posts().filter((entry) => entry.command !== 'ls-refs').length;
+    server.resetStats();
+    await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code });
+    expect([listings(), packs() > 0]).toEqual([1, true]);
+    server.resetStats();
+    const again = await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code });
+    expect(again.report.sources[0]!.commit).toBe(tool.head('main'));
+    expect([listings(), packs()]).toEqual([1, 0]);
+  });
+
   it('a default store that cannot be opened fails the fetch with the store\'s error, never a silent fetch without a cache', async () => {
     const notAFolder = join(await scratchDir('aip26-bad-home-'), 'file');
     await writeFile(notAFolder, 'not a folder');
