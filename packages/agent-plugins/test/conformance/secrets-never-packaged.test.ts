@@ -3,17 +3,19 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateSshKey } from '@agentproto/testkit';
+import { generateSshKey, renderings } from '@agentproto/testkit';
 import {
   FINDING_CODES,
   type Finding,
   type McpServerConfig,
+  PluginPackageInvalidError,
   SECRET_RULES,
   buildPlugin,
   buildServers,
   detectSecret,
   importPlugin,
   mcpSchemaId,
+  pushPlugin,
   readServers,
   validatePlugin,
   writePlugin,
@@ -187,7 +189,7 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     expect(JSON.stringify(findings)).not.toContain(apiKey);
   });
 
-  it('a package on disk: buildPlugin leaves the servers out; validatePlugin and importPlugin warn about a hand-written mcp.json', async () => {
+  it('a package on disk: buildPlugin leaves the servers out; validatePlugin and importPlugin warn about a hand-written mcp.json; pushPlugin refuses it', async () => {
     const root = await scratch();
     await mkdir(join(root, 'skills/review'), { recursive: true });
     await writeFile(join(root, 'skills/review/SKILL.md'), '---\nname: review\ndescription: Reviews.\n---\n# review\n');
@@ -210,6 +212,20 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     expect(secretFindings(imported.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual(['warning secret.embedded mcp.json#/mcpServers/remote/headers/X-Api-Key']);
     expect(JSON.stringify([validation.findings, imported.findings])).not.toContain(apiKey);
     expect(await readFile(join(out, 'mcp.json'), 'utf8')).toContain(apiKey); // the package did hold it
+
+    // Publishing is building again: the push is refused before any request (nothing listens
+    // at the reference), the findings name the header, and no rendering of the error holds the key.
+    const refused = await pushPlugin(out, '127.0.0.1:9/acme/tools:1.0.0', { allowInsecureHttp: true }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(PluginPackageInvalidError);
+    const invalid = refused as PluginPackageInvalidError;
+    // The clean package the push would upload lacks the server, and its build record says why.
+    expect(invalid.findings.filter((f) => f.severity === 'error').map((f) => `${f.code} ${f.path} ${f.message}`)).toEqual([
+      'package.build-omitted mcp.json#/mcpServers/remote/headers/X-Api-Key was left out when the package was built (secret.embedded-rejected); the build recorded it in .agentproto-generated.json',
+    ]);
+    for (const text of renderings(invalid)) expect(text).not.toContain(apiKey);
   });
 });
 
