@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -53,6 +53,7 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   if (manifestPath === undefined || extra.length > 0) throw new UsageError(`code ${sub} takes exactly one manifest`);
   const manifest = await readManifest(resolve(manifestPath));
   const workspaceRoot = resolve(parsed.values.workspace ?? dirname(resolve(manifestPath)));
+  if (!(await stat(workspaceRoot).catch(() => undefined))?.isDirectory()) throw new CommandError(`the workspace ${shellQuote(workspaceRoot)} is not a folder`);
   const code = codeOf(manifest, resolve(manifestPath), workspaceRoot);
   const run = manifest.run as RunValue | undefined;
   // Every block is checked against the schema before anything reads it: a malformed block

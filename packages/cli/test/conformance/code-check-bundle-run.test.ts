@@ -56,6 +56,13 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
     await expect(access(out)).rejects.toThrow();
   });
 
+  it('a --workspace that is not a folder is named, before anything is read', async () => {
+    const dir = await workspace({ 'tool.yaml': MANIFEST });
+    const outcome = await run(['code', 'check', join(dir, 'tool.yaml'), '--workspace', join(dir, 'absent'), '--cache-root', join(dir, 'cache')]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toBe(`agentproto: the workspace ${join(dir, 'absent')} is not a folder\n`);
+  });
+
   it('a run file the bundle holds passes check and bundle', async () => {
     const dir = await workspace({ 'tool.yaml': MANIFEST.replace('run: tool.js', 'run: main.js') });
     expect((await run(['code', 'check', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')])).code).toBe(0);
