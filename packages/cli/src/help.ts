@@ -99,11 +99,14 @@ Exit status:
 
   code: () => `Usage: agentproto code <check|bundle|run> <manifest> [options]
 
-Check, bundle and run the code of an AIP-26 manifest (JSON or YAML).
+Check, bundle and run the code of an AIP-26 manifest (JSON or YAML), or of a lean
+CODE.md (schema: code/v2; its paths are relative to its folder).
 
 Subcommands:
-  check <manifest>  check its code and run blocks; resolve every source
-  bundle <manifest>  build its deterministic tar.gz (--out FILE)
+  check <manifest>  check its code and run blocks; resolve every source; the run
+                    file must be in the bundle
+  bundle <manifest>  build its deterministic tar.gz (--out FILE); refused when the run
+                    file is not in it
   run <manifest>    build it and run it locally, with only PATH and --env KEY=VALUE
 
 Options:
@@ -121,6 +124,7 @@ Examples:
   agentproto code check tool.yaml
   agentproto code bundle tool.yaml --out tool.tar.gz
   agentproto code run tool.yaml --env GREETING=hello
+  agentproto code run .code/notion-search/CODE.md
 
 Exit status:
   0  done; run: the program exited 0
