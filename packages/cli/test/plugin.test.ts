@@ -153,7 +153,8 @@ describe('agentproto plugin', () => {
     const lenient = await run(['plugin', 'validate', out]);
     expect(lenient.code).toBe(0);
     expect(lenient.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md#?\S*: /m);
-    expect(lenient.stdout).toContain('1 skill,');
+    // The skipped skill is counted beside the loaded one (§7.1: the client SHOULD report the invalid skill).
+    expect(lenient.stdout).toContain('1 skill (1 skipped),');
 
     const strict = await run(['plugin', 'validate', out, '--strict']);
     expect(strict.code).toBe(2);
@@ -279,7 +280,17 @@ describe('agentproto plugin', () => {
     expect(JSON.parse(build.stdout)).toMatchObject({ out, spec: '1.1.0', rejected: false, written: true, findings: [] });
     expect((JSON.parse(build.stdout) as { files: string[] }).files).toContain('plugin.json');
 
-    expect(await runJson(['plugin', 'validate', out])).toEqual({ dir: out, spec: '1.1.0', rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'], mcpDisabled: false });
+    expect(await runJson(['plugin', 'validate', out])).toEqual({
+      dir: out,
+      spec: '1.1.0',
+      rejected: false,
+      findings: [],
+      skills: ['review'],
+      servers: ['local', 'web'],
+      mcpDisabled: false,
+      skippedSkills: [],
+      skippedServers: [],
+    });
     expect(await runJson(['plugin', 'verify', config, out])).toEqual({ dir: out, ok: true, changed: [], missing: [], unexpected: [], edited: [] });
     const imported = await runJson<{ config: Record<string, unknown>; files: string[]; report: unknown[]; findings: unknown[]; configFile: string }>(['plugin', 'import', out, '--out', join(await scratch(), 'imported')]);
     expect(imported.config).toMatchObject({ name: 'acme.tools' });
