@@ -33,7 +33,7 @@ async function thrown(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('writeBundle: layout', () => {
-  it('sorts entries by the UTF-8 bytes of their paths, whatever the input order', async () => {
+  it('sorts entries of one folder by the UTF-8 bytes of their names, whatever the input order', async () => {
     // JavaScript's default sort compares UTF-16 units and would put the emoji (a surrogate
     // pair, 0xD83D...) before U+FF61; in UTF-8 bytes U+FF61 (EF BD A1) comes first.
     const names = ['\u{1F600}', '\uFF61', 'b', 'B', 'a-b', 'a.txt', 'é'];
@@ -41,15 +41,17 @@ describe('writeBundle: layout', () => {
   });
 
   it('writes a 0755 directory entry for every parent folder, right before its subtree', async () => {
+    // GNU tar --sort=name order: a folder and its subtree before the names that extend the
+    // folder's name with a byte below "/" ("a-z.txt", "b.txt").
     const entries = [file('a/b/c.txt'), file('a/b.txt'), file('a-z.txt'), file('z/y/x/w.txt'), file('a/b/d/e.txt')];
     expect(await tarNames(entries)).toEqual([
-      'a-z.txt',
       'a/',
-      'a/b.txt',
       'a/b/',
       'a/b/c.txt',
       'a/b/d/',
       'a/b/d/e.txt',
+      'a/b.txt',
+      'a-z.txt',
       'z/',
       'z/y/',
       'z/y/x/',

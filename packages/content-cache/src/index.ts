@@ -25,7 +25,7 @@ export type { CopyInsideOptions } from './fs/copy-inside.js';
 export type { StoreFs } from './store-fs.js';
 export type { LockOptions } from './lock.js';
 export * from './errors.js';
-export { readArchive, checkReadOptions, safeEntrySegments, linkStaysInside, ArchiveError, gitPathProblem, isDotGit, GunzipOneMember, TarEndMarker } from './archive/index.js';
+export { readArchive, checkReadOptions, safeEntrySegments, linkStaysInside, ArchiveError, gitPathProblem, isDotGit, GunzipOneMember, TarEndMarker, sortInArchiveOrder } from './archive/index.js';
 export type { ArchiveSource, ArchiveLimits, ReadArchiveOptions, ArchiveFile, ArchiveVisitor, ArchiveProblem, GitPathProblem } from './archive/index.js';
 export { ociRemote, OciRemote, objectTag, keyTag, factTag, OBJECT_ARTIFACT_TYPE, OBJECT_CONFIG_TYPE, FACT_ARTIFACT_TYPE, FACT_CONFIG_TYPE } from './remote/oci-remote.js';
 export type { OciRemoteOptions } from './remote/oci-remote.js';

@@ -1,3 +1,4 @@
+import { sortInArchiveOrder } from '@agentproto/content-cache';
 import { BundleEntryError } from './errors.js';
 
 /**
@@ -65,42 +66,36 @@ function asBuffer(data: Uint8Array): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/** Byte order of UTF-8 names: the order of `LC_ALL=C sort`, the same on every platform. */
-function byNameBytes(a: { key: Buffer }, b: { key: Buffer }): number {
-  return Buffer.compare(a.key, b.key);
-}
-
 /**
  * Checks the entries and lays out the archive: every file, plus one directory entry for
- * every parent folder, all sorted by the UTF-8 bytes of their tar name, where a directory's
- * name ends in "/". All names below a folder "d/" share that prefix, so this single sort puts
- * each directory immediately before its whole subtree. The input order never matters: it is
- * sorted before it is checked, so even the error reported for a bad input is the same for
+ * every parent folder (its name ending in "/"), in the order of GNU tar `--sort=name`
+ * (`sortInArchiveOrder`): names compared segment by segment by their UTF-8 bytes, each
+ * directory immediately before its whole subtree. So a bundle lists, entry for entry, what
+ * `tar -c --sort=name` lists for the same files on disk. The input order never matters: it
+ * is sorted before it is checked, so even the error reported for a bad input is the same for
  * any order of the same entries.
  */
 export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
-  const files: { key: Buffer; entry: BundleEntry }[] = [];
   for (const entry of entries) {
     const problem = bundlePathProblem(entry?.path);
     if (problem !== undefined) throw new BundleEntryError('invalid-path', String(entry?.path), problem);
     const lazy = 'read' in entry && typeof entry.read === 'function' && Number.isSafeInteger(entry.size) && entry.size >= 0;
     if (!lazy && !('data' in entry && entry.data instanceof Uint8Array)) throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
-    files.push({ key: Buffer.from(entry.path, 'utf8'), entry });
   }
-  files.sort(byNameBytes);
+  const files = sortInArchiveOrder(entries, (entry) => entry.path);
 
   const filePaths = new Set<string>();
   for (let i = 0; i < files.length; i++) {
-    const path = files[i]!.entry.path;
-    if (i > 0 && files[i - 1]!.entry.path === path) {
+    const path = files[i]!.path;
+    // Equal names are next to each other in any total order.
+    if (i > 0 && files[i - 1]!.path === path) {
       throw new BundleEntryError('duplicate-path', path, 'the path appears twice', path);
     }
     filePaths.add(path);
   }
 
   const directories = new Set<string>();
-  for (const { entry } of files) {
-    const path = entry.path;
+  for (const { path } of files) {
     for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) {
       const parent = path.slice(0, slash);
       if (filePaths.has(parent)) {
@@ -112,17 +107,11 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
     }
   }
 
-  const items: { key: Buffer; item: TarItem }[] = files.map(({ key, entry }) => ({
-    key,
-    item:
-      'data' in entry
-        ? { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data), size: entry.data.length }
-        : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read, readInto: entry.readInto },
-  }));
-  for (const directory of directories) {
-    const name = `${directory}/`;
-    items.push({ key: Buffer.from(name, 'utf8'), item: { name, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 } });
-  }
-  items.sort(byNameBytes);
-  return items.map(({ item }) => item);
+  const items: TarItem[] = files.map((entry) =>
+    'data' in entry
+      ? { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data), size: entry.data.length }
+      : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read, readInto: entry.readInto },
+  );
+  for (const directory of directories) items.push({ name: `${directory}/`, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 });
+  return sortInArchiveOrder(items, (item) => item.name);
 }

@@ -1,13 +1,13 @@
 import { close as fsClose, fchmod as fsFchmod, open as fsOpen, write as fsWrite } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ArchiveError, checkReadOptions, readArchive, type ArchiveFile, type ArchiveSource, type ArchiveVisitor, type ReadArchiveOptions } from '@agentproto/content-cache';
+import { ArchiveError, checkReadOptions, readArchive, sortInArchiveOrder, type ArchiveFile, type ArchiveSource, type ArchiveVisitor, type ReadArchiveOptions } from '@agentproto/content-cache';
 import { ExtractIOError } from './errors.js';
 
 export type ExtractOptions = ReadArchiveOptions;
 
 export interface ExtractResult {
-  /** The files written, relative to `dest`, sorted by the UTF-8 bytes of their paths. */
+  /** The files written, relative to `dest`, in the order `writeBundle` writes them (GNU tar `--sort=name`). */
   files: string[];
   /** Their total size. */
   bytes: number;
@@ -64,7 +64,7 @@ export async function extractTarGz(source: ArchiveSource, dest: string, options:
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
-  return { files: writer.files.sort(byBytes), bytes: writer.bytes };
+  return { files: sortInArchiveOrder(writer.files, (path) => path), bytes: writer.bytes };
 }
 
 async function assertAbsent(target: string): Promise<void> {
@@ -84,10 +84,6 @@ async function step<T>(what: string, path: string, run: () => Promise<T>): Promi
   } catch (error) {
     throw new ExtractIOError(what, path, error);
   }
-}
-
-function byBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /** Writes what readArchive accepts into the staging folder. */

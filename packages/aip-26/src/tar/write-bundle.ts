@@ -8,9 +8,13 @@ import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
  * Deterministic bundle archives. The same set of entries gives the same bytes in every run
  * and process:
  *
- * - entries are sorted by the UTF-8 bytes of their names, whatever order they came in;
+ * - entries are in the order of GNU tar `--sort=name` (the reproducible-builds convention),
+ *   whatever order they came in: names compared segment by segment by their UTF-8 bytes, so
+ *   `x/` and its subtree come before `x-y.txt` and `x.txt` (see `sortInArchiveOrder` in
+ *   content-cache, the one order of every archive the SDK writes). A bundle lists, entry for
+ *   entry, what `tar -c --sort=name` lists for its files on disk;
  * - every parent folder gets an explicit directory entry (mode 0755, name ending in "/"),
- *   which that sort places right before the folder's subtree;
+ *   right before the folder's subtree;
  * - mtime 0 (1970-01-01T00:00:00Z), uid and gid 0, empty uname and gname, modes 0644 or
  *   0755 and nothing else (no setuid, setgid or sticky bit);
  * - POSIX ustar headers, with a pax extended header (type "x", path record only) for an entry
@@ -30,6 +34,14 @@ import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 /** Pinned header values. */
 const EPOCH = new Date(0);
 export const DEFAULT_GZIP_LEVEL = 6;
+
+/**
+ * The archive layout: raise it whenever the same entries would give other bytes (the entry
+ * order, a header field). Stores that keep finished bundles put it in their keys, so a bundle
+ * made by an earlier layout is never handed out as if this writer had made it. 2: GNU tar
+ * `--sort=name` order (1 sorted full paths by their bytes).
+ */
+export const BUNDLE_LAYOUT = 2;
 
 /**
  * tar-stream emits a 512-byte header, the data and the padding as separate chunks: ~3 per

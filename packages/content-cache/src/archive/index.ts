@@ -5,6 +5,7 @@ export { linkStaysInside } from './link-target.js';
 export { gitPathProblem, isDotGit, isDotGitmodules } from './git-name.js';
 export { GunzipOneMember } from './gunzip-one-member.js';
 export { TarEndMarker } from './tar-end.js';
+export { sortInArchiveOrder } from './entry-order.js';
 export type { GitPathProblem } from './git-name.js';
 export { ArchiveError } from './errors.js';
 export type { ArchiveProblem } from './errors.js';

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
 import { ArchiveError, type ArchiveFile, type ArchiveVisitor, type ReadArchiveOptions, readArchive } from '../archive/index.js';
+import { sortInArchiveOrder } from '../archive/entry-order.js';
 import { RegistryError } from './errors.js';
 import type { Descriptor, OciClient } from './oci-client.js';
 
@@ -23,10 +24,10 @@ interface LayerEntry {
 }
 
 /**
- * A tree as a deterministic tar.gz layer: entries sorted by the bytes of their paths,
- * folders 0755, files 0644 or 0755, links kept as links, every time and owner zero. The
- * same tree gives the same bytes (with the same zlib), so two machines that push one
- * object push one blob.
+ * A tree as a deterministic tar.gz layer: entries in the order of GNU tar `--sort=name`
+ * (`sortInArchiveOrder`, the one order of every archive agentproto writes), folders 0755,
+ * files 0644 or 0755, links kept as links, every time and owner zero. The same tree gives
+ * the same bytes (with the same zlib), so two machines that push one object push one blob.
  */
 export async function packTree(root: string, options: LayerOptions = {}): Promise<Buffer> {
   const entries = await listTree(root);
@@ -82,7 +83,7 @@ async function listTree(root: string): Promise<LayerEntry[]> {
     }
   };
   await walk('');
-  return entries.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  return sortInArchiveOrder(entries, (entry) => (entry.kind === 'directory' ? `${entry.path}/` : entry.path));
 }
 
 export interface UnpackTarget {
