@@ -9,7 +9,7 @@ export { inheritBlocks, assertRunnerFitsRun, languageOfRunFile, RunnerConflictEr
 export type { InheritedBlocks, InheritingWorkspace } from './code/inherit.js';
 export { SourceResolutionError, BundleSizeError } from './code/errors.js';
 export type { SourceProblem } from './code/errors.js';
-export { nodeWorkspaceFs, WorkspaceChangedError, WorkspaceLinkError } from './workspace/node-workspace-fs.js';
+export { nodeWorkspaceFs, WorkspaceChangedError, WorkspaceLinkError, WorkspaceManifestError } from './workspace/node-workspace-fs.js';
 export { githubConnector, GithubRefNotFoundError, PinRequiredError } from './github/connector.js';
 export type { GithubConnectorOptions, ResolvedGithubRef } from './github/connector.js';
 export { subprocessRunner } from './runner/subprocess-runner.js';

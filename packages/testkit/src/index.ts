@@ -40,3 +40,4 @@ export type {
 export { runBounded } from './bounded-worker.js';
 export type { BoundedOutcome, RunBoundedOptions } from './bounded-worker.js';
 export { aliasBomb, bulkyDocument, hostileBytes, hostileDocument, hostileSkillMd, hostileText, REPRODUCTIONS } from './hostile-documents.js';
+export { corruptedBytes, malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from './malformed-documents.js';

@@ -3,8 +3,9 @@ import { SourceResolutionError } from './errors.js';
 import { safePath, safeWorkspacePath } from './path-rules.js';
 import { validateCode } from './validate.js';
 import { refNameProblem } from '@agentproto/git';
-import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
+import { WorkspaceLinkError, WorkspaceManifestError } from '../workspace/node-workspace-fs.js';
 import type { Code, Source, WorkspaceFs } from './types.js';
+import { PATH_LIMITS } from '../paths/limits.js';
 
 /** GitHub owners: letters, digits, single hyphens; repository names: letters, digits, `.`, `_`, `-`. */
 const GITHUB_REPO = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z0-9._-]{1,100}$/;
@@ -139,6 +140,11 @@ function planOne(source: Source, label: string, base: string): PlannedSource | u
     const declared = guard(() => safeWorkspacePath('local.path', spec.path, ''));
     const path = guard(() => safeWorkspacePath('local.path', spec.path, base));
     const as = spec.as === undefined ? undefined : guard(() => asTarget(safePath('local.as', spec.as!)));
+    // A glob matches paths, so it is no longer than a path may be; minimatch would refuse a
+    // longer one (past 64 KiB) with a bare TypeError, after the plan had accepted it.
+    if (spec.glob !== undefined && Buffer.byteLength(spec.glob) > PATH_LIMITS.maxBytes) {
+      throw new SourceResolutionError(label, source, 'unsafe-path', `local.glob is longer than ${PATH_LIMITS.maxBytes} bytes`);
+    }
     return { kind: 'local', label, declaration: source, path: path.path, declaredPath: declared.path, directory: path.directory, as, glob: spec.glob };
   }
   if ('github' in source) {
@@ -182,7 +188,7 @@ async function readWorkspaceManifest(fs: WorkspaceFs, path: string, label: strin
   } catch (error) {
     if (error instanceof WorkspaceLinkError) throw new SourceResolutionError(label, source, 'unsafe-link', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
     // Too large, too deep, an alias bomb or not YAML: the manifest is there and refused.
-    if (error instanceof DocumentError) throw new SourceResolutionError(label, source, 'invalid-manifest', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
+    if (error instanceof DocumentError || (error instanceof WorkspaceManifestError && error.reason !== 'missing')) throw new SourceResolutionError(label, source, 'invalid-manifest', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
     throw new SourceResolutionError(label, source, 'not-found', `no code-workspace manifest in ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const rich = manifest.kind === 'code-workspace';

@@ -19,6 +19,22 @@ export class WorkspaceLinkError extends Error {
  * is not the one it had when its folder was listed. The message names the workspace path
  * only: never a size, and never anything about where a swapped link led.
  */
+/**
+ * A code-workspace folder whose manifest is missing or is not one: no manifest.yaml nor
+ * CODE.md, a CODE.md without front matter, or a document that parsed to something other
+ * than a mapping. Typed, so a host (and the CLI) can tell it from a bug in the reader.
+ */
+export class WorkspaceManifestError extends Error {
+  readonly code = 'AIP26_WORKSPACE_MANIFEST';
+  constructor(
+    readonly file: string,
+    readonly reason: 'missing' | 'no-front-matter' | 'not-a-mapping',
+  ) {
+    super(reason === 'missing' ? 'no manifest.yaml or CODE.md' : reason === 'no-front-matter' ? `${file} has no front matter` : `${file} is not a mapping`);
+    this.name = 'WorkspaceManifestError';
+  }
+}
+
 export class WorkspaceChangedError extends Error {
   readonly code = 'AIP26_WORKSPACE_CHANGED';
   constructor(readonly path: string) {
@@ -186,16 +202,16 @@ function readManifestIn(read: (name: string, maxBytes: number) => ManifestText |
   // The front matter is at most FRONTMATTER_LIMITS.maxBytes UTF-16 units, which UTF-8
   // spells in at most three bytes each: past that head, the body of CODE.md is never read.
   const code = read('CODE.md', 3 * FRONTMATTER_LIMITS.maxBytes + 16);
-  if (code === undefined) throw new Error('no manifest.yaml or CODE.md');
+  if (code === undefined) throw new WorkspaceManifestError('manifest.yaml', 'missing');
   const block = findFrontmatter(code.text, FRONTMATTER_LIMITS.maxBytes);
   if (block.found === 'too-large' || (block.found !== 'block' && !code.whole)) {
     throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', FRONTMATTER_LIMITS.maxBytes, undefined);
   }
-  if (block.found !== 'block') throw new Error('CODE.md has no front matter');
+  if (block.found !== 'block') throw new WorkspaceManifestError('CODE.md', 'no-front-matter');
   return asRecord(parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }), 'CODE.md');
 }
 
 function asRecord(value: unknown, name: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${name} is not a mapping`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new WorkspaceManifestError(name, 'not-a-mapping');
   return value as Record<string, unknown>;
 }

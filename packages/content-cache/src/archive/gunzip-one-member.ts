@@ -46,6 +46,10 @@ export class GunzipOneMember extends Transform {
     });
     // Settled by _flush, or never needed when this stream is destroyed first.
     this.inflated.catch(() => undefined);
+    // On corrupt deflate data zlib destroys itself and never calls back the write in flight
+    // (feed's callback): without this, the pipeline would wait forever on a damaged archive.
+    // Its error ends this stream too, and the reader reports it as a malformed archive.
+    this.inflate.once('error', (error) => this.destroy(error));
   }
 
   override _read(size: number): void {
