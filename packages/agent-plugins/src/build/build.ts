@@ -10,6 +10,7 @@ import { extensionFiles } from '../extensions/files.js';
 import { packagePathProblem } from '../extensions/paths.js';
 import { checkPluginManifest, isExtensionNamespace } from '../manifest.js';
 import { buildServers } from '../mcp/build.js';
+import { scanManifestSecrets } from '../secrets/scan.js';
 import { RUNTIME_FINDING_CODES } from '../runtimes/codes.js';
 import { DEFAULT_PI_SKILLS_DIR, PACKAGE_JSON, type RuntimePackageInput, opencodePackageJson, piPackageJson } from '../runtimes/package-json.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
@@ -67,7 +68,16 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
   // (reported), com.openai's keys sorted, other namespaces kept in their own order.
   const extensions = config.extensions === undefined ? undefined : extensionData(config.extensions);
   if (extensions) findings.push(...extensions.findings);
-  const manifest = checkPluginManifest(manifestOf(config, spec, extensions?.extensions));
+  const draft = manifestOf(config, spec, extensions?.extensions);
+  // A token in a clone URL (repository = "https://x-access-token:ghp_…@github.com/…") is
+  // package data like env: reported, and the field left out of what ships.
+  for (const { field, finding } of scanManifestSecrets(draft, 'build')) {
+    findings.push(finding);
+    const [first, second] = field;
+    const parent = second === undefined ? draft : (draft[first as string] as Record<string, unknown> | undefined);
+    if (parent !== undefined) delete parent[(second ?? first) as string];
+  }
+  const manifest = checkPluginManifest(draft);
   findings.push(...manifest.findings);
   if (manifest.manifest) files.set('plugin.json', { bytes: renderJson(manifest.manifest), mode: 0o644 });
 

@@ -66,3 +66,34 @@ export function scanServerSecrets(name: string, server: ScannedServer, options: 
   }
   return findings;
 }
+
+/** The plugin.json fields that hold URLs, as JSON pointers: where a token in a clone URL hides. */
+const MANIFEST_URL_FIELDS: ReadonlyArray<readonly string[]> = [['homepage'], ['repository'], ['author', 'url']];
+
+export interface ManifestSecret {
+  /** The field's keys from the manifest root (`['author', 'url']`). */
+  field: readonly string[];
+  finding: Finding;
+}
+
+/**
+ * Likely secrets in plugin.json's URL fields (homepage, repository, author.url), such as
+ * `https://x-access-token:ghp_…@github.com/acme/tools`. plugin.json is package data like
+ * mcp.json; §5.4 checks these fields only as strings, so this is a finding, never a rejection:
+ * at build an error and the field is left out, on read a warning.
+ */
+export function scanManifestSecrets(manifest: unknown, mode: 'build' | 'read'): ManifestSecret[] {
+  const found: ManifestSecret[] = [];
+  const code = mode === 'build' ? 'secret.embedded-rejected' : 'secret.embedded';
+  for (const field of MANIFEST_URL_FIELDS) {
+    let value: unknown = manifest;
+    for (const key of field) value = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+    if (typeof value !== 'string') continue;
+    const match = detectSecret(value, { field: 'url' });
+    if (match === undefined) continue;
+    const shown = match.masked === undefined ? '' : ` (${match.masked})`;
+    const outcome = mode === 'build' ? 'secrets must not be packaged; the field is left out' : 'it is plain package data; treat it as leaked';
+    found.push({ field, finding: findingFrom(SECRET_FINDING_CODES, code, `plugin.json#/${field.join('/')}`, `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`) });
+  }
+  return found;
+}

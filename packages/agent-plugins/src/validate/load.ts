@@ -13,6 +13,7 @@ import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
 import { VALIDATE_FINDING_CODES } from './codes.js';
 import { SIDECAR } from '../bundle/include.js';
 import { omittedFindings } from '../build/sidecar.js';
+import { scanManifestSecrets } from '../secrets/scan.js';
 import { pointerToken } from '../text.js';
 
 /** A package as a conformant client loads it, with the bytes of every file it could read. */
@@ -122,6 +123,8 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   }
   const manifest = checkPluginManifest(pluginJson.value);
   own.push(...manifest.findings);
+  // §5.4 checks homepage, repository and author.url only as strings; a token in one is a warning.
+  own.push(...scanManifestSecrets(pluginJson.value, 'read').map((secret) => secret.finding));
   result.spec = manifest.spec;
   result.manifestFindings = manifest.findings;
   if (manifest.rejected || manifest.spec === undefined || manifest.manifest === undefined) {

@@ -229,6 +229,33 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
   });
 });
 
+describe('the same for plugin.json URL fields (package data too; §5.4 checks them only as strings)', () => {
+  it('a token in repository or author.url: left out at build with an error, a warning on read, never printed', async () => {
+    const token = `ghp_${filler('clone-url', 36)}`;
+    const root = await scratch();
+    const pkg = await buildPlugin(
+      { name: 'acme.tools', homepage: 'https://acme.example.com/tools', repository: `https://x-access-token:${token}@github.com/acme/tools`, author: { name: 'Acme', url: `https://acme.example.com/?token=${token}` } },
+      { contentRoot: root },
+    );
+    expect(secretFindings(pkg.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual([
+      'error secret.embedded-rejected plugin.json#/author/url',
+      'error secret.embedded-rejected plugin.json#/repository',
+    ]);
+    const manifest = JSON.parse(Buffer.from(pkg.files.get('plugin.json')!.bytes).toString('utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ homepage: 'https://acme.example.com/tools', author: { name: 'Acme' } });
+    expect(manifest).not.toHaveProperty('repository');
+    expect(JSON.stringify([...pkg.files.values()].map((f) => Buffer.from(f.bytes).toString('utf8')))).not.toContain(token);
+
+    const out = join(await scratch(), 'pkg');
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'plugin.json'), JSON.stringify({ $schema: 'https://agent-plugins.org/schemas/1.0.0/plugin.schema.json', name: 'acme.tools', repository: `https://x-access-token:${token}@github.com/acme/tools` }));
+    const validation = await validatePlugin(out);
+    expect(validation.rejected).toBe(false);
+    expect(secretFindings(validation.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual(['warning secret.embedded plugin.json#/repository']);
+    expect(JSON.stringify(validation.findings)).not.toContain(token.slice(4));
+  });
+});
+
 describe('the secret never reaches a message, whatever the value', () => {
   it.each(TOKENS.map(([rule, token]) => [rule, token] as const))('%s: the message holds at most the public marker', (_rule, token) => {
     const { findings } = buildServers([{ name: 's', command: 'npx', env: { CONFIG: token } }], { files: new Set() });
