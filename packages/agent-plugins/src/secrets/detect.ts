@@ -55,6 +55,7 @@ export function detectSecret(value: string, context: SecretContext): SecretMatch
   }
   if (hasUrlPassword(literal)) return { rule: 'url-password', title: 'a password in a URL (user:password@)', masked: undefined };
   if (hasCredentialQuery(literal)) return { rule: 'credential-name', title: 'a literal value under a credential-like URL query key', masked: undefined };
+  if (hasCredentialAssignment(literal)) return { rule: 'credential-name', title: 'a literal value assigned to a credential-like name inside the value', masked: undefined };
   if (context.name !== undefined && isCredentialName(context.name) && !isPlaceholderValue(literal)) {
     return { rule: 'credential-name', title: `a literal value under a credential-like ${FIELD_NOUN[context.field]}`, masked: undefined };
   }
@@ -88,6 +89,22 @@ function hasCredentialQuery(text: string): boolean {
   }
   return false;
 }
+
+// NAME=value or Name: value inside a value: `-e OPENAI_API_KEY=…` (docker), `--header
+// "Authorization: Bearer …"`, `user=app password=…`. An auth scheme word before the value is skipped.
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?([^\s"',;&]+)/gi;
+
+function hasCredentialAssignment(text: string): boolean {
+  for (const match of text.matchAll(ASSIGNMENT)) {
+    const name = match[1] ?? '';
+    // A URL's scheme (https://…) is no assignment, and a bare `key:` is any key of any map.
+    if ((match[2] ?? '').startsWith('//') || name.toLowerCase() === 'key') continue;
+    if ((isCredentialName(name) || CREDENTIAL_HEADER_NAMES.has(name.toLowerCase())) && !isPlaceholderValue(match[2] ?? '')) return true;
+  }
+  return false;
+}
+
+const CREDENTIAL_HEADER_NAMES: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 function decodeSafely(text: string): string {
   try {

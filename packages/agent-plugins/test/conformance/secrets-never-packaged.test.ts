@@ -105,6 +105,9 @@ const HARMLESS: ReadonlyArray<readonly [string, string, { field: 'env' | 'header
   ['a token endpoint', 'https://auth.example.com/oauth/token', { field: 'env', name: 'TOKEN_URL' }],
   ['a URL with a placeholder password', 'postgres://app:${DB_PASSWORD}@db.example.com/app', { field: 'env', name: 'DATABASE_URL' }],
   ['a public URL', 'https://mcp.example.com/mcp?region=eu', { field: 'url' }],
+  ['an Authorization line with a placeholder', 'Authorization: Bearer ${TOKEN}', { field: 'arg' }],
+  ['NAME=value of a setting', 'LOG_LEVEL=debug', { field: 'arg' }],
+  ['a map key in prose', 'key: value', { field: 'arg' }],
 ];
 
 const secretFindings = (findings: readonly Finding[]) => findings.filter((f) => f.code.startsWith('secret.'));
@@ -141,6 +144,8 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     ['a --token flag value', 'hunter2hunter2', { field: 'arg', name: 'token' }, 'credential-name'],
     ['a password in a connection string', 'postgres://app:s3cr3t-pw@db.example.com/app', { field: 'env', name: 'DATABASE_URL' }, 'url-password'],
     ['a token in a URL query', 'https://mcp.example.com/mcp?api_key=abc123', { field: 'url' }, 'credential-name'],
+    ['NAME=value inside an argument (docker -e)', 'OPENAI_API_KEY=sk-live-123', { field: 'arg' }, 'credential-name'],
+    ['an Authorization line inside an argument (--header)', 'Authorization: Bearer abc123def', { field: 'arg' }, 'credential-name'],
     ['a random 40-character string (AWS secret access key shape)', filler('aws-secret', 40, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'), { field: 'arg' }, 'high-entropy'],
   ] as const)('%s is found', (_what, value, context, rule) => {
     expect(detectSecret(value, context)?.rule).toBe(rule);
