@@ -31,7 +31,8 @@ describe('colour', () => {
   it('on a terminal: the error code red, finding severities red and yellow, stdout plain', async () => {
     const { config, out } = await misnamedSkill();
     const built = await run(['plugin', 'build', config, '--out', out], TTY);
-    expect(built.code).toBe(0);
+    // The misnamed skill is left out, so the build exits 1 (written, and recorded as incomplete).
+    expect(built.code).toBe(1);
     expect(built.stderr).toMatch(new RegExp(`^${ESC}\\[31merror${ESC}\\[39m AR9O1 `, 'm'));
     expect(built.stdout).not.toContain(ESC);
     const failed = await run(['cache', 'ls', '--root', config], TTY);
@@ -47,7 +48,7 @@ describe('colour', () => {
   ])('none when %s', async (_why, extra, options) => {
     const { config, out } = await misnamedSkill();
     const built = await run(['plugin', 'build', config, '--out', out, ...extra], options);
-    expect(built.code).toBe(0);
+    expect(built.code).toBe(1);
     const failed = await run(['cache', 'ls', '--root', config, ...extra], options);
     expect(failed.code).toBe(1);
     for (const text of [built.stdout, built.stderr, failed.stdout, failed.stderr]) expect(text).not.toContain(ESC);
