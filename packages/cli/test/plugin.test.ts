@@ -291,7 +291,7 @@ describe('agentproto plugin', () => {
       skippedSkills: [],
       skippedServers: [],
     });
-    expect(await runJson(['plugin', 'verify', config, out])).toEqual({ dir: out, ok: true, changed: [], missing: [], unexpected: [], edited: [] });
+    expect(await runJson(['plugin', 'verify', config, out])).toEqual({ dir: out, ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
     const imported = await runJson<{ config: Record<string, unknown>; files: string[]; report: unknown[]; findings: unknown[]; configFile: string }>(['plugin', 'import', out, '--out', join(await scratch(), 'imported')]);
     expect(imported.config).toMatchObject({ name: 'acme.tools' });
     expect(imported.files).toEqual(['bin/server', 'skills/review/SKILL.md', 'skills/review/references/checklist.md']);
