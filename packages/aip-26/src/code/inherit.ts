@@ -57,17 +57,21 @@ export function inheritBlocks(manifest: Manifest, workspaces: readonly Inheritin
     blocks: Manifest;
     folded: InheritedBlocks;
   }
-  const stack: Frame[] = [{ depth: 0, where: 'the manifest', blocks: manifest, folded: {} }];
+  // A manifest or entry that is not a mapping has no blocks to give (hosts pass parsed
+  // documents from strangers; a schema check is theirs to run).
+  const stack: Frame[] = [{ depth: 0, where: 'the manifest', blocks: asRecord(manifest) ?? {}, folded: {} }];
   const close = () => {
     const frame = stack.pop()!;
     const parent = stack[stack.length - 1]!;
     // Its own blocks over its subtree's, then the result over its earlier siblings'.
     parent.folded = layer(parent.folded, layer(frame.folded, frame.blocks, frame.where), frame.where);
   };
-  for (const workspace of workspaces) {
+  for (const entry of Array.isArray(workspaces) ? workspaces : []) {
+    const workspace = asRecord(entry) as InheritingWorkspace | undefined;
+    if (!workspace) continue;
     const depth = Number.isSafeInteger(workspace.depth) && workspace.depth! > 0 ? workspace.depth! : 1;
     while (stack[stack.length - 1]!.depth >= depth) close();
-    stack.push({ depth, where: `code-workspace ${JSON.stringify(workspace.path)}`, blocks: asRecord(workspace.manifest) ?? {}, folded: {} });
+    stack.push({ depth, where: `code-workspace ${typeof workspace.path === 'string' ? JSON.stringify(workspace.path) : '(no path)'}`, blocks: asRecord(workspace.manifest) ?? {}, folded: {} });
   }
   while (stack.length > 1) close();
   const [root] = stack;

@@ -99,6 +99,12 @@ describe('ADAPTER.md "Inheritance semantics": the referencing manifest wins at e
     expect(merged.runner).toEqual({ limits: { memory_mb: 2 } });
   });
 
+  it('a manifest, list or entry that is not a mapping gives no blocks, never a TypeError', () => {
+    expect(inheritBlocks(null as never, [{ path: 'x', manifest: { secrets: { A: { vault: 'a' } } } }])).toEqual({ secrets: { A: { vault: 'a' } } });
+    expect(inheritBlocks({ secrets: { B: 1 } }, null as never)).toEqual({ secrets: { B: 1 } });
+    expect(inheritBlocks({}, [null, 7, { path: 5n, manifest: [] }] as never)).toEqual({});
+  });
+
   it('a manifest key named __proto__ is data, not the merged object\'s prototype', () => {
     const runner = JSON.parse('{"limits": {"__proto__": {"polluted": true}, "timeout_ms": 5}}') as Record<string, unknown>;
     const merged = inheritBlocks({ runner }, [{ path: 'x', manifest: { runner: { limits: { memory_mb: 1 } } } }]);
