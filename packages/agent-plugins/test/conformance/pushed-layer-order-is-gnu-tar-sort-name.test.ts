@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { OciClient } from '@agentproto/content-cache';
+import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
+import { extract } from 'tar-stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushPlugin } from '../../src/index.js';
+
+// Agent Plugins 1.0.0 spec.md, rationale: plugins are directories "inspectable with standard
+// tools (`ls`, `cat`, `git`)". The layer agentproto pushes for a plugin is that directory as
+// a tar.gz, and it is written in the one archive order of the SDK (content-cache
+// `sortInArchiveOrder`, AIP-26 ADAPTER.md "Overlay merge": "The tar entry order SHOULD be
+// sorted (lexicographic by path)"), read as GNU tar `--sort=name`: so the pushed layer lists,
+// entry for entry, what `tar -c --sort=name` lists for the package the pull gives back.
+
+const golden = fileURLToPath(new URL('../golden/1.0.0/', import.meta.url));
+
+let registry: OciRegistry;
+const made: string[] = [];
+beforeAll(async () => {
+  registry = await startOciRegistry();
+});
+afterAll(async () => {
+  await registry?.close();
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+type Listed = [name: string, type: string];
+
+async function listTar(tar: Buffer): Promise<Listed[]> {
+  const listed: Listed[] = [];
+  const parser = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('entry', (header, stream, next) => {
+      listed.push([header.name, header.type ?? 'file']);
+      stream.on('end', next);
+      stream.resume();
+    });
+    parser.on('finish', resolve);
+    parser.on('error', reject);
+  });
+  parser.end(tar);
+  await done;
+  return listed;
+}
+
+describe('pushPlugin: the layer lists in GNU tar --sort=name order', () => {
+  it('a package whose skill holds x/, x-y.md and x.md: the pushed layer equals `tar -c --sort=name` of the same files', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'agent-plugins-order-'));
+    made.push(work);
+    const pkg = join(work, 'acme.tools');
+    await cp(golden, pkg, { recursive: true });
+    // "-" and "." sort below "/": a sort of full paths by their bytes puts these before x/.
+    await mkdir(join(pkg, 'skills/review/x'), { recursive: true });
+    await writeFile(join(pkg, 'skills/review/x/a.md'), 'a\n');
+    await writeFile(join(pkg, 'skills/review/x-y.md'), 'x-y\n');
+    await writeFile(join(pkg, 'skills/review/x.md'), 'x.\n');
+
+    const repo = 'plugins/order';
+    const pushed = await pushPlugin(pkg, `${registry.host}/${repo}:v1`, { allowInsecureHttp: true });
+    const client = new OciClient({ url: registry.url, repository: repo, allowInsecureHttp: true });
+    const layer = gunzipSync(await client.getBlob(pushed.layer.digest, 16 << 20));
+    const ours = await listTar(layer);
+
+    // The same files on disk (GNU tar unpacks the layer), listed by GNU tar --sort=name.
+    const tree = join(work, 'tree');
+    await mkdir(tree);
+    execFileSync('tar', ['-x', '-C', tree], { input: layer });
+    const gnu = (await listTar(execFileSync('tar', ['-c', '--sort=name', '-C', tree, '.'], { env: { ...process.env, LC_ALL: 'C' } })))
+      .filter(([name]) => name !== './')
+      .map(([name, type]): Listed => [name.replace(/^\.\//, ''), type]);
+    expect(ours).toEqual(gnu);
+    const names = ours.map(([name]) => name);
+    expect(names).toContain('skills/review/x-y.md');
+    expect(names.indexOf('skills/review/x/a.md')).toBeLessThan(names.indexOf('skills/review/x-y.md'));
+  });
+});
