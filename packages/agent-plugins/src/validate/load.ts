@@ -297,7 +297,9 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
         VALIDATE_FINDING_CODES,
         'mcp.server-path-refused',
         at(field),
-        `does not resolve inside the plugin root (${failure.finding.code} on ${failure.path}: ${failure.finding.message}); the server is skipped`,
+        // The code, not the path: a message never quotes a value of the package (the command
+        // is one), and the reader's finding on the path itself says where it failed.
+        `does not resolve to an entry inside the plugin root (${failure.finding.code}, reported on the path itself); the server is skipped`,
       ),
     );
     return false;

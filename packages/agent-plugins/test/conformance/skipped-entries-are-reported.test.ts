@@ -61,6 +61,17 @@ describe('§4.1 item 4, §7.2.2 item 3: a server whose command or cwd fails cont
     expect(result.findings.some((f) => f.code === readCode && !f.path.startsWith('mcp.json'))).toBe(true);
   });
 
+  it('the finding at the entry never quotes the command, which is package data', async () => {
+    const box = sandbox();
+    const token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
+    basePackage(box, { probe: { type: 'stdio', command: `./bin/${token}` } });
+    box.link(`bin/${token}`, join(box.outside, 'secret.txt'));
+    const result = await validatePlugin(box.root);
+    const own = errorsAt(result.findings, serverAt('probe'));
+    expect(own.map((f) => f.code)).toEqual(['mcp.server-path-refused']);
+    expect(own[0]?.message).not.toContain(token);
+  });
+
   it('importPlugin reports the same server and carries the finding naming it', async () => {
     const box = sandbox();
     basePackage(box, { probe: { type: 'stdio', command: './bin/probe' } });
