@@ -19,7 +19,9 @@ const topLevel = (code: McpFindingCode, pointer: string, message: string): Findi
  * Reads the servers of a parsed mcp.json the way a conformant client loads them (§7.2.1,
  * §7.2.2, §9.2): a top-level violation disables MCP, an invalid entry is skipped on its own
  * and the others still load. Unlike building, a `${VAR}` a client leaves literal and a
- * credential header are warnings: the entry is valid, the client loads it.
+ * credential header are warnings: the entry is valid, the client loads it. A "./" command is
+ * accepted whatever its characters (`./bin/probe token.sh` is one token, §7.2.1): whether the
+ * package has that file, which decides whether it is one, is for loadPackage to see.
  *
  * `$schema` and the version match are checkMcpManifestVersion's (manifest.ts); a value that
  * is not an object is reported there, and here only disables MCP. Pure; the input is not changed.
