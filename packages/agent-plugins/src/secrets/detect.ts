@@ -66,7 +66,9 @@ export function detectSecret(value: string, context: SecretContext): SecretMatch
 const FIELD_NOUN: Readonly<Record<SecretField, string>> = { env: 'variable name', header: 'header name', arg: 'flag', url: 'name' };
 
 // scheme://user:password@ — any scheme (https, postgres, redis, amqp, mongodb+srv, …).
-const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#@:]*):([^\s/?#@]*)@/g;
+// Every pattern here is linear in the value (values reach 128 KiB): a scheme starts only where
+// a run of scheme characters starts (the lookbehind), so no position is scanned twice.
+const URL_USERINFO = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#@:]*):([^\s/?#@]*)@/g;
 
 function hasUrlPassword(text: string): boolean {
   for (const match of text.matchAll(URL_USERINFO)) {
@@ -77,10 +79,10 @@ function hasUrlPassword(text: string): boolean {
 }
 
 // ?token=…&api_key=… in any URL of the value.
-const QUERY_PAIR = /[?&]([^=&#\s]+)=([^&#\s]*)/g;
+const QUERY_PAIR = /[?&]([^=&#?\s]+)=([^&#?\s]*)/g;
 
 function hasCredentialQuery(text: string): boolean {
-  if (!/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s?]*\?/.test(text)) return false;
+  if (!text.includes('://') || !text.includes('?')) return false;
   for (const match of text.matchAll(QUERY_PAIR)) {
     const name = decodeSafely(match[1] ?? '');
     const value = decodeSafely(match[2] ?? '');

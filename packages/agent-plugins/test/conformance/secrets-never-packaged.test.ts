@@ -261,6 +261,24 @@ describe('the same for plugin.json URL fields (package data too; §5.4 checks th
   });
 });
 
+describe('scanning stays linear on values as large as mcp.json may hold (128 KiB)', () => {
+  // Each of these once took seconds to minutes: a scheme or query pattern retried from every position.
+  const N = 128 * 1024;
+  it.each([
+    ['letters', 'a'.repeat(N)],
+    ['scheme separators', 'a://'.repeat(N / 4)],
+    ['user-info openings', 'http://u:'.repeat(N / 9)],
+    ['query marks', `http://x${'?a'.repeat(N / 2)}`],
+    ['assignments', 'a=b '.repeat(N / 4)],
+  ])('%s', (_what, value) => {
+    for (const context of [{ field: 'env', name: 'API_KEY' }, { field: 'arg' }] as const) {
+      const started = performance.now();
+      detectSecret(value, context);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+  });
+});
+
 describe('the secret never reaches a message, whatever the value', () => {
   it.each(TOKENS.map(([rule, token]) => [rule, token] as const))('%s: the message holds at most the public marker', (_rule, token) => {
     const { findings } = buildServers([{ name: 's', command: 'npx', env: { CONFIG: token } }], { files: new Set() });
