@@ -188,7 +188,8 @@ const HEX_OR_UUID = /^[0-9a-fA-F-]+$/;
 function hasHighEntropyRun(text: string): boolean {
   for (const [run] of text.matchAll(RUN)) {
     const body = run.replace(/=+$/, '');
-    if (body.length < 24 || HEX_OR_UUID.test(body)) continue;
+    // Hex (git SHAs, digests, UUIDs) and Subresource Integrity digests (sha512-…) are hashes of public data.
+    if (body.length < 24 || HEX_OR_UUID.test(body) || /^sha(?:1|256|384|512)-/i.test(body)) continue;
     if (!/[a-z]/.test(body) || !/[A-Z]/.test(body) || !/[0-9]/.test(body)) continue;
     if (entropy(body) < 4.2) continue;
     if (isBase64OfText(body)) continue;

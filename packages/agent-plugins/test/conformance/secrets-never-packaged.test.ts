@@ -97,6 +97,7 @@ const HARMLESS: ReadonlyArray<readonly [string, string, { field: 'env' | 'header
   ['a UUID', '123e4567-e89b-12d3-a456-426614174000', { field: 'arg' }],
   ['a git SHA', createHash('sha1').update('commit').digest('hex'), { field: 'arg' }],
   ['a sha256 digest', `sha256:${createHash('sha256').update('layer').digest('hex')}`, { field: 'arg' }],
+  ['an npm integrity (SRI) digest', `sha512-${createHash('sha512').update('tarball').digest('base64')}`, { field: 'arg' }],
   ['base64 of ordinary text', Buffer.from('The quick brown fox jumps over the lazy dog, twice over.').toString('base64'), { field: 'arg' }],
   ['a model name', 'claude-3-5-sonnet-20241022', { field: 'arg' }],
   ['a long identifier', 'AcmeReviewToolingServerVersion2', { field: 'arg' }],
