@@ -24,6 +24,9 @@ export const SIDECAR = '.agentproto-generated.json';
 const RESERVED = ['plugin.json', 'mcp.json', SIDECAR];
 const RESERVED_TREES = ['skills/'];
 
+/** A glob matches paths, so it is no longer than a path may be (Linux PATH_MAX). */
+const MAX_GLOB_LENGTH = 4096;
+
 /**
  * Why an include glob is refused at configuration load, or undefined when it is fine. A glob
  * is relative to the content root and cannot climb out of it: absolute (`/x`, `\x`), a drive
@@ -31,6 +34,8 @@ const RESERVED_TREES = ['skills/'];
  */
 export function includeGlobProblem(glob: string): string | undefined {
   if (typeof glob !== 'string' || glob.trim() === '') return 'is empty';
+  // minimatch itself would throw a bare TypeError past 64 KiB, after the load accepted it.
+  if (glob.length > MAX_GLOB_LENGTH) return `is longer than ${MAX_GLOB_LENGTH} characters`;
   if (glob.includes('\0')) return 'contains NUL';
   if (glob.startsWith('/') || glob.startsWith('\\')) return 'is absolute';
   if (/^[A-Za-z]:/.test(glob)) return 'starts with a drive letter';

@@ -80,6 +80,9 @@ export const nodePackageFs: PackageFs = {
  * and a backslash is a separator on Windows but a name character here.
  */
 export function packagePathSegments(relPath: string): string[] | undefined {
+  // Public through resolveInside: a path read from a manifest may be anything, and what is
+  // not a string is not a package path (invalid-path), rather than a TypeError here.
+  if (typeof relPath !== 'string') return undefined;
   if (relPath.includes('\\') || relPath.includes('\0') || relPath.startsWith('/') || /^[A-Za-z]:/.test(relPath)) return undefined;
   const segments = relPath.split('/').filter((s) => s !== '' && s !== '.');
   return segments.includes('..') ? undefined : segments;
