@@ -197,7 +197,7 @@ describe('for every generated tree: the bundle of its files lists what `tar -c -
         await materialize(root, entries);
         expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarListing(root));
       }),
-      { numRuns: 80 },
+      { numRuns: 60 },
     );
   });
 });

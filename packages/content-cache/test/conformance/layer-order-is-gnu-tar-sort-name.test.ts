@@ -101,7 +101,7 @@ describe('packTree lists a tree as GNU tar --sort=name does (ADAPTER.md "Overlay
         const root = await makeTree(spec);
         expect(await listTar(gunzipSync(await packTree(root)))).toEqual(await gnuTarListing(root));
       }),
-      { numRuns: 60 },
+      { numRuns: 40 },
     );
   });
 });
