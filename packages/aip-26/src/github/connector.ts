@@ -18,7 +18,8 @@ import {
 } from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
 import { PATH_LIMITS } from '../paths/limits.js';
-import { writeBundle } from '../tar/index.js';
+import { DEFAULT_GZIP_LEVEL, writeBundle } from '../tar/index.js';
+import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';
 
 /** What a floating ref resolved to, for the host to record (AIP-26: "record the resolved SHA"). */
 export interface ResolvedGithubRef {
@@ -187,7 +188,11 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       // hashed to its id) and the pulled files must hash to it, since any machine that can
       // push to the registry could otherwise pin its own code to this commit. The archive
       // has no such proof, so it is never pulled or pushed: it is made here from the folder.
-      const archive = await cache.acquire({ provider: 'github-archive', declaration, version: commit, contentId }, async (_destination, ctx) => {
+      // The archive's key names the bundle layout (entry order, gzip level) that made it, so
+      // a store kept by a writer of an earlier layout never hands out its archive: the same
+      // commit must give the same bytes whatever the store holds (ADAPTER conformance rule 3).
+      const archiveId = `${contentId};layout=${BUNDLE_LAYOUT};gzip=${DEFAULT_GZIP_LEVEL}`;
+      const archive = await cache.acquire({ provider: 'github-archive', declaration, version: commit, contentId: archiveId }, async (_destination, ctx) => {
         const folder = await cache.acquire(
           { provider: 'github', declaration, version: commit, contentId },
           async (destination) => {

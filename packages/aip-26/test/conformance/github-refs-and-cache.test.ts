@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContentStore } from '@agentproto/content-cache';
 import { type GitHttpServer, type MadeRepo, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
-import { type Code, SourceResolutionError, defineCodeWithReport, scanCode } from '../../src/index.js';
+import { type Code, SourceResolutionError, defineCodeWithReport, scanCode, writeBundle } from '../../src/index.js';
 import { GithubRefNotFoundError, PinRequiredError, type ResolvedGithubRef, githubConnector } from '../../src/github/connector.js';
 import { extractWithGnuTar, makeWorkspace, tempDir as scratchDir } from '../support/workspace.js';
 
@@ -229,6 +229,23 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     } finally {
       process.env.XDG_CACHE_HOME = previous;
     }
+  });
+
+  // ADAPTER.md "Conformance rules" 3: "Given the same source list and SHA-pinned github
+  // refs, `defineCode` MUST produce a byte-identical tarball". A store kept by the writer of
+  // the earlier entry order (full paths by their bytes) holds archives under the key that
+  // writer used; the connector must never hand one out for the same commit.
+  it('"byte-identical tarball": an archive a store kept from the earlier entry order is never handed out for the same commit', async () => {
+    const commit = tool.commits[1]!;
+    const fresh = await githubConnector({ baseUrl: server.url, cache: false }).fetch(TOOL, commit);
+    const upgraded = await openContentStore({ root: join(await scratchDir(), 'store') });
+    const declaration = { baseUrl: server.url, repo: TOOL, path: '' };
+    const stale = await writeBundle([{ path: 'stale.txt', data: Buffer.from('made by the earlier layout') }]);
+    await upgraded.acquire({ provider: 'github-archive', declaration, version: commit, contentId: `${server.url}/${TOOL}@${commit}:` }, async (_destination, ctx) => {
+      await ctx.writeFile('archive.tar.gz', stale);
+    });
+    const served = await githubConnector({ baseUrl: server.url, cache: upgraded }).fetch(TOOL, commit);
+    expect(served.equals(fresh)).toBe(true);
   });
 
   // ADAPTER.md, github: "Cache key: `(repo, resolvedSha, path)`", and "Cache invalidation
