@@ -197,6 +197,9 @@ export function isLoopbackHost(hostname: string): boolean {
  * early and leave the rest of the password in view.
  */
 export function maskUrl(raw: string): string {
+  // Called on error paths with whatever a declaration held: a value that is not a string is
+  // shown as its type, so the error being reported is not replaced by a TypeError here.
+  if (typeof raw !== 'string') return `(${raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw})`;
   const cut = raw.split(/[?#]/, 1)[0] ?? '';
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(cut);
   const start = scheme ? scheme[0].length : 0;
