@@ -197,8 +197,12 @@ export function runtimesConflict(config: Pick<PluginConfig, 'runtimes' | 'pi'>):
 function camelCase(raw: Record<string, unknown>, source: string, prefix: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
-    const name = SNAKE[key] ?? key;
-    if (name in out) throw new PluginConfigError(source, `${prefix}${name}`, `is set twice (as ${key} and ${name})`);
+    // Own spellings only: `SNAKE.constructor` would be Object itself. And `__proto__` (an own
+    // key as JSON.parse makes it) would set `out`'s prototype instead of a setting: refused
+    // here by its name, as any other unknown key is below.
+    if (key === '__proto__') throw new PluginConfigError(source, `${prefix}${key}`, 'is not a plugin setting');
+    const name = Object.hasOwn(SNAKE, key) ? SNAKE[key]! : key;
+    if (Object.hasOwn(out, name)) throw new PluginConfigError(source, `${prefix}${name}`, `is set twice (as ${key} and ${name})`);
     out[name] = name === 'pi' && isObject(value) ? camelCase(value, source, 'pi.') : value;
   }
   return out;

@@ -166,6 +166,11 @@ describe(`Agent Plugins entry points: a malformed document ends in findings or a
 
 // Counterexamples the property found, kept as fixed cases.
 describe('fixed cases the property found', () => {
+  it.each(['__proto__', 'constructor', 'toString'])('a configuration key %s is refused by its name, not as "[object Object]" or a function\'s source', (key) => {
+    const raw = JSON.parse(`{"name":"acme.tools","${key}":{"description":"from a prototype key"}}`) as Record<string, unknown>;
+    expect(() => plugins.normalizePluginConfig(raw)).toThrow(expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID', message: `plugin config: ${key} is not a plugin setting` }));
+  });
+
   it('resolveInside with a path that is not a string is invalid-path, not a TypeError', async () => {
     await expect(plugins.resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({ ok: false, reason: 'invalid-path' });
   });
