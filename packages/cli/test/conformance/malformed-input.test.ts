@@ -118,6 +118,17 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
   };
 }
 
+/** Subcommands that read no document of the user's, and why. */
+const NO_DOCUMENT_COMMANDS: Record<string, string> = {
+  'code run': 'code check and code bundle read the same manifest the same way first; run then starts the program',
+  'plugin explain': 'takes a rule or finding code, not a document',
+  'plugin push': 'needs a registry; it validates the folder as plugin validate does before any upload',
+  'plugin pull': 'reads a registry\'s artifact: the OCI tests serve hostile ones from a real registry',
+  'cache put': 'takes a folder to store, not a document',
+  'cache push': 'needs a registry; it reads the store as cache ls does',
+  'cache pull': 'reads a registry\'s artifacts: the remote tests serve hostile ones from a real registry',
+};
+
 let packageDocuments: Record<'plugin.json' | 'mcp.json', unknown> = { 'plugin.json': {}, 'mcp.json': {} };
 let storeRecords: { path: string; value: unknown }[] = [];
 
@@ -178,6 +189,19 @@ describe(`agentproto: a malformed document is a finding or a coded error, never 
   });
   afterAll(async () => {
     await rm(root, { recursive: true, force: true });
+  });
+
+  it('the list covers every subcommand `agentproto <group> --help` names, or says why not', async () => {
+    const covered = new Set(Object.keys(commands()).map((command) => command.split(' ').slice(0, 2).join(' ')));
+    const missing: string[] = [];
+    for (const group of ['code', 'skills', 'plugin', 'cache']) {
+      const help = (await run([group, '--help'])).stdout;
+      const section = help.split('\nSubcommands:\n')[1]?.split('\n\n')[0] ?? '';
+      const names = [...section.matchAll(/^ {2}([a-z]+)/gm)].map((match) => `${group} ${match[1]}`);
+      expect(names.length, `${group} --help lists its subcommands`).toBeGreaterThan(1);
+      missing.push(...names.filter((name) => !covered.has(name) && !(name in NO_DOCUMENT_COMMANDS)));
+    }
+    expect(missing).toEqual([]);
   });
 
   it('every command ends 0, 1 or 2 with a finding or a coded error', async () => {
