@@ -178,7 +178,8 @@ Subcommands:
   validate <dir>    load a package as a conformant client does; exit 1 if rejected
   verify <config> <dir>  exit 1 when the folder is not what the configuration builds,
                     or its build left something out
-  import <dir>      write its content root and plugin.config.json to --out DIR
+  import <dir>      write its content root and plugin.config.json to --out DIR;
+                    exit 1 when a part a client skips was left out
   emit <config>     write a clean package to --out DIR, read back and built again
   explain <code>    print an AR9O rule or what a finding code means
   push <dir> <ref>  push the folder's clean package as an OCI artifact to
@@ -192,7 +193,7 @@ Options:
                     (default: the configuration's spec, else 1.0.0)
   --replace         build, import, emit: replace a non-empty --out folder
   --strict          validate: exit 2 on the first error finding, naming its code;
-                    build, emit: exit 2 on the first error or warning finding
+                    build, emit, import: exit 2 on the first error or warning finding
   --explain CODE    validate: print the rule of CODE instead of validating
   --insecure-http   push, pull: allow a plain http registry
 ${OUTPUT_OPTIONS}

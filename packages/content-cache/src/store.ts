@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { type CacheKey, canonicalJson, canonicalKey, declarationDigest, objectIdOf, sha256Hex } from './canonical-key.js';
+import { type CacheKey, canonicalJson, canonicalKey, declarationDigest, keyDigest, objectIdOf, sha256Hex } from './canonical-key.js';
 import { defaultCacheRoot } from './default-root.js';
 import {
   AcquisitionAbortedError,
@@ -103,6 +103,30 @@ export interface ObjectMarker {
   digest: string;
   files: number;
   bytes: number;
+}
+
+/** An object id: the sha256 of the content identity (objectIdOf), lower-case hex. */
+const OBJECT_ID = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether a parsed completion marker is whole and names this object: every field a reader
+ * prints, compares or sums has its type, so a marker cut short or edited by hand is refused
+ * as corrupt instead of failing later in whoever reads it.
+ */
+function isMarkerOf(marker: unknown, objectId: string): marker is ObjectMarker {
+  if (typeof marker !== 'object' || marker === null) return false;
+  const m = marker as Record<string, unknown>;
+  const count = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+  return (
+    m.format === 1 &&
+    m.objectId === objectId &&
+    typeof m.provider === 'string' &&
+    typeof m.contentId === 'string' &&
+    (m.scope === undefined || typeof m.scope === 'string') &&
+    typeof m.digest === 'string' &&
+    count(m.files) &&
+    count(m.bytes)
+  );
 }
 
 export interface StoreListing {
@@ -723,7 +747,7 @@ export class ContentStore {
     }
     try {
       const marker = JSON.parse(text) as ObjectMarker;
-      if (marker.format !== 1 || marker.objectId !== objectId || typeof marker.digest !== 'string') throw new Error('unexpected fields');
+      if (!isMarkerOf(marker, objectId)) throw new Error('unexpected fields');
       return marker;
     } catch (error) {
       throw new CorruptObjectError(objectId, path, 'its completion marker is unreadable', error);
@@ -820,8 +844,13 @@ export class ContentStore {
     for (const name of await this.readFolder(this.layout.keys)) {
       if (name.startsWith(TEMP_PREFIX)) continue;
       try {
-        const record = JSON.parse(await this.fs.readFile(join(this.layout.keys, name), 'utf8')) as { objectId: string; key: CacheKey };
-        keys.push({ key: record.key, objectId: record.objectId });
+        const record = JSON.parse(await this.fs.readFile(join(this.layout.keys, name), 'utf8')) as { objectId?: unknown; key?: unknown };
+        // Listed only when whole: a key of the right shape that files under this very name
+        // (keyDigest refuses any other shape), naming an object id. A caller prints and
+        // compares these fields, so a record cut short or edited by hand must not reach it.
+        if (typeof record !== 'object' || record === null || typeof record.objectId !== 'string' || !OBJECT_ID.test(record.objectId)) continue;
+        if (`${keyDigest(record.key as CacheKey)}.json` !== name) continue;
+        keys.push({ key: record.key as CacheKey, objectId: record.objectId });
       } catch {
         // A record that vanished or was damaged by hand is not listed; gc removes it.
       }

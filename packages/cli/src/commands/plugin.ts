@@ -62,7 +62,7 @@ const OPTIONS = {
   build: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
   validate: { strict: { type: 'boolean', default: false }, explain: { type: 'string' }, ...JSON_OPTION },
   verify: { ...SPEC, ...JSON_OPTION },
-  import: { ...OUT, ...REPLACE, ...JSON_OPTION },
+  import: { ...OUT, ...REPLACE, ...STRICT, ...JSON_OPTION },
   emit: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
   explain: { ...JSON_OPTION },
   push: { ...INSECURE_HTTP, ...JSON_OPTION },
@@ -299,7 +299,28 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
     if (config !== undefined) term.stdout.write(`${shellQuote(out)}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
   }
   if (config === undefined) return rejected(term, imported.findings, dir, 'nothing was imported');
-  return EXIT_OK;
+  return importedPartly(term, out, imported.findings, parsed.strict);
+}
+
+/**
+ * The exit status of an import that wrote its folder: an error finding means a conformant
+ * client skips part of the package (a server, a skill, a denied path), so the imported
+ * configuration lacks it (exit 1; the report lines name each part). With --strict, any error
+ * or warning finding fails with exit 2, as build and emit do.
+ */
+function importedPartly(term: Terminal, out: string, findings: readonly Finding[], strict: boolean): number {
+  const first = findings.find((f) => f.severity === 'error') ?? (strict ? findings.find((f) => f.severity === 'warning') : undefined);
+  if (first === undefined) return EXIT_OK;
+  if (strict) {
+    printFailure(term, { code: first.rule, message: `${first.code} ${shellQuote(first.path)}: ${first.message} (import --strict fails on any error or warning finding)` });
+    return EXIT_STRICT;
+  }
+  printFailure(term, {
+    code: INCOMPLETE,
+    message: `${shellQuote(out)}: the import left out what a conformant client skips (${first.rule} ${first.code} ${shellQuote(first.path)}); each part has a report line`,
+    hint: `'agentproto plugin explain ${first.code}' says what the rule asks`,
+  });
+  return EXIT_FAILURE;
 }
 
 /** `plugin emit <config> --out DIR`: a clean package, read back and built again, in --spec's version. */

@@ -252,6 +252,39 @@ describe('fixed cases, through the CLI', () => {
     }
   });
 
+  it('cache ls: a key record without its key, or a completion marker without its content id, is left out of the listing, never "unexpected error: Cannot read properties of undefined"', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'damaged-store-'));
+    try {
+      const store = join(folder, 'store');
+      await materialize(join(folder, 'skills'), { files: { 'review/SKILL.md': CONTENT['skills/review/SKILL.md']! }, argv: [], shows: '' });
+      expect((await run(['cache', 'put', join(folder, 'skills'), '--name', 'skills', '--root', store])).code).toBe(0);
+      const [keyName] = await readdir(join(store, 'keys'));
+      const [objectId] = await readdir(join(store, 'objects'));
+      const listed = await run(['cache', 'ls', '--root', store]);
+      expect(listed).toMatchObject({ code: 0, stdout: expect.stringContaining('1 object, 1 key, 1 link') });
+
+      // The key record keeps its object id and loses its key (what seed 843927188 made).
+      const keyFile = join(store, 'keys', keyName!);
+      await writeFile(keyFile, JSON.stringify({ objectId: JSON.parse(await readFile(keyFile, 'utf8')).objectId }));
+      const withoutKey = await run(['cache', 'ls', '--root', store]);
+      expect(withoutKey.stderr).not.toContain('unexpected error');
+      expect(withoutKey).toMatchObject({ code: 0, stdout: expect.stringContaining('1 object, 0 keys, 1 link') });
+
+      // The marker loses its content id: the object is corrupt to verify, and not listed.
+      const markerFile = join(store, 'objects', objectId!, 'COMPLETE.json');
+      const { contentId: _dropped, ...marker } = JSON.parse(await readFile(markerFile, 'utf8'));
+      await writeFile(markerFile, JSON.stringify(marker));
+      const withoutContentId = await run(['cache', 'ls', '--root', store]);
+      expect(withoutContentId.stderr).not.toContain('unexpected error');
+      expect(withoutContentId).toMatchObject({ code: 0, stdout: expect.stringContaining('0 objects, 0 keys, 1 link') });
+      const verified = await run(['cache', 'verify', '--root', store]);
+      expect(verified.stderr).not.toContain('unexpected error');
+      expect(verified.code).toBe(1);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('code bundle: a local glob of 70,000 characters is AIP26_SOURCE_UNRESOLVED, not "unexpected error: pattern is too long"', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'long-glob-'));
     try {

@@ -114,4 +114,35 @@ describe('§7.2.2, §11.3: a build that leaves a component out says so, and so d
     expect((await run(['plugin', 'emit', warningOnly.config, '--out', join(warningOnly.root, 'lenient')])).code).toBe(0);
     expect((await run(['plugin', 'emit', warningOnly.config, '--out', join(warningOnly.root, 'strict'), '--strict'])).code).toBe(2);
   });
+
+  // §7.2.2 item 3 on the reading side: the client skips the invalid entry. An import writes
+  // the configuration a client's view of the package gives, so a skipped server is missing
+  // from it; the command must not say "ok" about that.
+  it('import exits 1 when a part a client skips was left out of the imported configuration, and --strict fails on a warning with exit 2', async () => {
+    const { root, config } = await project(WITH_SECRET);
+    expect((await run(['plugin', 'build', config, '--out', join(root, 'dist')])).code).toBe(1);
+    const imported = await run(['plugin', 'import', join(root, 'dist'), '--out', join(root, 'imported')]);
+    expect(imported.code).toBe(1);
+    expect(imported.stderr).toMatch(/^agentproto: PLUGIN_INCOMPLETE: .*imported: the import left out what a conformant client skips \(AR9O4 package\.build-omitted mcp\.json#\/mcpServers\/remote\/headers\/X-Api-Key\)/m);
+    // The folder is written all the same: what a client loads.
+    expect(JSON.parse(await readFile(join(root, 'imported/plugin.config.json'), 'utf8'))).toHaveProperty('mcp');
+
+    const complete = await project('');
+    await run(['plugin', 'build', complete.config, '--out', join(complete.root, 'dist')]);
+    expect(await run(['plugin', 'import', join(complete.root, 'dist'), '--out', join(complete.root, 'imported'), '--strict'])).toMatchObject({ code: 0, stderr: '' });
+
+    // A package written by someone else, with a literal secret in a server's env: a client
+    // loads the server (a warning on read), so the import is whole, but --strict refuses it.
+    const mcpFile = join(complete.root, 'dist/mcp.json');
+    const mcp = JSON.parse(await readFile(mcpFile, 'utf8'));
+    mcp.mcpServers.local.env = { API_KEY };
+    await writeFile(mcpFile, JSON.stringify(mcp));
+    const lenient = await run(['plugin', 'import', join(complete.root, 'dist'), '--out', join(complete.root, 'lenient')]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toMatch(/^warning .*secret\.embedded mcp\.json#\/mcpServers\/local\/env\/API_KEY/m);
+    const strict = await run(['plugin', 'import', join(complete.root, 'dist'), '--out', join(complete.root, 'strict'), '--strict']);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/secret\.embedded .*\(import --strict fails on any error or warning finding\)$/m);
+    expect(strict.stderr + lenient.stderr).not.toContain(API_KEY);
+  });
 });
