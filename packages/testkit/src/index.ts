@@ -40,4 +40,7 @@ export type {
 export { runBounded } from './bounded-worker.js';
 export type { BoundedOutcome, RunBoundedOptions } from './bounded-worker.js';
 export { aliasBomb, bulkyDocument, hostileBytes, hostileDocument, hostileSkillMd, hostileText, REPRODUCTIONS } from './hostile-documents.js';
-export { corruptedBytes, malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from './malformed-documents.js';
+export { assertReturnsOrThrowsCoded, corruptedBytes, malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from './malformed-documents.js';
+export type { EntryPointUnderTest } from './malformed-documents.js';
+export { gnuTarSortNameListing, tarListing } from './tar-listing.js';
+export type { TarListed } from './tar-listing.js';

@@ -162,3 +162,28 @@ export function untypedError(error: unknown): string | undefined {
   const message = error instanceof Error ? error.message : String(error);
   return `${name}${code === undefined ? '' : ` (code ${String(code)})`}: ${message.slice(0, 300)}\n${error instanceof Error ? (error.stack ?? '').split('\n').slice(1, 6).join('\n') : ''}`;
 }
+
+/** A public entry point under the malformed-input property: what it is fed, and the call. */
+export interface EntryPointUnderTest<I = unknown> {
+  input: () => fc.Arbitrary<I>;
+  call: (input: I) => unknown;
+}
+
+/**
+ * The property every public parse/validate entry point keeps: on any generated input it
+ * returns, or throws an error with a stable code (untypedError). The seed is the caller's,
+ * so a failure replays with `FC_SEED=<seed>`.
+ */
+export async function assertReturnsOrThrowsCoded<I>(name: string, entry: EntryPointUnderTest<I>, options: { seed: number; numRuns: number }): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(entry.input(), async (input) => {
+      try {
+        await entry.call(input);
+      } catch (error) {
+        const untyped = untypedError(error);
+        if (untyped !== undefined) throw new Error(`${name} threw an untyped error: ${untyped}`);
+      }
+    }),
+    { seed: options.seed, numRuns: options.numRuns },
+  );
+}

@@ -1,7 +1,7 @@
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from '@agentproto/testkit';
+import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedDocumentBytes, malformedVariant, wrongValue } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as plugins from '../../src/index.js';
@@ -66,10 +66,7 @@ async function configFile(bytes: Uint8Array, extension: '.json' | '.yaml'): Prom
   return file;
 }
 
-interface EntryPoint {
-  input: () => fc.Arbitrary<any>;
-  call: (input: any) => unknown;
-}
+type EntryPoint = EntryPointUnderTest<any>;
 
 /**
  * Every public entry point that takes a document, a package folder or other untrusted
@@ -149,17 +146,7 @@ describe(`Agent Plugins entry points: a malformed document ends in findings or a
 
   for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
     it(`${name}: returns, or throws an error with a stable code`, async () => {
-      await fc.assert(
-        fc.asyncProperty(entry.input(), async (input) => {
-          try {
-            await entry.call(input);
-          } catch (error) {
-            const untyped = untypedError(error);
-            if (untyped !== undefined) throw new Error(`${name} threw an untyped error: ${untyped}`);
-          }
-        }),
-        { seed: SEED, numRuns: RUNS },
-      );
+      await assertReturnsOrThrowsCoded(name, entry, { seed: SEED, numRuns: RUNS });
     }, 120_000);
   }
 });

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { OciClient } from '@agentproto/content-cache';
-import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
-import { extract } from 'tar-stream';
+import { gnuTarSortNameListing, type OciRegistry, startOciRegistry, tarListing } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushPlugin } from '../../src/index.js';
 
@@ -29,25 +28,6 @@ afterAll(async () => {
   await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-type Listed = [name: string, type: string];
-
-async function listTar(tar: Buffer): Promise<Listed[]> {
-  const listed: Listed[] = [];
-  const parser = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    parser.on('entry', (header, stream, next) => {
-      listed.push([header.name, header.type ?? 'file']);
-      stream.on('end', next);
-      stream.resume();
-    });
-    parser.on('finish', resolve);
-    parser.on('error', reject);
-  });
-  parser.end(tar);
-  await done;
-  return listed;
-}
-
 describe('pushPlugin: the layer lists in GNU tar --sort=name order', () => {
   it('a package whose skill holds x/, x-y.md and x.md: the pushed layer equals `tar -c --sort=name` of the same files', async () => {
     const work = await mkdtemp(join(tmpdir(), 'agent-plugins-order-'));
@@ -64,16 +44,13 @@ describe('pushPlugin: the layer lists in GNU tar --sort=name order', () => {
     const pushed = await pushPlugin(pkg, `${registry.host}/${repo}:v1`, { allowInsecureHttp: true });
     const client = new OciClient({ url: registry.url, repository: repo, allowInsecureHttp: true });
     const layer = gunzipSync(await client.getBlob(pushed.layer.digest, 16 << 20));
-    const ours = await listTar(layer);
+    const ours = await tarListing(layer);
 
     // The same files on disk (GNU tar unpacks the layer), listed by GNU tar --sort=name.
     const tree = join(work, 'tree');
     await mkdir(tree);
     execFileSync('tar', ['-x', '-C', tree], { input: layer });
-    const gnu = (await listTar(execFileSync('tar', ['-c', '--sort=name', '-C', tree, '.'], { env: { ...process.env, LC_ALL: 'C' } })))
-      .filter(([name]) => name !== './')
-      .map(([name, type]): Listed => [name.replace(/^\.\//, ''), type]);
-    expect(ours).toEqual(gnu);
+    expect(ours).toEqual(await gnuTarSortNameListing(tree));
     const names = ours.map(([name]) => name);
     expect(names).toContain('skills/review/x-y.md');
     expect(names.indexOf('skills/review/x/a.md')).toBeLessThan(names.indexOf('skills/review/x-y.md'));

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { extract } from 'tar-stream';
+import { gnuTarSortNameListing, tarListing, type TarListed } from '@agentproto/testkit';
 import { describe, expect, it } from 'vitest';
 import { type CacheKey, openContentStore } from '@agentproto/content-cache';
 import { defineCode, defineCodeWithReport } from '../../src/index.js';
@@ -22,38 +21,8 @@ import { tempDir } from '../fixtures/tar/temp.js';
  * empty folder, so the trees here have none).
  */
 
-type Listed = [name: string, type: string];
-
-/** Every entry of an uncompressed tar, in archive order, as its name and type (tar-stream reads GNU long names and pax). */
-async function listTar(tar: Buffer): Promise<Listed[]> {
-  const listed: Listed[] = [];
-  const parser = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    parser.on('entry', (header, stream, next) => {
-      listed.push([header.name, header.type ?? 'file']);
-      stream.on('end', next);
-      stream.resume();
-    });
-    parser.on('finish', resolve);
-    parser.on('error', reject);
-  });
-  parser.end(tar);
-  await done;
-  return listed;
-}
-
-/**
- * `tar -c --sort=name -C root .`, listed; "./" dropped from every name, and the "./" entry
- * of the root itself left out (a bundle has no root entry). The locale is pinned to show it
- * does not matter: GNU tar compares names with strcmp (gnulib savedir), not strcoll.
- */
-async function gnuTarListing(root: string, locale = 'C'): Promise<Listed[]> {
-  const tar = execFileSync('tar', ['-c', '--sort=name', '-C', root, '.'], { env: { ...process.env, LC_ALL: locale }, maxBuffer: 64 << 20 });
-  return (await listTar(tar)).filter(([name]) => name !== './').map(([name, type]): Listed => [name.replace(/^\.\//, ''), type]);
-}
-
-async function bundleListing(bundle: Buffer): Promise<Listed[]> {
-  return listTar(gunzipSync(bundle));
+async function bundleListing(bundle: Buffer): Promise<TarListed[]> {
+  return tarListing(gunzipSync(bundle));
 }
 
 async function materialize(root: string, entries: readonly InMemoryEntry[]): Promise<void> {
@@ -101,9 +70,9 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
     const bundle = await defineCode({ workspaceRoot, code: { sources: [{ local: { path: 'tree', as: '.' } }] } });
 
     const ours = await bundleListing(bundle);
-    const gnu = await gnuTarListing(tree);
+    const gnu = await gnuTarSortNameListing(tree);
     expect(ours).toEqual(gnu);
-    expect(await gnuTarListing(tree, 'C.utf8')).toEqual(gnu);
+    expect(await gnuTarSortNameListing(tree, 'C.utf8')).toEqual(gnu);
     // What a plain byte sort of full paths got wrong: a folder comes before the names that
     // extend its name with a byte below "/".
     const names = ours.map(([name]) => name);
@@ -118,14 +87,14 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
     const entries: InMemoryEntry[] = ['X/a', 'x/a', 'X.txt', 'x.txt', 'x-/b', 'x-c', 'Xx', 'x\u007f', 'x\u0080', '\u00ff'].map((path) => ({ path, data: Buffer.from(path) }));
     const root = await tempDir('aip26-order-case-');
     await materialize(root, entries);
-    expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarListing(root));
+    expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarSortNameListing(root));
   });
 
   it('the readers list a bundle in the order it is written: readBundleEntries and extractTarGz', async () => {
     const root = await tempDir('aip26-order-read-');
     const entries = Object.entries(TRICKY).map(([path, text]): InMemoryEntry => ({ path, data: Buffer.from(text) }));
     await materialize(join(root, 'tree'), entries);
-    const gnuFiles = (await gnuTarListing(join(root, 'tree'))).filter(([, type]) => type === 'file').map(([name]) => name);
+    const gnuFiles = (await gnuTarSortNameListing(join(root, 'tree'))).filter(([, type]) => type === 'file').map(([name]) => name);
     const bundle = await writeBundle(entries);
     expect((await readBundleEntries(bundle, { maxBytes: 1 << 20, maxFiles: 100 })).map((e) => e.path)).toEqual(gnuFiles);
     expect((await extractTarGz(bundle, join(root, 'out'), { maxBytes: 1 << 20, maxFiles: 100 })).files).toEqual(gnuFiles);
@@ -195,7 +164,7 @@ describe('for every generated tree: the bundle of its files lists what `tar -c -
         const root = join(parent, `t${round++}`);
         const entries = paths.map((p): InMemoryEntry => ({ path: p, data: Buffer.from(p) }));
         await materialize(root, entries);
-        expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarListing(root));
+        expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarSortNameListing(root));
       }),
       { numRuns: 60 },
     );

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { extract } from 'tar-stream';
+import { gnuTarSortNameListing, tarListing, type TarListed } from '@agentproto/testkit';
 import { describe, expect, it } from 'vitest';
 import { packTree, sortInArchiveOrder } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
@@ -17,31 +16,6 @@ import { tempDir } from '../support/temp.js';
  * `--sort=name`. Unlike a bundle, a layer is a real tree, so here the listing must match
  * with empty folders and links too.
  */
-
-type Listed = [name: string, type: string];
-
-async function listTar(tar: Buffer): Promise<Listed[]> {
-  const listed: Listed[] = [];
-  const parser = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    parser.on('entry', (header, stream, next) => {
-      listed.push([header.name, header.type ?? 'file']);
-      stream.on('end', next);
-      stream.resume();
-    });
-    parser.on('finish', resolve);
-    parser.on('error', reject);
-  });
-  parser.end(tar);
-  await done;
-  return listed;
-}
-
-/** `tar -c --sort=name -C root .`, listed without the "./" prefix and without the root entry. */
-async function gnuTarListing(root: string): Promise<Listed[]> {
-  const tar = execFileSync('tar', ['-c', '--sort=name', '-C', root, '.'], { env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 64 << 20 });
-  return (await listTar(tar)).filter(([name]) => name !== './').map(([name, type]): Listed => [name.replace(/^\.\//, ''), type]);
-}
 
 type Node = { file: string } | { dir: true } | { link: string };
 
@@ -80,8 +54,8 @@ describe('packTree lists a tree as GNU tar --sort=name does (ADAPTER.md "Overlay
       'link-to-x': { link: 'x' },
       'x/link.txt': { link: 'a.txt' },
     });
-    const ours = await listTar(gunzipSync(await packTree(root)));
-    expect(ours).toEqual(await gnuTarListing(root));
+    const ours = await tarListing(gunzipSync(await packTree(root)));
+    expect(ours).toEqual(await gnuTarSortNameListing(root));
     const names = ours.map(([name]) => name);
     expect(names.indexOf('x/')).toBeLessThan(names.indexOf('x-y.txt'));
     expect(names.indexOf('empty/')).toBeLessThan(names.indexOf('empty-not/'));
@@ -99,7 +73,7 @@ describe('packTree lists a tree as GNU tar --sort=name does (ADAPTER.md "Overlay
     await fc.assert(
       fc.asyncProperty(tree, async (spec) => {
         const root = await makeTree(spec);
-        expect(await listTar(gunzipSync(await packTree(root)))).toEqual(await gnuTarListing(root));
+        expect(await tarListing(gunzipSync(await packTree(root)))).toEqual(await gnuTarSortNameListing(root));
       }),
       { numRuns: 40 },
     );

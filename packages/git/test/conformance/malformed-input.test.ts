@@ -1,4 +1,4 @@
-import { malformedVariant, untypedError, wrongValue } from '@agentproto/testkit';
+import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedVariant, wrongValue } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as git from '../../src/index.js';
@@ -18,10 +18,7 @@ const COMMIT = 'a'.repeat(40);
 const REFS: git.RemoteRefs = { url: 'https://example.com/skills.git', refs: [{ name: 'HEAD', oid: COMMIT, symref: 'refs/heads/main' }, { name: 'refs/heads/main', oid: COMMIT }, { name: 'refs/tags/v1', oid: 'b'.repeat(40), peeled: COMMIT }] };
 const text = (valid: string) => fc.oneof(wrongValue, fc.string({ maxLength: 60 }), malformedVariant(valid), fc.constantFrom('', ' ', '\0', '..', '@{', 'refs/heads/', `${'a'.repeat(39)}`, 'A'.repeat(40)));
 
-interface EntryPoint {
-  input: () => fc.Arbitrary<any>;
-  call: (input: any) => unknown;
-}
+type EntryPoint = EntryPointUnderTest<any>;
 
 /**
  * Every public entry point that takes part of a declaration or a remote's answer, in one
@@ -61,17 +58,7 @@ describe(`git entry points: malformed input ends in a result or a typed error (s
 
   for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
     it(`${name}: returns, or throws an error with a stable code`, async () => {
-      await fc.assert(
-        fc.asyncProperty(entry.input(), async (input) => {
-          try {
-            await entry.call(input);
-          } catch (error) {
-            const untyped = untypedError(error);
-            if (untyped !== undefined) throw new Error(`${name} threw an untyped error: ${untyped}`);
-          }
-        }),
-        { seed: SEED, numRuns: RUNS },
-      );
+      await assertReturnsOrThrowsCoded(name, entry, { seed: SEED, numRuns: RUNS });
     }, 120_000);
   }
 });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openContentStore, type ContentStore } from '@agentproto/content-cache';
-import { malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from '@agentproto/testkit';
+import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedDocumentBytes, malformedVariant, wrongValue } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as skills from '../../src/index.js';
@@ -28,10 +28,7 @@ const declaration = () => [
   'http://127.0.0.1:9/skills.git#v1',
 ];
 
-interface EntryPoint {
-  input: () => fc.Arbitrary<any>;
-  call: (input: any) => unknown;
-}
+type EntryPoint = EntryPointUnderTest<any>;
 
 /**
  * Every public entry point that takes a declaration or part of one, in one place: a new one
@@ -86,17 +83,7 @@ describe(`skill declarations: a malformed one ends in a result or a typed error 
 
   for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
     it(`${name}: returns, or throws an error with a stable code`, async () => {
-      await fc.assert(
-        fc.asyncProperty(entry.input(), async (input) => {
-          try {
-            await entry.call(input);
-          } catch (error) {
-            const untyped = untypedError(error);
-            if (untyped !== undefined) throw new Error(`${name} threw an untyped error: ${untyped}`);
-          }
-        }),
-        { seed: SEED, numRuns: name === 'resolveSkills' ? RUNS / 4 : RUNS },
-      );
+      await assertReturnsOrThrowsCoded(name, entry, { seed: SEED, numRuns: name === 'resolveSkills' ? RUNS / 4 : RUNS });
     }, 120_000);
   }
 });
