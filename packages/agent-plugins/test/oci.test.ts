@@ -14,9 +14,8 @@ import {
   OciClient,
   RegistryError,
 } from '@agentproto/content-cache';
-import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
+import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import fc from 'fast-check';
-import { tarBytes, type TarEntry } from './support/tar.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   PLUGIN_ARTIFACT_TYPE,
@@ -115,14 +114,14 @@ async function expectNothingAt(dir: string): Promise<void> {
 
 const PLUGIN_JSON = json({ $schema: PLUGIN_100, name: 'acme.tools', version: '1.2.0', description: 'Acme review tooling.' });
 /** A valid package: plugin.json and one skill. */
-const VALID: readonly TarEntry[] = [
+const VALID: readonly TarOfEntry[] = [
   { name: 'plugin.json', data: PLUGIN_JSON },
   { name: 'skills/review/SKILL.md', data: skillMd('review') },
 ];
 
 interface RawArtifact {
   /** The layer's entries, gzipped; VALID by default. */
-  entries?: readonly TarEntry[];
+  entries?: readonly TarOfEntry[];
   /** Or the layer's bytes exactly. */
   layer?: Buffer | (() => Promise<Buffer>);
   layerMediaType?: string;
@@ -139,7 +138,7 @@ async function pushRaw(repo: string, tag: string, artifact: RawArtifact): Promis
   const client = new OciClient({ url: registry.url, repository: repo, ...http });
   const entries = artifact.entries ?? VALID;
   const given = typeof artifact.layer === 'function' ? await artifact.layer() : artifact.layer;
-  const layer = await client.pushBlob(given ?? gzipSync(await tarBytes(entries)));
+  const layer = await client.pushBlob(given ?? gzipSync(await tarOf(entries)));
   const files = entries.filter((entry) => (entry.type ?? 'file') === 'file').length;
   const configBytes = Buffer.isBuffer(artifact.config)
     ? artifact.config
@@ -361,7 +360,7 @@ describe('pullPlugin refuses a hostile or foreign artifact, leaving nothing at d
     {
       name: 'a gzip bomb: 8 MiB of zeros after the tar, inflating past the limit',
       // A valid package, then zeros the tar parser never asks for but zlib inflates all the same.
-      artifact: { layer: async () => gzipSync(Buffer.concat([await tarBytes(VALID), Buffer.alloc(8 * 1024 * 1024)]), { level: 9 }), config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 2 } },
+      artifact: { layer: async () => gzipSync(Buffer.concat([await tarOf(VALID), Buffer.alloc(8 * 1024 * 1024)]), { level: 9 }), config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 2 } },
       limits: { maxUnpackedBytes: 1024 * 1024 },
       code: 'PLUGIN_OCI_TOO_LARGE',
       facts: { part: 'unpacked' },

@@ -1,19 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type PluginSandbox, pluginSandbox } from './support/read-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { sandboxesRemovedAfterEach } from './support/read-fixtures.js';
 import { MCP_100, PACKAGE_CASES, PLUGIN_100, json, skillMd } from './support/validate-packages.js';
 import { importPlugin } from '../src/import/index.js';
 import { validatePlugin } from '../src/validate/index.js';
 import { type PackageFs, nodePackageFs } from '../src/read/index.js';
 
-const boxes: PluginSandbox[] = [];
-afterEach(async () => {
-  await Promise.all(boxes.splice(0).map((box) => box.remove()));
-});
-function sandbox(): PluginSandbox {
-  const box = pluginSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = sandboxesRemovedAfterEach();
 
 describe('validatePlugin and importPlugin reach the same verdict', () => {
   it.each(PACKAGE_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {

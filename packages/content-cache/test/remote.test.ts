@@ -3,7 +3,6 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { tarOf, type TarEntry } from './support/tar.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CacheKey,
@@ -22,7 +21,7 @@ import {
   openContentStore,
   packTree,
 } from '@agentproto/content-cache';
-import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
+import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { provingEveryTree } from './support/verify.js';
@@ -350,7 +349,7 @@ describe('remote tier: a registry that cannot be trusted or reached', () => {
 });
 
 describe('remote tier: malicious artifacts', () => {
-  const cases: { name: string; entries: TarEntry[]; code: string; limits?: { maxBytes?: number }; claimBytes?: number }[] = [
+  const cases: { name: string; entries: TarOfEntry[]; code: string; limits?: { maxBytes?: number }; claimBytes?: number }[] = [
     { name: 'a "../" entry', entries: [file('SKILL.md', '# x\n'), file('../escape.txt', 'out')], code: 'UNSAFE_ARCHIVE' },
     { name: 'an absolute entry', entries: [file('SKILL.md', '# x\n'), file('/etc/evil', 'out')], code: 'UNSAFE_ARCHIVE' },
     { name: 'a link to an absolute path', entries: [file('SKILL.md', '# x\n'), link('passwd', '/etc/passwd')], code: 'UNSAFE_ARCHIVE' },
@@ -423,11 +422,11 @@ describe('remote tier: malicious artifacts', () => {
   });
 });
 
-function file(name: string, data: string): TarEntry {
+function file(name: string, data: string): TarOfEntry {
   return { name, type: 'file', data };
 }
 
-function link(name: string, linkname: string): TarEntry {
+function link(name: string, linkname: string): TarOfEntry {
   return { name, type: 'symlink', linkname };
 }
 

@@ -43,4 +43,6 @@ export { aliasBomb, bulkyDocument, hostileBytes, hostileDocument, hostileSkillMd
 export { assertReturnsOrThrowsCoded, corruptedBytes, malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from './malformed-documents.js';
 export type { EntryPointUnderTest } from './malformed-documents.js';
 export { gnuTarSortNameListing, tarListing } from './tar-listing.js';
+export { tarOf } from './tar-of.js';
+export type { TarOfEntry } from './tar-of.js';
 export type { TarListed } from './tar-listing.js';

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PINNED_SCHEMAS, checkPluginManifest, importPlugin, pluginSchemaId, validatePlugin } from '../../src/index.js';
-import { type PluginSandbox, pluginSandbox } from '../support/read-fixtures.js';
+import { type PluginSandbox, sandboxesRemovedAfterEach } from '../support/read-fixtures.js';
 import { MCP_100, MCP_110, json, skillMd } from '../support/validate-packages.js';
 
 // Agent Plugins 1.0.0 (reference/agent-plugins/1.0.0/spec.md):
@@ -21,15 +21,7 @@ import { MCP_100, MCP_110, json, skillMd } from '../support/validate-packages.js
 //   of §5.7.2 is fatal", and §8: "Client-specific manifest data MUST be represented under a
 //   reverse-domain namespace in `extensions`." So in 1.1.0 the same key rejects the plugin.
 
-const boxes: PluginSandbox[] = [];
-afterEach(async () => {
-  await Promise.all(boxes.splice(0).map((box) => box.remove()));
-});
-function sandbox(): PluginSandbox {
-  const box = pluginSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = sandboxesRemovedAfterEach();
 
 const KEYS = ['my_client', 'Com.Example', 'openai', ''] as const;
 

@@ -1,8 +1,8 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Finding, type PackageFs, importPlugin, nodePackageFs, validatePlugin } from '../../src/index.js';
-import { type PluginSandbox, pluginSandbox } from '../support/read-fixtures.js';
+import { type PluginSandbox, sandboxesRemovedAfterEach } from '../support/read-fixtures.js';
 import { MCP_100, PACKAGE_CASES, PLUGIN_100, json, skillMd } from '../support/validate-packages.js';
 
 // Agent Plugins 1.0.0 (reference/agent-plugins/1.0.0/spec.md):
@@ -16,15 +16,7 @@ import { MCP_100, PACKAGE_CASES, PLUGIN_100, json, skillMd } from '../support/va
 // §11.3 item 4: "Clients SHOULD report invalid configuration and component failures."
 // So every entry a client drops is reported where it is declared, not only through a file it uses.
 
-const boxes: PluginSandbox[] = [];
-afterEach(async () => {
-  await Promise.all(boxes.splice(0).map((box) => box.remove()));
-});
-function sandbox(): PluginSandbox {
-  const box = pluginSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = sandboxesRemovedAfterEach();
 
 const serverAt = (name: string) => `mcp.json#/mcpServers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 const errorsAt = (findings: readonly Finding[], own: string) =>

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/content-cache';
-import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
-import { tarBytes, type TarEntry } from '../support/tar.js';
+import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   PLUGIN_ARTIFACT_TYPE,
@@ -190,16 +189,16 @@ describe('a plugin never reads, imports or ships a .git entry', () => {
   });
 });
 
-async function layerOf(entries: readonly TarEntry[]): Promise<Buffer> {
-  return gzipSync(await tarBytes(entries));
+async function layerOf(entries: readonly TarOfEntry[]): Promise<Buffer> {
+  return gzipSync(await tarOf(entries));
 }
 
 let tags = 0;
 /** An artifact pushed by hand, as a hostile publisher would: a valid plugin plus `extra` entries. */
-async function pushHostile(extra: readonly TarEntry[]): Promise<string> {
+async function pushHostile(extra: readonly TarOfEntry[]): Promise<string> {
   const repository = `plugins/git-pull-${++tags}`;
   const client = new OciClient({ url: registry.url, repository, allowInsecureHttp: true });
-  const entries: TarEntry[] = [{ name: 'plugin.json', data: PLUGIN_JSON }, { name: 'skills/review/SKILL.md', data: skillMd('review') }, ...extra];
+  const entries: TarOfEntry[] = [{ name: 'plugin.json', data: PLUGIN_JSON }, { name: 'skills/review/SKILL.md', data: skillMd('review') }, ...extra];
   const layer = await client.pushBlob(await layerOf(entries));
   const files = entries.filter((entry) => (entry.type ?? 'file') === 'file').length;
   const config = await client.pushBlob(Buffer.from(JSON.stringify({ format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files })));

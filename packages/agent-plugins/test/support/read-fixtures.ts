@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterEach } from 'vitest';
 
 /**
  * A temporary folder holding a plugin root (`plugin/`) and a sibling folder outside it
@@ -18,6 +19,19 @@ export interface PluginSandbox {
   fifo(rel: string): string;
   socket(rel: string): Promise<string>;
   remove(): Promise<void>;
+}
+
+/** A sandbox maker for one test file: every sandbox it makes is removed after each test. */
+export function sandboxesRemovedAfterEach(): () => PluginSandbox {
+  const boxes: PluginSandbox[] = [];
+  afterEach(async () => {
+    await Promise.all(boxes.splice(0).map((box) => box.remove()));
+  });
+  return () => {
+    const box = pluginSandbox();
+    boxes.push(box);
+    return box;
+  };
 }
 
 export function pluginSandbox(): PluginSandbox {

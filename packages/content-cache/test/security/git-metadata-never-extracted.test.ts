@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { tarOf, type TarEntry } from '../support/tar.js';
+import { tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveError, gitPathProblem, readArchive } from '../../src/index.js';
 
@@ -117,12 +117,12 @@ describe('gitPathProblem refuses exactly what git refuses', () => {
   });
 });
 
-async function tarGz(entries: readonly TarEntry[]): Promise<Buffer> {
+async function tarGz(entries: readonly TarOfEntry[]): Promise<Buffer> {
   return gzipSync(await tarOf(entries));
 }
 
 /** What readArchive hands on, or the error it stops with. */
-async function read(entries: readonly TarEntry[], links: 'refuse' | 'inside' = 'inside'): Promise<{ seen: string[]; error?: ArchiveError }> {
+async function read(entries: readonly TarOfEntry[], links: 'refuse' | 'inside' = 'inside'): Promise<{ seen: string[]; error?: ArchiveError }> {
   const seen: string[] = [];
   try {
     await readArchive(await tarGz(entries), { maxBytes: 1 << 20, maxFiles: 100, links }, {

@@ -1,15 +1,21 @@
 import { pack } from 'tar-stream';
 
-export interface TarEntry {
+/** One entry of a tar built by tarOf: its name and link target are written exactly as given. */
+export interface TarOfEntry {
   name: string;
-  type?: 'file' | 'directory' | 'symlink' | 'link';
+  type?: 'file' | 'directory' | 'symlink' | 'link' | 'fifo';
   data?: string | Buffer;
   linkname?: string;
+  /** Default 0755 for a directory, 0644 for anything else. */
   mode?: number;
 }
 
-/** A tar written entry by entry with tar-stream, names exactly as given (`../x` included). */
-export async function tarBytes(entries: readonly TarEntry[]): Promise<Buffer> {
+/**
+ * An uncompressed tar written entry by entry with tar-stream, names and link targets exactly
+ * as given (`../x`, `.git/config`, a link out of the root included): the archives a hostile
+ * sender would make, which no well-behaved writer of the SDK can.
+ */
+export async function tarOf(entries: readonly TarOfEntry[]): Promise<Buffer> {
   const tar = pack();
   const chunks: Buffer[] = [];
   const collected = (async () => {
