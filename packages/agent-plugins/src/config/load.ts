@@ -132,6 +132,9 @@ async function readDocument(path: string, format: DocumentFormat, fail: (reason:
  * setting); include globs that leave the content root are refused here, at load.
  */
 export function normalizePluginConfig(raw: Record<string, unknown>, source = 'plugin config'): PluginConfig {
+  // A host may hand over whatever it parsed (a request body, `null`): refused as a config
+  // file holding anything but a table is, not walked into a TypeError.
+  if (!isObject(raw)) throw new PluginConfigError(source, '', 'must hold a table (an object)');
   const value = camelCase(raw, source, '');
   for (const key of Object.keys(value)) if (!KNOWN.has(key)) throw new PluginConfigError(source, key, 'is not a plugin setting');
   for (const key of STRING_KEYS) {

@@ -158,6 +158,12 @@ describe('fixed cases the property found', () => {
     expect(() => plugins.normalizePluginConfig(raw)).toThrow(expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID', message: `plugin config: ${key} is not a plugin setting` }));
   });
 
+  it.each([null, undefined, [], 'acme.tools', 42])('normalizePluginConfig(%j) is PLUGIN_CONFIG_INVALID, not "Cannot convert undefined or null to object" (seed 606)', (raw) => {
+    expect(() => plugins.normalizePluginConfig(raw as unknown as Record<string, unknown>)).toThrow(
+      expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID', message: 'plugin config: must hold a table (an object)' }),
+    );
+  });
+
   it('resolveInside with a path that is not a string is invalid-path, not a TypeError', async () => {
     await expect(plugins.resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({ ok: false, reason: 'invalid-path' });
   });
