@@ -65,6 +65,12 @@ describe(`git entry points: malformed input ends in a result or a typed error (s
 
 // Counterexamples the property found, kept as fixed cases.
 describe('fixed cases the property found', () => {
+  it('resolveRef of a list holding { toString: null } is GIT_INVALID_REF_NAME naming its type, not "Cannot convert object to primitive value" (seed 707)', () => {
+    const hostile = [{ toString: null }] as never;
+    expect(() => git.resolveRef(REFS, hostile)).toThrow(expect.objectContaining({ code: 'GIT_INVALID_REF_NAME', ref: '(array)' }));
+    expect(() => git.resolveRef(REFS, hostile)).toThrow(/\(array\)/);
+  });
+
   it('maskUrl of a value that is not a string shows its type, not a TypeError', () => {
     expect(git.maskUrl([[]] as never)).toBe('(array)');
     expect(git.maskUrl(null as never)).toBe('(null)');
