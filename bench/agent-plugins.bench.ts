@@ -21,7 +21,13 @@ import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type PackageFile, type PluginConfig, buildPlugin, validatePlugin, writePlugin } from '@agentproto/agent-plugins';
+import {
+  type PackageFile,
+  type PluginConfig,
+  buildPlugin,
+  validatePlugin,
+  writePlugin,
+} from '@agentproto/agent-plugins';
 import { median, report, textContent, time, xorshift } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -46,7 +52,15 @@ async function writeContentRoot(root: string): Promise<{ files: number; bytes: n
     await mkdir(join(dir, 'references'), { recursive: true });
     await mkdir(join(dir, 'scripts'), { recursive: true });
     const own: [string, Buffer, number][] = [
-      ['SKILL.md', text(id++, size(), `---\nname: ${name}\ndescription: Benchmark skill ${s}; see references/guide.md and scripts/run.sh.\n---\n\n# ${name}\n\n`), 0o644],
+      [
+        'SKILL.md',
+        text(
+          id++,
+          size(),
+          `---\nname: ${name}\ndescription: Benchmark skill ${s}; see references/guide.md and scripts/run.sh.\n---\n\n# ${name}\n\n`,
+        ),
+        0o644,
+      ],
       ['references/guide.md', text(id++, size(), `# Guide for ${name}\n\n`), 0o644],
       ['scripts/run.sh', text(id++, size(), `#!/bin/sh\n# ${name}\n: '\n`), 0o755],
     ];
@@ -62,9 +76,24 @@ async function writeContentRoot(root: string): Promise<{ files: number; bytes: n
 
 function pluginConfig(): PluginConfig {
   const mcp: NonNullable<PluginConfig['mcp']> = [];
-  for (let i = 0; i < STDIO_SERVERS; i++) mcp.push({ name: `stdio-${String(i).padStart(3, '0')}`, command: 'npx', args: ['-y', `@bench/mcp-server-${i}`, '--stdio'] });
-  for (let i = 0; i < HTTP_SERVERS; i++) mcp.push({ name: `http-${String(i).padStart(3, '0')}`, transport: 'http', url: `https://mcp-${i}.example.com/mcp` });
-  return { name: 'bench.agent-plugins', version: '1.0.0', description: 'Benchmark package: 500 skills, 100 MCP servers', mcp };
+  for (let i = 0; i < STDIO_SERVERS; i++)
+    mcp.push({
+      name: `stdio-${String(i).padStart(3, '0')}`,
+      command: 'npx',
+      args: ['-y', `@bench/mcp-server-${i}`, '--stdio'],
+    });
+  for (let i = 0; i < HTTP_SERVERS; i++)
+    mcp.push({
+      name: `http-${String(i).padStart(3, '0')}`,
+      transport: 'http',
+      url: `https://mcp-${i}.example.com/mcp`,
+    });
+  return {
+    name: 'bench.agent-plugins',
+    version: '1.0.0',
+    description: 'Benchmark package: 500 skills, 100 MCP servers',
+    mcp,
+  };
 }
 
 /** Baseline 1: every file of the package read once and hashed. */
@@ -115,7 +144,10 @@ const check = (ok: boolean, message: string) => {
 };
 
 /** Alternates `a` and `b` for ROUNDS rounds (the order flips every round) after one untimed round of each. */
-async function alternate(a: (round: number) => Promise<number>, b: (round: number) => Promise<number>): Promise<{ a: number[]; b: number[] }> {
+async function alternate(
+  a: (round: number) => Promise<number>,
+  b: (round: number) => Promise<number>,
+): Promise<{ a: number[]; b: number[] }> {
   await a(-1);
   await b(-1);
   const out = { a: [] as number[], b: [] as number[] };
@@ -151,15 +183,32 @@ try {
       `temp folder ${tmpdir()}; ${ROUNDS} rounds, alternating`,
   );
   const buildErrors = built.findings.filter((f) => f.severity === 'error');
-  check(!built.rejected && buildErrors.length === 0, `build: rejected=${built.rejected}, ${buildErrors.length} error finding(s): ${buildErrors.slice(0, 3).map((f) => f.code).join(', ')}`);
-  check(built.files.size === SKILLS * 3 + 3, `build: ${built.files.size} files, expected ${SKILLS * 3 + 3} (skills, plugin.json, mcp.json, sidecar)`);
+  check(
+    !built.rejected && buildErrors.length === 0,
+    `build: rejected=${built.rejected}, ${buildErrors.length} error finding(s): ${buildErrors
+      .slice(0, 3)
+      .map((f) => f.code)
+      .join(', ')}`,
+  );
+  check(
+    built.files.size === SKILLS * 3 + 3,
+    `build: ${built.files.size} files, expected ${SKILLS * 3 + 3} (skills, plugin.json, mcp.json, sidecar)`,
+  );
 
   const verdict = await validatePlugin(pkgDir);
   const errors = verdict.findings.filter((f) => f.severity === 'error');
-  console.log(`validatePlugin: ${verdict.skills.length} skills, ${verdict.servers.length} servers, ${verdict.findings.length} finding(s), ${errors.length} error(s), rejected ${verdict.rejected}`);
+  console.log(
+    `validatePlugin: ${verdict.skills.length} skills, ${verdict.servers.length} servers, ${verdict.findings.length} finding(s), ${errors.length} error(s), rejected ${verdict.rejected}`,
+  );
   check(verdict.skills.length === SKILLS, `validate: ${verdict.skills.length} skills, expected ${SKILLS}`);
-  check(verdict.servers.length === STDIO_SERVERS + HTTP_SERVERS, `validate: ${verdict.servers.length} servers, expected ${STDIO_SERVERS + HTTP_SERVERS}`);
-  check(!verdict.rejected && !verdict.mcpDisabled && errors.length === 0, `validate: rejected=${verdict.rejected}, mcpDisabled=${verdict.mcpDisabled}, ${errors.length} error finding(s)`);
+  check(
+    verdict.servers.length === STDIO_SERVERS + HTTP_SERVERS,
+    `validate: ${verdict.servers.length} servers, expected ${STDIO_SERVERS + HTTP_SERVERS}`,
+  );
+  check(
+    !verdict.rejected && !verdict.mcpDisabled && errors.length === 0,
+    `validate: rejected=${verdict.rejected}, mcpDisabled=${verdict.mcpDisabled}, ${errors.length} error finding(s)`,
+  );
 
   // --- 1. validatePlugin against reading and hashing every file.
   const validated = await alternate(
@@ -168,7 +217,10 @@ try {
       const t = await time(async () => {
         result = await validatePlugin(pkgDir);
       });
-      check(result.skills.length === SKILLS && result.servers.length === STDIO_SERVERS + HTTP_SERVERS, `validate round ${round}: ${result.skills.length} skills, ${result.servers.length} servers`);
+      check(
+        result.skills.length === SKILLS && result.servers.length === STDIO_SERVERS + HTTP_SERVERS,
+        `validate round ${round}: ${result.skills.length} skills, ${result.servers.length} servers`,
+      );
       return t;
     },
     async (round) => {
@@ -181,7 +233,13 @@ try {
     },
   );
   const validateRatio = median(validated.a) / median(validated.b);
-  report(`validate ${built.files.size} files (${SKILLS} skills, ${STDIO_SERVERS + HTTP_SERVERS} servers) vs read + SHA-256 every file (median ms)`, median(validated.a), median(validated.b), 'ms', '<= 2.0');
+  report(
+    `validate ${built.files.size} files (${SKILLS} skills, ${STDIO_SERVERS + HTTP_SERVERS} servers) vs read + SHA-256 every file (median ms)`,
+    median(validated.a),
+    median(validated.b),
+    'ms',
+    '<= 2.0',
+  );
   console.log(`  per-round ms: ours ${ms(validated.a)}; baseline ${ms(validated.b)}`);
   console.log(`  per-round ratios: ${pairedRatios(validated.a, validated.b)}`);
   console.log(
@@ -217,10 +275,18 @@ try {
     },
   );
   const writeRatio = median(wrote.a) / median(wrote.b);
-  report(`build + write ${built.files.size} files vs writing them from memory (mkdir, writeFile, chmod) (median ms)`, median(wrote.a), median(wrote.b), 'ms', '<= 2.0');
+  report(
+    `build + write ${built.files.size} files vs writing them from memory (mkdir, writeFile, chmod) (median ms)`,
+    median(wrote.a),
+    median(wrote.b),
+    'ms',
+    '<= 2.0',
+  );
   console.log(`  per-round ms: ours ${ms(wrote.a)}; baseline ${ms(wrote.b)}`);
   console.log(`  per-round ratios: ${pairedRatios(wrote.a, wrote.b)}`);
-  console.log(`  ours by phase (median ms): buildPlugin ${median(phases.build).toFixed(0)}, writePlugin ${median(phases.write).toFixed(0)}`);
+  console.log(
+    `  ours by phase (median ms): buildPlugin ${median(phases.build).toFixed(0)}, writePlugin ${median(phases.write).toFixed(0)}`,
+  );
   console.log(
     `summary build+write: ours ${median(wrote.a).toFixed(0)} ms vs plain write ${median(wrote.b).toFixed(0)} ms: ` +
       `${writeRatio.toFixed(3)}x (target <= 2.0, ${writeRatio <= 2.0 ? 'met' : 'MISSED'})`,

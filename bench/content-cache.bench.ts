@@ -41,10 +41,20 @@ async function publishAgainstPlainWrite(where: string, label: string): Promise<v
       flushPageCache();
       // The same write loop as the plain side, through the store's fill writer, which hashes
       // each file while writing it; then sealing, the marker, the rename, key and link.
-      published.push(await time(() => store.acquire(key, (_dest, ctx) => writeAll(files, (path, data) => ctx.writeFile(path, data)))));
+      published.push(
+        await time(() =>
+          store.acquire(key, (_dest, ctx) => writeAll(files, (path, data) => ctx.writeFile(path, data))),
+        ),
+      );
       await rm(store.root, { recursive: true, force: true });
     }
-    report(`publish 10,000 files vs plain write, ${label} (median ms)`, median(published), median(plain), 'ms', '<= 1.2');
+    report(
+      `publish 10,000 files vs plain write, ${label} (median ms)`,
+      median(published),
+      median(plain),
+      'ms',
+      '<= 1.2',
+    );
     const pairs = published.map((ours, i) => ours / plain[i]!);
     console.log(`  per-round ratios: ${pairs.map((r) => r.toFixed(2)).join(' ')}; median ${median(pairs).toFixed(3)}`);
   } finally {
@@ -61,8 +71,11 @@ try {
   const key = { provider: 'bench', declaration: { hit: true }, version: 'v1', contentId: 'hit' };
   await store.acquire(key, (dest) => writeTree(dest, files));
   const hits: number[] = [];
-  for (let i = 0; i < 200; i++) hits.push(await time(() => store.acquire(key, () => Promise.reject(new Error('a hit must not fill')))));
-  console.log(`hit on a 10,000-file object: median ${median(hits).toFixed(3)} ms, p90 ${hits.sort((a, b) => a - b)[179]!.toFixed(3)} ms (target median <= 1 ms)`);
+  for (let i = 0; i < 200; i++)
+    hits.push(await time(() => store.acquire(key, () => Promise.reject(new Error('a hit must not fill')))));
+  console.log(
+    `hit on a 10,000-file object: median ${median(hits).toFixed(3)} ms, p90 ${hits.sort((a, b) => a - b)[179]!.toFixed(3)} ms (target median <= 1 ms)`,
+  );
 
   // A fresh store instance on the same root: the first hit reads the key record and marker.
   const cold = await openContentStore({ root: store.root });
@@ -81,7 +94,9 @@ try {
     ),
   );
   const objects = new Set(results.map((r) => r.objectId));
-  console.log(`64 concurrent acquisitions of one key: ${fills} fill(s), ${objects.size} object(s) (target exactly 1 fill)`);
+  console.log(
+    `64 concurrent acquisitions of one key: ${fills} fill(s), ${objects.size} object(s) (target exactly 1 fill)`,
+  );
   if (fills !== 1) process.exitCode = 1;
 } finally {
   await rm(work, { recursive: true, force: true });

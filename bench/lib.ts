@@ -69,7 +69,10 @@ export function writeTree(root: string, files: Map<string, Buffer>): Promise<voi
 }
 
 /** Calls `write` for every file, 32 in flight. */
-export async function writeAll(files: Map<string, Buffer>, write: (path: string, data: Buffer) => Promise<void>): Promise<void> {
+export async function writeAll(
+  files: Map<string, Buffer>,
+  write: (path: string, data: Buffer) => Promise<void>,
+): Promise<void> {
   const entries = [...files];
   let next = 0;
   const worker = async () => {
@@ -83,7 +86,9 @@ export async function writeAll(files: Map<string, Buffer>, write: (path: string,
 
 export function report(name: string, ours: number, baseline: number, unit: string, target: string): void {
   const ratio = ours / baseline;
-  console.log(`${name}: ours ${ours.toFixed(2)} ${unit}, baseline ${baseline.toFixed(2)} ${unit}, ratio ${ratio.toFixed(3)} (target ${target})`);
+  console.log(
+    `${name}: ours ${ours.toFixed(2)} ${unit}, baseline ${baseline.toFixed(2)} ${unit}, ratio ${ratio.toFixed(3)} (target ${target})`,
+  );
 }
 
 /**

@@ -18,9 +18,24 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openContentStore, type ContentStore } from '@agentproto/content-cache';
 import { prepareSkills, type PreparedSkill } from '@agentproto/skill-providers';
-import { type GitHttpServer, type GitHttpStats, isolatedGitEnv, makeRepo, run, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type GitHttpStats,
+  isolatedGitEnv,
+  makeRepo,
+  run,
+  startGitHttpServer,
+  tempDir,
+} from '@agentproto/testkit';
 import { median, report, time } from './lib.ts';
-import { COMMITS, FILES_PER_SKILL, SKILLS, TARGET, buildSkillRepoSpec as buildSpec, skillRepoName } from './skill-repo.ts';
+import {
+  COMMITS,
+  FILES_PER_SKILL,
+  SKILLS,
+  TARGET,
+  buildSkillRepoSpec as buildSpec,
+  skillRepoName,
+} from './skill-repo.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 15);
@@ -44,7 +59,8 @@ try {
     `repository: ${fileCount} files, ${commitCount} commits, ${(repoKiB / 1024).toFixed(1)} MiB on disk; built in ${((built - buildStart) / 1000).toFixed(2)} s ` +
       `(content ${((generated - buildStart) / 1000).toFixed(2)} s, makeRepo: blob pack + one fast-import ${((built - generated) / 1000).toFixed(2)} s)`,
   );
-  if (fileCount !== SKILLS * FILES_PER_SKILL || commitCount !== COMMITS) throw new Error('the repository is not the one specified');
+  if (fileCount !== SKILLS * FILES_PER_SKILL || commitCount !== COMMITS)
+    throw new Error('the repository is not the one specified');
 
   server = await startGitHttpServer({ root: spec.root });
   const url = server.urlFor('skills.git');
@@ -55,7 +71,9 @@ try {
   const srv = server;
 
   /** Runs `work`, returning its wall time and what the server answered meanwhile. */
-  async function measured<T>(body: () => Promise<T>): Promise<{ ms: number; bytes: number; requests: number; log: GitHttpStats['log']; value: T }> {
+  async function measured<T>(
+    body: () => Promise<T>,
+  ): Promise<{ ms: number; bytes: number; requests: number; log: GitHttpStats['log']; value: T }> {
     srv.resetStats();
     let value!: T;
     const ms = await time(async () => {
@@ -65,9 +83,15 @@ try {
   }
 
   const describeLog = (log: GitHttpStats['log']) =>
-    log.map((e) => `${e.method} ${e.path.replace(/^.*\.git/, '')}${e.query ? `?${e.query}` : ''} ${e.status} ${formatBytes(e.bytes)}${e.gitProtocol ? ` [${e.gitProtocol}]` : ''}`).join('; ');
+    log
+      .map(
+        (e) =>
+          `${e.method} ${e.path.replace(/^.*\.git/, '')}${e.query ? `?${e.query}` : ''} ${e.status} ${formatBytes(e.bytes)}${e.gitProtocol ? ` [${e.gitProtocol}]` : ''}`,
+      )
+      .join('; ');
 
-  const filesIn = async (dir: string) => (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile()).length;
+  const filesIn = async (dir: string) =>
+    (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile()).length;
   let failures = 0;
   const check = (ok: boolean, message: string) => {
     if (!ok) {
@@ -77,7 +101,9 @@ try {
   };
 
   // --- 1. Cold preparation against a sparse, blobless, shallow clone.
-  console.log(`cold: ${ROUNDS} rounds each, alternating (order flips every round); skill ${SKILL_DIR} (${FILES_PER_SKILL} files)`);
+  console.log(
+    `cold: ${ROUNDS} rounds each, alternating (order flips every round); skill ${SKILL_DIR} (${FILES_PER_SKILL} files)`,
+  );
   const ours = { ms: [] as number[], bytes: [] as number[], requests: [] as number[] };
   const base = { ms: [] as number[], bytes: [] as number[], requests: [] as number[] };
   const oursCold = async (round: number) => {
@@ -85,7 +111,11 @@ try {
     const m = await measured(() => prepareSkills(declaration, { cache }));
     const [skill] = m.value;
     check(skill?.hit === false, `cold round ${round}: expected a fetch, got hit=${skill?.hit}`);
-    if (skill) check((await filesIn(skill.dir)) === FILES_PER_SKILL, `cold round ${round}: ${skill.dir} does not hold ${FILES_PER_SKILL} files`);
+    if (skill)
+      check(
+        (await filesIn(skill.dir)) === FILES_PER_SKILL,
+        `cold round ${round}: ${skill.dir} does not hold ${FILES_PER_SKILL} files`,
+      );
     if (round === 0) console.log(`  ours, round 0: ${m.requests} requests: ${describeLog(m.log)}`);
     ours.ms.push(m.ms);
     ours.bytes.push(m.bytes);
@@ -98,7 +128,10 @@ try {
       await git('clone', '--depth', '1', '--filter=blob:none', '--sparse', url, dir);
       await git('-C', dir, 'sparse-checkout', 'set', SKILL_DIR);
     });
-    check((await filesIn(join(dir, SKILL_DIR))) === FILES_PER_SKILL, `baseline round ${round}: ${SKILL_DIR} does not hold ${FILES_PER_SKILL} files`);
+    check(
+      (await filesIn(join(dir, SKILL_DIR))) === FILES_PER_SKILL,
+      `baseline round ${round}: ${SKILL_DIR} does not hold ${FILES_PER_SKILL} files`,
+    );
     if (round === 0) console.log(`  baseline, round 0: ${m.requests} requests: ${describeLog(m.log)}`);
     base.ms.push(m.ms);
     base.bytes.push(m.bytes);
@@ -116,11 +149,27 @@ try {
   }
   const coldTime = median(ours.ms) / median(base.ms);
   const coldBytes = median(ours.bytes) / median(base.bytes);
-  report('cold preparation vs git clone --depth 1 --filter=blob:none --sparse + sparse-checkout set (median ms)', median(ours.ms), median(base.ms), 'ms', '<= 1.0');
-  console.log(`  per-round ms: ours ${ours.ms.map((v) => v.toFixed(0)).join(' ')}; baseline ${base.ms.map((v) => v.toFixed(0)).join(' ')}`);
+  report(
+    'cold preparation vs git clone --depth 1 --filter=blob:none --sparse + sparse-checkout set (median ms)',
+    median(ours.ms),
+    median(base.ms),
+    'ms',
+    '<= 1.0',
+  );
+  console.log(
+    `  per-round ms: ours ${ours.ms.map((v) => v.toFixed(0)).join(' ')}; baseline ${base.ms.map((v) => v.toFixed(0)).join(' ')}`,
+  );
   console.log(`  per-round ratios: ${pairedRatios(ours.ms, base.ms)}`);
-  report('cold preparation, bytes served by the server (median KiB)', median(ours.bytes) / 1024, median(base.bytes) / 1024, 'KiB', '<= 1.2');
-  console.log(`  requests per round: ours ${ours.requests.join(' ')}, baseline ${base.requests.join(' ')}; bytes per round: ours ${ours.bytes.join(' ')}, baseline ${base.bytes.join(' ')}`);
+  report(
+    'cold preparation, bytes served by the server (median KiB)',
+    median(ours.bytes) / 1024,
+    median(base.bytes) / 1024,
+    'KiB',
+    '<= 1.2',
+  );
+  console.log(
+    `  requests per round: ours ${ours.requests.join(' ')}, baseline ${base.requests.join(' ')}; bytes per round: ours ${ours.bytes.join(' ')}, baseline ${base.bytes.join(' ')}`,
+  );
   console.log(
     `summary cold: ours ${median(ours.ms).toFixed(0)} ms / ${formatBytes(median(ours.bytes))} vs sparse clone ${median(base.ms).toFixed(0)} ms / ${formatBytes(median(base.bytes))}: ` +
       `time ${coldTime.toFixed(3)}x (target <= 1.0, ${coldTime <= 1.0 ? 'met' : 'MISSED'}), bytes ${coldBytes.toFixed(3)}x (target <= 1.2, ${coldBytes <= 1.2 ? 'met' : 'MISSED'})`,
@@ -159,8 +208,16 @@ try {
     }
   }
   const warmTime = median(warmOurs.ms) / median(warmBase.ms);
-  report('warm preparation (hit) vs git ls-remote (median ms)', median(warmOurs.ms), median(warmBase.ms), 'ms', '<= 1.5');
-  console.log(`  per-round ms: ours ${warmOurs.ms.map((v) => v.toFixed(0)).join(' ')}; baseline ${warmBase.ms.map((v) => v.toFixed(0)).join(' ')}`);
+  report(
+    'warm preparation (hit) vs git ls-remote (median ms)',
+    median(warmOurs.ms),
+    median(warmBase.ms),
+    'ms',
+    '<= 1.5',
+  );
+  console.log(
+    `  per-round ms: ours ${warmOurs.ms.map((v) => v.toFixed(0)).join(' ')}; baseline ${warmBase.ms.map((v) => v.toFixed(0)).join(' ')}`,
+  );
   console.log(`  per-round ratios: ${pairedRatios(warmOurs.ms, warmBase.ms)}`);
   console.log(
     `  bytes served: ours median ${median(warmOurs.bytes)} B in ${median(warmOurs.requests)} requests, git ls-remote median ${median(warmBase.bytes)} B in ${median(warmBase.requests)} requests`,
@@ -182,5 +239,9 @@ function pairedRatios(ours: number[], baseline: number[]): string {
 }
 
 function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / 2 ** 20).toFixed(2)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`;
+  return bytes >= 1024 * 1024
+    ? `${(bytes / 2 ** 20).toFixed(2)} MiB`
+    : bytes >= 1024
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${bytes} B`;
 }

@@ -40,11 +40,15 @@ export function buildSkillRepoSpec(root: string) {
   for (let s = 0; s < SKILLS; s++) {
     const name = skillRepoName(s);
     for (const path of skillPaths(name)) {
-      const head = path.endsWith('/SKILL.md') ? `---\nname: ${name}\ndescription: benchmark skill ${name}\n---\n\n` : '';
+      const head = path.endsWith('/SKILL.md')
+        ? `---\nname: ${name}\ndescription: benchmark skill ${name}\n---\n\n`
+        : '';
       base[path] = text(id++, fileSize(next), head);
     }
   }
-  const commits: { message: string; files: Record<string, Buffer> }[] = [{ message: 'skills: 400 skills', files: base }];
+  const commits: { message: string; files: Record<string, Buffer> }[] = [
+    { message: 'skills: 400 skills', files: base },
+  ];
   // 999 small commits, each rewriting a few files of other skills; the target skill never changes.
   for (let c = 1; c < COMMITS; c++) {
     const files: Record<string, Buffer> = {};
@@ -58,4 +62,3 @@ export function buildSkillRepoSpec(root: string) {
   }
   return { root, name: 'skills.git', commits };
 }
-

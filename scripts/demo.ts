@@ -20,15 +20,28 @@ import { appendFile, chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type BundleReport, type ResolvedGithubRef, defineCodeWithReport, githubConnector, subprocessRunner } from '@agentproto/aip-26';
+import {
+  type BundleReport,
+  type ResolvedGithubRef,
+  defineCodeWithReport,
+  githubConnector,
+  subprocessRunner,
+} from '@agentproto/aip-26';
 import { loadPluginConfig, emitPlugin, validatePlugin, verifyPlugin } from '@agentproto/agent-plugins';
 import { type StoreEvent, ociRemote, openContentStore } from '@agentproto/content-cache';
 import { type PreparedSkill, localSandbox, prepareSkills } from '@agentproto/skill-providers';
-import { type GitHttpServer, type OciRegistry, makeRepo, startGitHttpServer, startOciRegistry } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type OciRegistry,
+  makeRepo,
+  startGitHttpServer,
+  startOciRegistry,
+} from '@agentproto/testkit';
 
 const json = process.argv.includes('--json');
 const tty = process.stderr.isTTY === true && !json;
-const paint = (code: string) => (text: string) => (process.stdout.isTTY && !json ? `\x1b[${code}m${text}\x1b[0m` : text);
+const paint = (code: string) => (text: string) =>
+  process.stdout.isTTY && !json ? `\x1b[${code}m${text}\x1b[0m` : text;
 const bold = paint('1');
 const dim = paint('2');
 const green = paint('32');
@@ -59,8 +72,17 @@ try {
       root: repos,
       name: 'acme/tool-shell.git',
       commits: [
-        { message: 'shell v1', files: { 'lib/greet.mjs': 'export const greet = (name) => `Hello, ${name}!`;\n', 'README.md': 'A tool shell.\n' } },
-        { message: 'shell v2 (on next)', files: { 'lib/greet.mjs': 'export const greet = (name) => `Hi there, ${name}!`;\n' } },
+        {
+          message: 'shell v1',
+          files: {
+            'lib/greet.mjs': 'export const greet = (name) => `Hello, ${name}!`;\n',
+            'README.md': 'A tool shell.\n',
+          },
+        },
+        {
+          message: 'shell v2 (on next)',
+          files: { 'lib/greet.mjs': 'export const greet = (name) => `Hi there, ${name}!`;\n' },
+        },
       ],
       tags: [{ name: 'v1.0.0', target: 0, annotated: true, message: 'release 1.0.0' }],
       branches: [{ name: 'next', from: 1 }],
@@ -72,10 +94,12 @@ try {
         {
           message: 'skills',
           files: {
-            'skills/review/SKILL.md': '---\nname: review\ndescription: Reviews a change against the team checklist. Use when asked for a review.\n---\n\n# Review\n\nRun `scripts/check.sh`, then read references/checklist.md.\n',
+            'skills/review/SKILL.md':
+              '---\nname: review\ndescription: Reviews a change against the team checklist. Use when asked for a review.\n---\n\n# Review\n\nRun `scripts/check.sh`, then read references/checklist.md.\n',
             'skills/review/scripts/check.sh': { content: '#!/bin/sh\necho "checks passed"\n', mode: 0o755 },
             'skills/review/references/checklist.md': '- tests\n- docs\n- changelog\n',
-            'skills/release/SKILL.md': '---\nname: release\ndescription: Cuts a release. Use when asked to ship.\n---\n\n# Release\n\nTag, then publish.\n',
+            'skills/release/SKILL.md':
+              '---\nname: release\ndescription: Cuts a release. Use when asked to ship.\n---\n\n# Release\n\nTag, then publish.\n',
             'README.md': 'Acme skills.\n',
           },
         },
@@ -91,7 +115,8 @@ try {
   const workspaceRoot = join(work, 'workspace');
   const workspaceFiles: Record<string, string> = {
     'tools/greet/config.json': '{ "name": "tour" }\n',
-    'code-workspaces/format/manifest.yaml': 'kind: code-workspace\nname: format\ncode:\n  sources:\n    - local: { path: code-workspaces/format/format.mjs, as: shared/format.mjs }\n',
+    'code-workspaces/format/manifest.yaml':
+      'kind: code-workspace\nname: format\ncode:\n  sources:\n    - local: { path: code-workspaces/format/format.mjs, as: shared/format.mjs }\n',
     'code-workspaces/format/format.mjs': 'export const shout = (text) => `${text.toUpperCase()}`;\n',
   };
   for (const [path, text] of Object.entries(workspaceFiles)) {
@@ -125,47 +150,79 @@ try {
   };
   const store = await openContentStore({ root: join(work, 'store') });
   const resolved: ResolvedGithubRef[] = [];
-  const github = githubConnector({ baseUrl: git.url, cache: store, git: { allowInsecureHttp: true }, onResolved: (r) => resolved.push(r) });
-  const { value: bundled, ms: bundleMs } = await step('materializing the AIP-26 bundle', () => defineCodeWithReport({ code: manifest.code, workspaceRoot, github, cache: store }));
+  const github = githubConnector({
+    baseUrl: git.url,
+    cache: store,
+    git: { allowInsecureHttp: true },
+    onResolved: (r) => resolved.push(r),
+  });
+  const { value: bundled, ms: bundleMs } = await step('materializing the AIP-26 bundle', () =>
+    defineCodeWithReport({ code: manifest.code, workspaceRoot, github, cache: store }),
+  );
   // A host records what floating refs resolved to; a branch is resolved on every scan.
   await github.resolveRef('acme/tool-shell', 'next');
   const { value: ran } = await step('running it through the subprocess runner', () =>
-    subprocessRunner({ workDir: work }).run({ bundle: bundled.bundle, run: manifest.run, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 30_000 }),
+    subprocessRunner({ workDir: work }).run({
+      bundle: bundled.bundle,
+      run: manifest.run,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 30_000,
+    }),
   );
   const output = ran.stdout.toString('utf8').trim();
-  if (ran.exitCode !== 0 || output !== 'HELLO, TOUR!') throw new Error(`the tool did not run as expected: exit ${ran.exitCode}, ${JSON.stringify(output)} ${ran.stderr.toString('utf8')}`);
+  if (ran.exitCode !== 0 || output !== 'HELLO, TOUR!')
+    throw new Error(
+      `the tool did not run as expected: exit ${ran.exitCode}, ${JSON.stringify(output)} ${ran.stderr.toString('utf8')}`,
+    );
   say(`\n${bold('1. AIP-26')}: a manifest with inline, local, github and code-workspace sources`);
   for (const source of bundled.report.sources) {
-    say(`   ${source.source.padEnd(50)} ${source.kind.padEnd(7)} ${String(source.files).padStart(2)} file(s) ${String(source.bytes).padStart(4)} B${source.commit ? `  commit ${source.commit.slice(0, 12)}` : ''}`);
+    say(
+      `   ${source.source.padEnd(50)} ${source.kind.padEnd(7)} ${String(source.files).padStart(2)} file(s) ${String(source.bytes).padStart(4)} B${source.commit ? `  commit ${source.commit.slice(0, 12)}` : ''}`,
+    );
   }
   for (const r of resolved) say(`   resolved ${r.repo}@${r.ref} (${r.kind}) -> ${r.commit}`);
-  say(`   bundle: ${bundled.report.files} files, ${bundled.bundle.length} B tar.gz, sha256 ${bundled.report.sha256}  (${bundleMs.toFixed(0)} ms)`);
+  say(
+    `   bundle: ${bundled.report.files} files, ${bundled.bundle.length} B tar.gz, sha256 ${bundled.report.sha256}  (${bundleMs.toFixed(0)} ms)`,
+  );
   say(`   run main.mjs -> ${green(output)}  (exit ${ran.exitCode}, ${ran.durationMs.toFixed(0)} ms)`);
   report.aip26 = { report: summarizeBundle(bundled.report), resolved, output, exitCode: ran.exitCode };
 
   // --- 2. Skills: cold, then warm, from the embedded server.
-  const declaration = [`${git.urlFor('acme/skills.git')}@v1#skills/review`, `${git.urlFor('acme/skills.git')}@v1#skills/release`];
+  const declaration = [
+    `${git.urlFor('acme/skills.git')}@v1#skills/review`,
+    `${git.urlFor('acme/skills.git')}@v1#skills/release`,
+  ];
   await mkdir(join(work, 'private'));
   const sandbox = localSandbox({ privateRoot: join(work, 'private') });
   const skillStore = await openContentStore({ root: join(work, 'skill-store') });
   const prepare = async (label: string) => {
     git!.resetStats();
-    const { value, ms } = await step(`${label} preparation of ${declaration.length} skills`, () => prepareSkills(declaration, { cache: skillStore, sandbox }));
+    const { value, ms } = await step(`${label} preparation of ${declaration.length} skills`, () =>
+      prepareSkills(declaration, { cache: skillStore, sandbox }),
+    );
     return { skills: value, ms, requests: git!.stats.requests, bytes: git!.stats.bytesServed };
   };
   const cold = await prepare('cold');
   const warm = await prepare('warm');
   say(`\n${bold('2. Skills')}: ${declaration.length} skills from the embedded server into a fresh store`);
-  say(`   cold: ${describeSkills(cold.skills)}; ${cold.requests} requests, ${cold.bytes} B from git, ${cold.ms.toFixed(0)} ms`);
-  say(`   warm: ${describeSkills(warm.skills)}; ${warm.requests} requests (the ref listing that authorizes), ${warm.bytes} B, ${warm.ms.toFixed(0)} ms`);
+  say(
+    `   cold: ${describeSkills(cold.skills)}; ${cold.requests} requests, ${cold.bytes} B from git, ${cold.ms.toFixed(0)} ms`,
+  );
+  say(
+    `   warm: ${describeSkills(warm.skills)}; ${warm.requests} requests (the ref listing that authorizes), ${warm.bytes} B, ${warm.ms.toFixed(0)} ms`,
+  );
   say(`   review is at ${cold.skills[0]!.dir}`);
   report.skills = { cold: preparation(cold), warm: preparation(warm) };
 
   // --- 3. Agent Plugins: a package from those skills and a stdio server.
   const pluginSource = join(work, 'plugin-source');
-  for (const skill of cold.skills) await cp(skill.dir, join(pluginSource, 'content/skills', skill.name), { recursive: true, dereference: true });
+  for (const skill of cold.skills)
+    await cp(skill.dir, join(pluginSource, 'content/skills', skill.name), { recursive: true, dereference: true });
   await mkdir(join(pluginSource, 'content/bin'), { recursive: true });
-  await writeFile(join(pluginSource, 'content/bin/acme-mcp.mjs'), '#!/usr/bin/env node\n// A stdio MCP server would speak JSON-RPC here.\nprocess.stdin.pipe(process.stdout);\n');
+  await writeFile(
+    join(pluginSource, 'content/bin/acme-mcp.mjs'),
+    '#!/usr/bin/env node\n// A stdio MCP server would speak JSON-RPC here.\nprocess.stdin.pipe(process.stdout);\n',
+  );
   await chmod(join(pluginSource, 'content/bin/acme-mcp.mjs'), 0o755);
   await writeFile(
     join(pluginSource, 'plugin.toml'),
@@ -186,17 +243,23 @@ try {
   );
   const { config, contentRoot } = await loadPluginConfig(join(pluginSource, 'plugin.toml'));
   const packageDir = join(work, 'dist/acme.tour');
-  const { value: emitted } = await step('building the Agent Plugins package', () => emitPlugin(config, packageDir, { contentRoot, spec: '1.1.0' }));
+  const { value: emitted } = await step('building the Agent Plugins package', () =>
+    emitPlugin(config, packageDir, { contentRoot, spec: '1.1.0' }),
+  );
   const validation = await validatePlugin(packageDir);
   const before = await verifyPlugin(packageDir, config, { contentRoot, spec: '1.1.0' });
   const edited = 'skills/review/references/checklist.md';
   await appendFile(join(packageDir, edited), '- an edit made by hand after generation\n');
   const after = await verifyPlugin(packageDir, config, { contentRoot, spec: '1.1.0' });
-  if (!before.ok || after.ok || !after.edited.includes(edited)) throw new Error(`verify did not behave: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+  if (!before.ok || after.ok || !after.edited.includes(edited))
+    throw new Error(`verify did not behave: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
   say(`\n${bold('3. Agent Plugins')}: acme.tour 1.0.0 (Agent Plugins ${validation.spec}) at ${packageDir}`);
-  say(`   files: ${emitted.files.length}; skills: ${validation.skills.join(', ')}; servers: ${validation.servers.join(', ')}`);
+  say(
+    `   files: ${emitted.files.length}; skills: ${validation.skills.join(', ')}; servers: ${validation.servers.join(', ')}`,
+  );
   say(`   findings: ${validation.findings.length === 0 ? 'none' : ''}`);
-  for (const finding of validation.findings) say(`     ${finding.severity} ${finding.code} ${finding.path}: ${finding.message}`);
+  for (const finding of validation.findings)
+    say(`     ${finding.severity} ${finding.code} ${finding.path}: ${finding.message}`);
   say(`   verify right after the build: ${before.ok ? green('ok') : 'drift'}`);
   say(`   after editing ${edited} by hand: drift, edited: ${after.edited.join(', ')}`);
   report.plugin = {
@@ -226,7 +289,9 @@ try {
     });
     const b = await machine('machine-b');
     git.resetStats();
-    const { value: fromRegistry, ms: bMs } = await step('machine B: preparation from the registry', () => prepareSkills(declaration.slice(0, 1), { cache: b.store, sandbox }));
+    const { value: fromRegistry, ms: bMs } = await step('machine B: preparation from the registry', () =>
+      prepareSkills(declaration.slice(0, 1), { cache: b.store, sandbox }),
+    );
     // B believes the registry in nothing: it asks git for the commit and the trees on the way
     // to the skill (no file content, a tree-depth filter) and takes the registry's files only
     // if they hash to that tree id. Fetches for file content are counted apart.
@@ -234,18 +299,28 @@ try {
     const proofs = posts.filter((entry) => /^combine:blob:none\+tree:\d+$|^tree:0$/.test(entry.filter ?? '')).length;
     const fetches = posts.length - proofs;
     say(`\n${bold('4. The store on an OCI registry')}: ${registry.url} (CNCF distribution)`);
-    say(`   machine A: from git, pushed (${aMs.toFixed(0)} ms); machine B: from the ${fromRegistry[0]!.from === 'remote' ? 'registry' : fromRegistry[0]!.from} (${bMs.toFixed(0)} ms), proven against ${proofs} trees-only fetch from git, ${fetches} fetch requests for content`);
-    report.oci = { machineA: { ms: Math.round(aMs) }, machineB: { from: fromRegistry[0]!.from, ms: Math.round(bMs), gitFetches: fetches, gitProofFetches: proofs } };
+    say(
+      `   machine A: from git, pushed (${aMs.toFixed(0)} ms); machine B: from the ${fromRegistry[0]!.from === 'remote' ? 'registry' : fromRegistry[0]!.from} (${bMs.toFixed(0)} ms), proven against ${proofs} trees-only fetch from git, ${fetches} fetch requests for content`,
+    );
+    report.oci = {
+      machineA: { ms: Math.round(aMs) },
+      machineB: { from: fromRegistry[0]!.from, ms: Math.round(bMs), gitFetches: fetches, gitProofFetches: proofs },
+    };
   } else {
-    say(`\n${bold('4. The store on an OCI registry')}: ${dim('skipped: install Debian\'s docker-registry (CNCF distribution) to see two machines share a store')}`);
+    say(
+      `\n${bold('4. The store on an OCI registry')}: ${dim("skipped: install Debian's docker-registry (CNCF distribution) to see two machines share a store")}`,
+    );
     report.oci = { skipped: 'docker-registry is not installed' };
   }
 
   say(`\n${bold('Summary')}`);
-  say(`   ${green('ok')} AIP-26 bundle ${bundled.report.sha256.slice(0, 16)}… ran and printed ${JSON.stringify(output)}`);
+  say(
+    `   ${green('ok')} AIP-26 bundle ${bundled.report.sha256.slice(0, 16)}… ran and printed ${JSON.stringify(output)}`,
+  );
   say(`   ${green('ok')} skills: cold ${cold.requests} requests / warm ${warm.requests} requests to git`);
   say(`   ${green('ok')} plugin built, ${validation.findings.length} finding(s), drift caught after a hand edit`);
-  if (report.oci && !(report.oci as { skipped?: string }).skipped) say(`   ${green('ok')} a second machine took the skill from the OCI registry`);
+  if (report.oci && !(report.oci as { skipped?: string }).skipped)
+    say(`   ${green('ok')} a second machine took the skill from the OCI registry`);
 } catch (error) {
   failed = error;
 } finally {
@@ -257,7 +332,10 @@ try {
 if (failed !== undefined) {
   const message = failed instanceof Error ? failed.message : String(failed);
   const code = (failed as { code?: unknown }).code;
-  if (json) console.log(JSON.stringify({ ok: false, error: { code: typeof code === 'string' ? code : undefined, message } }, null, 2));
+  if (json)
+    console.log(
+      JSON.stringify({ ok: false, error: { code: typeof code === 'string' ? code : undefined, message } }, null, 2),
+    );
   console.error(`demo failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`);
   process.exit(1);
 }
@@ -268,7 +346,12 @@ function describeSkills(skills: PreparedSkill[]): string {
 }
 
 function preparation(run: { skills: PreparedSkill[]; ms: number; requests: number; bytes: number }) {
-  return { skills: run.skills.map(({ name, version, contentId, from }) => ({ name, version, contentId, from })), gitRequests: run.requests, gitBytes: run.bytes, ms: Math.round(run.ms) };
+  return {
+    skills: run.skills.map(({ name, version, contentId, from }) => ({ name, version, contentId, from })),
+    gitRequests: run.requests,
+    gitBytes: run.bytes,
+    ms: Math.round(run.ms),
+  };
 }
 
 function summarizeBundle(bundleReport: BundleReport) {
@@ -276,12 +359,21 @@ function summarizeBundle(bundleReport: BundleReport) {
     sha256: bundleReport.sha256,
     files: bundleReport.files,
     bytes: bundleReport.bytes,
-    sources: bundleReport.sources.map(({ source, kind, commit, files, bytes }) => ({ source, kind, commit, files, bytes })),
+    sources: bundleReport.sources.map(({ source, kind, commit, files, bytes }) => ({
+      source,
+      kind,
+      commit,
+      files,
+      bytes,
+    })),
     workspaces: bundleReport.workspaces,
   };
 }
 
 /** The registry binary the testkit starts, when this machine has it. */
 function registryAvailable(): boolean {
-  return ['/usr/bin/docker-registry', '/usr/local/bin/registry'].some((path) => existsSync(path)) || spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status === 0;
+  return (
+    ['/usr/bin/docker-registry', '/usr/local/bin/registry'].some((path) => existsSync(path)) ||
+    spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status === 0
+  );
 }

@@ -24,10 +24,14 @@ if (chosen.length === 0) {
 const failed = [];
 for (const name of chosen) {
   console.log(`\n== bench/${name}`);
-  const result = spawnSync(process.execPath, ['--conditions=@agentproto/source', '--import', tsx, join('bench', name)], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=@agentproto/source', '--import', tsx, join('bench', name)],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   if (result.status !== 0) failed.push(`${name} (${result.signal ?? `exit ${result.status}`})`);
 }
 if (failed.length > 0) {

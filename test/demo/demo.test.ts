@@ -5,9 +5,16 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs the tour (`pnpm demo` without its build step) from the packages' sources. */
-function tour(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function tour(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', 'scripts/demo.ts', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@agentproto/source', '--import', 'tsx', 'scripts/demo.ts', ...args],
+      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -24,7 +31,12 @@ describe('the tour', () => {
     const report = JSON.parse(stdout);
     expect(report.ok).toBe(true);
     // AIP-26: four kinds of source, the tag and the branch resolved, the tool ran.
-    expect(report.aip26.report.sources.map((s: { kind: string }) => s.kind)).toEqual(['inline', 'local', 'github', 'local']);
+    expect(report.aip26.report.sources.map((s: { kind: string }) => s.kind)).toEqual([
+      'inline',
+      'local',
+      'github',
+      'local',
+    ]);
     expect(report.aip26.report.workspaces).toEqual(['code-workspaces/format']);
     expect(report.aip26.report.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(report.aip26.resolved.map((r: { ref: string; kind: string }) => [r.ref, r.kind])).toEqual([
@@ -37,7 +49,12 @@ describe('the tour', () => {
     expect(report.skills.warm.skills.map((s: { from: string }) => s.from)).toEqual(['store', 'store']);
     expect(report.skills.warm.gitRequests).toBeLessThan(report.skills.cold.gitRequests);
     // Agent Plugins: built clean, drift caught.
-    expect(report.plugin).toMatchObject({ rejected: false, findings: [], verifiedAfterBuild: true, editedDetected: ['skills/review/references/checklist.md'] });
+    expect(report.plugin).toMatchObject({
+      rejected: false,
+      findings: [],
+      verifiedAfterBuild: true,
+      editedDetected: ['skills/review/references/checklist.md'],
+    });
     // The OCI tier runs where the registry is installed (the test command makes sure it is).
     expect(report.oci).toMatchObject({ machineB: { from: 'remote', gitFetches: 0, gitProofFetches: 1 } });
   });
@@ -46,7 +63,8 @@ describe('the tour', () => {
     const { code, stdout, stderr } = await tour([]);
     expect(code, stderr).toBe(0);
     expect(stderr).toBe('');
-    for (const heading of ['1. AIP-26', '2. Skills', '3. Agent Plugins', '4. The store on an OCI registry', 'Summary']) expect(stdout).toContain(heading);
+    for (const heading of ['1. AIP-26', '2. Skills', '3. Agent Plugins', '4. The store on an OCI registry', 'Summary'])
+      expect(stdout).toContain(heading);
     expect(stdout).not.toContain('\x1b['); // no colour when stdout is not a terminal
     expect(stdout).toContain('HELLO, TOUR!');
   });

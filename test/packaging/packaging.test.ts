@@ -31,16 +31,38 @@ const RUN_TIMEOUT = 30_000;
  * through `import` and through `require`. A new public package fails the run until it has a line.
  */
 const CALLS: { name: string; fn: string; args: unknown[]; result: unknown }[] = [
-  { name: '@agentproto/content-cache', fn: 'defaultCacheRoot', args: [{ XDG_CACHE_HOME: '/srv/cache' }, '/home/user'], result: '/srv/cache/agentproto' },
+  {
+    name: '@agentproto/content-cache',
+    fn: 'defaultCacheRoot',
+    args: [{ XDG_CACHE_HOME: '/srv/cache' }, '/home/user'],
+    result: '/srv/cache/agentproto',
+  },
   { name: '@agentproto/git', fn: 'isFullCommitId', args: ['a'.repeat(40)], result: true },
-  { name: '@agentproto/aip-26', fn: 'splitWords', args: ['node tool.js --verbose'], result: { ok: true, words: ['node', 'tool.js', '--verbose'] } },
+  {
+    name: '@agentproto/aip-26',
+    fn: 'splitWords',
+    args: ['node tool.js --verbose'],
+    result: { ok: true, words: ['node', 'tool.js', '--verbose'] },
+  },
   {
     name: '@agentproto/skill-providers',
     fn: 'parseGitString',
     args: ['https://github.com/acme/skills.git@v1.4.0#skills/review'],
-    result: { provider: 'git', source: 'https://github.com/acme/skills.git', version: 'v1.4.0', path: 'skills/review', name: 'review', config: {} },
+    result: {
+      provider: 'git',
+      source: 'https://github.com/acme/skills.git',
+      version: 'v1.4.0',
+      path: 'skills/review',
+      name: 'review',
+      config: {},
+    },
   },
-  { name: '@agentproto/agent-plugins', fn: 'pluginNameProblem', args: ['My Plugin'], result: expect.stringContaining('lower-case') },
+  {
+    name: '@agentproto/agent-plugins',
+    fn: 'pluginNameProblem',
+    args: ['My Plugin'],
+    result: expect.stringContaining('lower-case'),
+  },
   // Prints the version on the probe's stdout; the report goes to a file.
   { name: '@agentproto/cli', fn: 'main', args: [['--version']], result: 0 },
 ];
@@ -92,17 +114,31 @@ const KEPT_NPM_CONFIG = /^npm_config_(registry|cache|userconfig|cafile|proxy|htt
  * npm_config_global would install globally), and the consumer must install as a user would.
  */
 function childEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key) || KEPT_NPM_CONFIG.test(key)));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key) || KEPT_NPM_CONFIG.test(key)),
+  );
 }
 
 /** Runs a program to completion. A failure names the command and carries stdout too: tsc reports there. */
-async function run(file: string, args: string[], options: { cwd: string; timeout: number }): Promise<{ stdout: string; stderr: string }> {
+async function run(
+  file: string,
+  args: string[],
+  options: { cwd: string; timeout: number },
+): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await execFileAsync(file, args, { ...options, env: childEnv(), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    return await execFileAsync(file, args, {
+      ...options,
+      env: childEnv(),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
   } catch (error) {
     const failure = error as { code?: number | string; signal?: string | null; stdout?: string; stderr?: string };
     const how = failure.signal ? `killed by ${failure.signal}` : `exit ${String(failure.code)}`;
-    throw new Error(`${[file, ...args].join(' ')} (in ${options.cwd}) failed: ${how}\n${failure.stdout ?? ''}${failure.stderr ?? ''}`, { cause: error });
+    throw new Error(
+      `${[file, ...args].join(' ')} (in ${options.cwd}) failed: ${how}\n${failure.stdout ?? ''}${failure.stderr ?? ''}`,
+      { cause: error },
+    );
   }
 }
 
@@ -119,7 +155,9 @@ async function mtime(path: string): Promise<number | undefined> {
 
 async function workspacePackages(): Promise<WorkspacePackage[]> {
   const packagesDir = join(ROOT, 'packages');
-  const names = (await readdir(packagesDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  const names = (await readdir(packagesDir, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
   const packages = await Promise.all(
     names.map(async (name) => {
       const dir = join(packagesDir, name);
@@ -134,7 +172,8 @@ async function workspacePackages(): Promise<WorkspacePackage[]> {
 function exportTargets(value: unknown, conditions: string[] = []): { conditions: string[]; target: string }[] {
   if (typeof value === 'string') return [{ conditions, target: value }];
   if (Array.isArray(value)) return value.flatMap((item) => exportTargets(item, conditions));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => exportTargets(item, [...conditions, key]));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => exportTargets(item, [...conditions, key]));
   return [];
 }
 
@@ -143,7 +182,9 @@ function loadableFiles(manifest: Manifest): string[] {
   const exported = exportTargets(manifest.exports).filter(({ conditions }) => !conditions.includes(SOURCE_CONDITION));
   const bins = typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {});
   const files = [...exported.map(({ target }) => target), manifest.main, manifest.module, manifest.types, ...bins];
-  return [...new Set(files.filter((file): file is string => file !== undefined).map((file) => file.replace(/^\.\//, '')))].sort();
+  return [
+    ...new Set(files.filter((file): file is string => file !== undefined).map((file) => file.replace(/^\.\//, ''))),
+  ].sort();
 }
 
 function builtFiles(manifest: Manifest): string[] {
@@ -155,7 +196,9 @@ async function needsBuild({ dir, manifest }: WorkspacePackage): Promise<boolean>
   const built = await Promise.all(builtFiles(manifest).map((file) => mtime(join(dir, file))));
   if (built.length === 0 || built.some((time) => time === undefined)) return true;
   const sources = (await readdir(join(dir, 'src'), { recursive: true })).map((file) => join('src', file));
-  const inputs = await Promise.all(['package.json', 'tsup.config.ts', ...sources].map((file) => mtime(join(dir, file))));
+  const inputs = await Promise.all(
+    ['package.json', 'tsup.config.ts', ...sources].map((file) => mtime(join(dir, file))),
+  );
   return Math.min(...(built as number[])) < Math.max(...inputs.map((time) => time ?? 0));
 }
 
@@ -186,8 +229,14 @@ async function inspectTarball(tarball: string, cwd: string): Promise<Omit<Packed
   const paths = listing.split('\n').filter((line) => line !== '');
   const outside = paths.filter((path) => !path.startsWith('package/'));
   if (outside.length > 0) throw new Error(`${tarball} holds entries outside package/: ${outside.join(', ')}`);
-  const { stdout: manifest } = await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd, timeout: RUN_TIMEOUT });
-  return { manifest: JSON.parse(manifest) as Manifest, entries: paths.map((path) => path.slice('package/'.length)).sort() };
+  const { stdout: manifest } = await run('tar', ['-xzOf', tarball, 'package/package.json'], {
+    cwd,
+    timeout: RUN_TIMEOUT,
+  });
+  return {
+    manifest: JSON.parse(manifest) as Manifest,
+    entries: paths.map((path) => path.slice('package/'.length)).sort(),
+  };
 }
 
 /** `>=20.3.0` → [20, 3, 0]. Only a floor is accepted: that is all `engines` should promise. */
@@ -206,7 +255,9 @@ function compareVersions(a: number[], b: number[]): number {
 }
 
 /** Node ≥ 20.19 can `require` ES modules; turning that off proves the CJS build needs none. */
-const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module') ? ['--no-experimental-require-module'] : [];
+const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
 
 let scratch = '';
 let project = '';
@@ -222,9 +273,10 @@ function probe(script: 'probe.mjs' | 'probe.cjs', nodeArgs: string[] = []): Prom
   let report = probes.get(script);
   if (report === undefined) {
     const reportPath = join(project, `${script}.report.json`);
-    report = run(process.execPath, [...nodeArgs, script, 'calls.json', reportPath], { cwd: project, timeout: RUN_TIMEOUT }).then(() =>
-      readJson<Record<string, Probe>>(reportPath),
-    );
+    report = run(process.execPath, [...nodeArgs, script, 'calls.json', reportPath], {
+      cwd: project,
+      timeout: RUN_TIMEOUT,
+    }).then(() => readJson<Record<string, Probe>>(reportPath));
     probes.set(script, report);
   }
   return report;
@@ -234,37 +286,67 @@ function agentproto(args: string[]) {
   return run(join(project, 'node_modules', '.bin', 'agentproto'), args, { cwd: project, timeout: RUN_TIMEOUT });
 }
 
-beforeAll(async () => {
-  const all = await workspacePackages();
-  publicPackages = all.filter(({ manifest }) => manifest.private !== true);
-  privateNames = all.filter(({ manifest }) => manifest.private === true).map(({ manifest }) => manifest.name);
-  await ensureBuilt(publicPackages);
+beforeAll(
+  async () => {
+    const all = await workspacePackages();
+    publicPackages = all.filter(({ manifest }) => manifest.private !== true);
+    privateNames = all.filter(({ manifest }) => manifest.private === true).map(({ manifest }) => manifest.name);
+    await ensureBuilt(publicPackages);
 
-  scratch = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-packaging-')));
-  const tarballs = join(scratch, 'tarballs');
-  project = join(scratch, 'project');
-  await mkdir(project);
+    scratch = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-packaging-')));
+    const tarballs = join(scratch, 'tarballs');
+    project = join(scratch, 'project');
+    await mkdir(project);
 
-  const filters = publicPackages.flatMap(({ manifest }) => ['--filter', manifest.name]);
-  await run('npx', [...PNPM, '-r', ...filters, 'pack', '--pack-destination', tarballs], { cwd: ROOT, timeout: PACK_TIMEOUT });
-  tarballFiles = (await readdir(tarballs)).sort();
-  const tarballPaths = publicPackages.map(({ manifest }) => join(tarballs, tarballName(manifest)));
-  packed = await Promise.all(
-    publicPackages.map(async ({ manifest }, index) => ({ name: manifest.name, ...(await inspectTarball(tarballPaths[index]!, scratch)) })),
-  );
+    const filters = publicPackages.flatMap(({ manifest }) => ['--filter', manifest.name]);
+    await run('npx', [...PNPM, '-r', ...filters, 'pack', '--pack-destination', tarballs], {
+      cwd: ROOT,
+      timeout: PACK_TIMEOUT,
+    });
+    tarballFiles = (await readdir(tarballs)).sort();
+    const tarballPaths = publicPackages.map(({ manifest }) => join(tarballs, tarballName(manifest)));
+    packed = await Promise.all(
+      publicPackages.map(async ({ manifest }, index) => ({
+        name: manifest.name,
+        ...(await inspectTarball(tarballPaths[index]!, scratch)),
+      })),
+    );
 
-  // A user's project: its own package.json, node's types at the workspace's version, and every
-  // tarball in one install, so `@agentproto/x@0.1.0` ranges resolve to them and not to the registry.
-  const typesNode = (await readJson<Manifest>(join(ROOT, 'package.json'))).devDependencies?.['@types/node'];
-  if (typesNode === undefined) throw new Error(`${join(ROOT, 'package.json')} has no devDependency on @types/node, whose version the consumer installs`);
-  await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'agentproto-consumer', version: '0.0.0', private: true }, null, 2)}\n`);
-  for (const file of await readdir(CONSUMER)) await copyFile(join(CONSUMER, file), join(project, file));
-  await writeFile(join(project, 'calls.json'), JSON.stringify(CALLS.map(({ name, fn, args }) => ({ name, fn, args }))));
-  await run('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', ...tarballPaths, `@types/node@${typesNode}`], {
-    cwd: project,
-    timeout: INSTALL_TIMEOUT,
-  });
-}, BUILD_TIMEOUT + PACK_TIMEOUT + INSTALL_TIMEOUT + 60_000);
+    // A user's project: its own package.json, node's types at the workspace's version, and every
+    // tarball in one install, so `@agentproto/x@0.1.0` ranges resolve to them and not to the registry.
+    const typesNode = (await readJson<Manifest>(join(ROOT, 'package.json'))).devDependencies?.['@types/node'];
+    if (typesNode === undefined)
+      throw new Error(
+        `${join(ROOT, 'package.json')} has no devDependency on @types/node, whose version the consumer installs`,
+      );
+    await writeFile(
+      join(project, 'package.json'),
+      `${JSON.stringify({ name: 'agentproto-consumer', version: '0.0.0', private: true }, null, 2)}\n`,
+    );
+    for (const file of await readdir(CONSUMER)) await copyFile(join(CONSUMER, file), join(project, file));
+    await writeFile(
+      join(project, 'calls.json'),
+      JSON.stringify(CALLS.map(({ name, fn, args }) => ({ name, fn, args }))),
+    );
+    await run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--no-update-notifier',
+        '--loglevel=error',
+        ...tarballPaths,
+        `@types/node@${typesNode}`,
+      ],
+      {
+        cwd: project,
+        timeout: INSTALL_TIMEOUT,
+      },
+    );
+  },
+  BUILD_TIMEOUT + PACK_TIMEOUT + INSTALL_TIMEOUT + 60_000,
+);
 
 afterAll(async () => {
   if (scratch !== '') await rm(scratch, { recursive: true, force: true });
@@ -279,15 +361,27 @@ describe('the packed packages', () => {
 
   it('hold package.json, README.md and dist/ only: no src, test, node_modules or build config', () => {
     const stray = packed.flatMap(({ name, entries }) =>
-      entries.filter((entry) => entry !== 'package.json' && entry !== 'README.md' && !entry.startsWith('dist/')).map((entry) => `${name}: ${entry}`),
+      entries
+        .filter((entry) => entry !== 'package.json' && entry !== 'README.md' && !entry.startsWith('dist/'))
+        .map((entry) => `${name}: ${entry}`),
     );
-    const missing = packed.flatMap(({ name, entries }) => ['package.json', 'README.md'].filter((entry) => !entries.includes(entry)).map((entry) => `${name}: ${entry}`));
+    const missing = packed.flatMap(({ name, entries }) =>
+      ['package.json', 'README.md'].filter((entry) => !entries.includes(entry)).map((entry) => `${name}: ${entry}`),
+    );
     expect({ stray, missing }).toEqual({ stray: [], missing: [] });
   });
 
   it('hold every file their exports, main, module, types and bin name: ESM, CJS and both declarations', () => {
     const missing = packed.flatMap(({ name, manifest, entries }) => {
-      const files = [...new Set([...loadableFiles(manifest), 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts'])];
+      const files = [
+        ...new Set([
+          ...loadableFiles(manifest),
+          'dist/index.js',
+          'dist/index.cjs',
+          'dist/index.d.ts',
+          'dist/index.d.cts',
+        ]),
+      ];
       return files.filter((file) => !entries.includes(file)).map((file) => `${name}: ${file}`);
     });
     expect(missing).toEqual([]);
@@ -319,7 +413,8 @@ describe('the packed packages', () => {
           if (range.startsWith('workspace:')) return [`${where}: a workspace range`];
           // devDependencies are never installed for a consumer; testkit may stay there.
           if (field !== 'devDependencies' && privateNames.includes(dependency)) return [`${where}: a private package`];
-          if (field === 'dependencies' && versions.has(dependency) && range !== versions.get(dependency)) return [`${where}: not ${versions.get(dependency)}`];
+          if (field === 'dependencies' && versions.has(dependency) && range !== versions.get(dependency))
+            return [`${where}: not ${versions.get(dependency)}`];
           return [];
         }),
       ),
@@ -331,8 +426,13 @@ describe('the packed packages', () => {
     const floors = new Map(packed.map(({ name, manifest }) => [name, nodeFloor(manifest.engines?.node)]));
     const lower = packed.flatMap(({ name, manifest }) =>
       Object.keys(manifest.dependencies ?? {})
-        .filter((dependency) => floors.has(dependency) && compareVersions(floors.get(name)!, floors.get(dependency)!) < 0)
-        .map((dependency) => `${name} ${manifest.engines?.node} < ${dependency} ${packed.find((p) => p.name === dependency)?.manifest.engines?.node}`),
+        .filter(
+          (dependency) => floors.has(dependency) && compareVersions(floors.get(name)!, floors.get(dependency)!) < 0,
+        )
+        .map(
+          (dependency) =>
+            `${name} ${manifest.engines?.node} < ${dependency} ${packed.find((p) => p.name === dependency)?.manifest.engines?.node}`,
+        ),
     );
     expect(lower).toEqual([]);
   });
@@ -345,10 +445,15 @@ describe('a project outside the workspace that installs the tarballs', () => {
   });
 
   it('gets every @agentproto package from its tarball, and never @agentproto/testkit', async () => {
-    const lock = await readJson<{ packages: Record<string, { resolved?: string }> }>(join(project, 'package-lock.json'));
+    const lock = await readJson<{ packages: Record<string, { resolved?: string }> }>(
+      join(project, 'package-lock.json'),
+    );
     const ours = Object.entries(lock.packages).filter(([path]) => /(^|\/)node_modules\/@agentproto\//.test(path));
-    expect(ours.map(([path]) => path).sort()).toEqual(publicPackages.map(({ manifest }) => `node_modules/${manifest.name}`).sort());
-    for (const [path, { resolved }] of ours) expect({ path, resolved }).toEqual({ path, resolved: expect.stringMatching(/^file:.*\.tgz$/) });
+    expect(ours.map(([path]) => path).sort()).toEqual(
+      publicPackages.map(({ manifest }) => `node_modules/${manifest.name}`).sort(),
+    );
+    for (const [path, { resolved }] of ours)
+      expect({ path, resolved }).toEqual({ path, resolved: expect.stringMatching(/^file:.*\.tgz$/) });
     expect(Object.keys(lock.packages).filter((path) => path.endsWith('/@agentproto/testkit'))).toEqual([]);
     expect((await readdir(join(project, 'node_modules', '@agentproto'))).sort()).not.toContain('testkit');
   });
@@ -356,7 +461,10 @@ describe('a project outside the workspace that installs the tarballs', () => {
   it('imports (ESM) each package from dist/index.js and calls it', async () => {
     const report = await probe('probe.mjs');
     for (const { name, fn, result } of CALLS) {
-      expect({ name, resolved: report[name]?.resolved }).toEqual({ name, resolved: join(project, 'node_modules', name, 'dist', 'index.js') });
+      expect({ name, resolved: report[name]?.resolved }).toEqual({
+        name,
+        resolved: join(project, 'node_modules', name, 'dist', 'index.js'),
+      });
       expect({ name, fn, kind: report[name]?.exports[fn] }).toEqual({ name, fn, kind: 'function' });
       expect({ name, result: report[name]?.result }).toEqual({ name, result });
     }
@@ -365,7 +473,10 @@ describe('a project outside the workspace that installs the tarballs', () => {
   it('requires (CJS) each package from dist/index.cjs and calls it, with require(esm) turned off', async () => {
     const report = await probe('probe.cjs', NO_REQUIRE_ESM);
     for (const { name, fn, result } of CALLS) {
-      expect({ name, resolved: report[name]?.resolved }).toEqual({ name, resolved: join(project, 'node_modules', name, 'dist', 'index.cjs') });
+      expect({ name, resolved: report[name]?.resolved }).toEqual({
+        name,
+        resolved: join(project, 'node_modules', name, 'dist', 'index.cjs'),
+      });
       expect({ name, fn, kind: report[name]?.exports[fn] }).toEqual({ name, fn, kind: 'function' });
       expect({ name, result: report[name]?.result }).toEqual({ name, result });
     }
@@ -374,20 +485,26 @@ describe('a project outside the workspace that installs the tarballs', () => {
   it('sees the same exports, of the same kinds, through import and require', async () => {
     const [esm, cjs] = await Promise.all([probe('probe.mjs'), probe('probe.cjs', NO_REQUIRE_ESM)]);
     for (const { name } of CALLS) {
-      const sorted = (exports: Record<string, string> | undefined) => Object.entries(exports ?? {}).sort(([a], [b]) => a.localeCompare(b));
+      const sorted = (exports: Record<string, string> | undefined) =>
+        Object.entries(exports ?? {}).sort(([a], [b]) => a.localeCompare(b));
       expect({ name, exports: sorted(cjs[name]?.exports) }).toEqual({ name, exports: sorted(esm[name]?.exports) });
     }
   });
 
   it('type-checks a strict ESM and a CJS consumer under nodenext, against dist/ types, lib checks on', async () => {
-    const { stdout } = await run(TSC, ['-p', 'tsconfig.json', '--listFiles'], { cwd: project, timeout: TSC_TIMEOUT }).catch((error: Error) => {
+    const { stdout } = await run(TSC, ['-p', 'tsconfig.json', '--listFiles'], {
+      cwd: project,
+      timeout: TSC_TIMEOUT,
+    }).catch((error: Error) => {
       // Diagnostics name files relative to the project; the long file list is absolute: leave it out.
       const [command, ...output] = error.message.split('\n');
       throw new Error([command, ...output.filter((line) => !isAbsolute(line))].join('\n'));
     });
     // Both declaration files of each package were read: import → index.d.ts, require → index.d.cts.
     const read = new Set(stdout.split('\n'));
-    const unread = CALLS.flatMap(({ name }) => ['index.d.ts', 'index.d.cts'].map((types) => join(project, 'node_modules', name, 'dist', types))).filter((file) => !read.has(file));
+    const unread = CALLS.flatMap(({ name }) =>
+      ['index.d.ts', 'index.d.cts'].map((types) => join(project, 'node_modules', name, 'dist', types)),
+    ).filter((file) => !read.has(file));
     expect(unread).toEqual([]);
   });
 
@@ -404,11 +521,20 @@ describe('a project outside the workspace that installs the tarballs', () => {
     const store = join(project, 'store');
     await mkdir(skill);
     await writeFile(join(skill, 'SKILL.md'), '---\nname: my-skill\ndescription: An example.\n---\n');
-    const put = JSON.parse((await agentproto(['cache', 'put', skill, '--root', store, '--json'])).stdout) as { objectId: string; path: string; files: number; fromCache: boolean };
+    const put = JSON.parse((await agentproto(['cache', 'put', skill, '--root', store, '--json'])).stdout) as {
+      objectId: string;
+      path: string;
+      files: number;
+      fromCache: boolean;
+    };
     expect(put).toMatchObject({ objectId: expect.stringMatching(/^[0-9a-f]{64}$/), files: 1, fromCache: false });
     expect(relative(store, put.path)).not.toMatch(/^\.\./);
-    expect(await readFile(join(put.path, 'SKILL.md'), 'utf8')).toBe('---\nname: my-skill\ndescription: An example.\n---\n');
-    const ls = JSON.parse((await agentproto(['cache', 'ls', '--root', store, '--json'])).stdout) as { objects: { objectId: string }[] };
+    expect(await readFile(join(put.path, 'SKILL.md'), 'utf8')).toBe(
+      '---\nname: my-skill\ndescription: An example.\n---\n',
+    );
+    const ls = JSON.parse((await agentproto(['cache', 'ls', '--root', store, '--json'])).stdout) as {
+      objects: { objectId: string }[];
+    };
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
   });
 });

@@ -25,9 +25,11 @@ const NODE_ARGS = ['--conditions=@agentproto/source', '--import', 'tsx'];
 const TOKEN_SECRET = 'ACME_SKILLS_TOKEN';
 
 const PACK_FILES = {
-  'skills/review/SKILL.md': '---\nname: review\ndescription: Reviews a change against the team checklist.\n---\n# Review\n\nRead the diff, then go through checklist.md item by item.\n',
+  'skills/review/SKILL.md':
+    '---\nname: review\ndescription: Reviews a change against the team checklist.\n---\n# Review\n\nRead the diff, then go through checklist.md item by item.\n',
   'skills/review/checklist.md': '- tests name the rule they check\n- no secret in a message\n',
-  'skills/release-notes/SKILL.md': '---\nname: release-notes\ndescription: Drafts release notes from merged changes.\n---\n# Release notes\n\nGroup the changes by package; one line each.\n',
+  'skills/release-notes/SKILL.md':
+    '---\nname: release-notes\ndescription: Drafts release notes from merged changes.\n---\n# Release notes\n\nGroup the changes by package; one line each.\n',
   'skills/release-notes/scripts/changes.sh': '#!/bin/sh\ngit log --oneline "$1..HEAD"\n',
 };
 
@@ -39,9 +41,15 @@ async function main(): Promise<void> {
   let server;
   try {
     await mkdir(join(root, 'publish'));
-    const published = await publishSkillPack(join(root, 'publish', 'acme-skills-1.0.0.tar.gz'), 'acme-skills-1.0.0', PACK_FILES);
+    const published = await publishSkillPack(
+      join(root, 'publish', 'acme-skills-1.0.0.tar.gz'),
+      'acme-skills-1.0.0',
+      PACK_FILES,
+    );
     server = await servePack(published.file, token);
-    say(`1. a skill pack, published: ${published.file} (${Object.keys(PACK_FILES).length} files, ${published.bytes} bytes)`);
+    say(
+      `1. a skill pack, published: ${published.file} (${Object.keys(PACK_FILES).length} files, ${published.bytes} bytes)`,
+    );
     say(`   ${published.pin}`);
     say(`   served at ${server.url} (127.0.0.1 only; a bearer token is required)\n`);
 
@@ -64,7 +72,9 @@ async function main(): Promise<void> {
     const hostArgs = ['src/host.ts', declarationFile, '--provider-package', PACKAGE, '--cache', store];
     const env = { ...process.env, TARBALL_TOKEN_SECRET_NAMES: TOKEN_SECRET, [TOKEN_SECRET]: token };
     say('\n3. the host, loading the provider by package name, from', packageDir);
-    say(`   $ TARBALL_TOKEN_SECRET_NAMES=${TOKEN_SECRET} ${TOKEN_SECRET}=<the token> node ${NODE_ARGS.join(' ')} ${hostArgs.join(' ')}`);
+    say(
+      `   $ TARBALL_TOKEN_SECRET_NAMES=${TOKEN_SECRET} ${TOKEN_SECRET}=<the token> node ${NODE_ARGS.join(' ')} ${hostArgs.join(' ')}`,
+    );
     const first = await host(hostArgs, env);
     for (const skill of first) {
       say(`   ${skill.name}  ${skill.how}  ${skill.dir}`);
@@ -77,7 +87,9 @@ async function main(): Promise<void> {
     const [heads, gets] = [server.count('HEAD'), server.count('GET')];
     say('4. the same command again: every skill is a hit');
     for (const skill of await host(hostArgs, env)) say(`   ${skill.name}  ${skill.how}  ${skill.dir}`);
-    say(`   the server saw ${server.count('HEAD') - heads} HEAD (each preparation checks the token) and ${server.count('GET') - gets} GET requests (nothing downloaded)\n`);
+    say(
+      `   the server saw ${server.count('HEAD') - heads} HEAD (each preparation checks the token) and ${server.count('GET') - gets} GET requests (nothing downloaded)\n`,
+    );
 
     await cli(declarationFile, store, env);
   } finally {
@@ -95,7 +107,11 @@ interface HostLine {
 
 /** Runs src/host.ts from the package folder, whose name the provider package is found by. */
 async function host(args: string[], env: NodeJS.ProcessEnv): Promise<HostLine[]> {
-  const { stdout } = await run(process.execPath, [...NODE_ARGS, ...args], { cwd: packageDir, env, timeout: 120_000 }).catch((error: { stderr?: string; message: string }) => {
+  const { stdout } = await run(process.execPath, [...NODE_ARGS, ...args], {
+    cwd: packageDir,
+    env,
+    timeout: 120_000,
+  }).catch((error: { stderr?: string; message: string }) => {
     throw new Error(`the host failed:\n${error.stderr || error.message}`);
   });
   return stdout
@@ -119,11 +135,13 @@ async function cli(declarationFile: string, store: string, env: NodeJS.ProcessEn
   const args = ['skills', 'prepare', declarationFile, '--provider-package', PACKAGE, '--cache', store];
   say('5. the agentproto CLI, same declaration, same store: hits');
   say(`   $ agentproto ${args.join(' ')}`);
-  const { stdout } = await run(process.execPath, [...NODE_ARGS, CLI, ...args], { cwd: packageDir, env, timeout: 120_000 }).catch(
-    (error: { stderr?: string; message: string }) => {
-      throw new Error(`the CLI failed:\n${error.stderr || error.message}`);
-    },
-  );
+  const { stdout } = await run(process.execPath, [...NODE_ARGS, CLI, ...args], {
+    cwd: packageDir,
+    env,
+    timeout: 120_000,
+  }).catch((error: { stderr?: string; message: string }) => {
+    throw new Error(`the CLI failed:\n${error.stderr || error.message}`);
+  });
   say(indent(stdout.trimEnd(), 3));
 }
 

@@ -72,7 +72,10 @@ export class TarballDigestMismatchError extends SkillError {
     readonly expected: string,
     readonly actual: string,
   ) {
-    super('SKILL_CONTENT_MISMATCH', `${url}: the archive is ${actual}, not the pinned ${expected}; nothing was extracted`);
+    super(
+      'SKILL_CONTENT_MISMATCH',
+      `${url}: the archive is ${actual}, not the pinned ${expected}; nothing was extracted`,
+    );
   }
 }
 
@@ -123,6 +126,9 @@ export class TarballTokenNotApprovedError extends SkillError {
 /** The secret's value cannot be sent as a bearer token (control characters, spaces). The value is not shown. */
 export class TarballTokenInvalidError extends SkillError {
   constructor(readonly secretName: string) {
-    super('SKILL_SECRET_INVALID', `secret "${secretName}" is not a usable bearer token (it holds spaces or control characters)`);
+    super(
+      'SKILL_SECRET_INVALID',
+      `secret "${secretName}" is not a usable bearer token (it holds spaces or control characters)`,
+    );
   }
 }

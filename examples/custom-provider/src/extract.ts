@@ -7,7 +7,12 @@ import { pipeline } from 'node:stream/promises';
 import { GunzipOneMember, TarEndMarker } from '@agentproto/content-cache';
 import { SkillError } from '@agentproto/skill-providers';
 import { extract as tarExtract, type Header } from 'tar-stream';
-import { TarballArchiveInvalidError, TarballPathNotFoundError, TarballTooLargeError, TarballUnsafeEntryError } from './errors.js';
+import {
+  TarballArchiveInvalidError,
+  TarballPathNotFoundError,
+  TarballTooLargeError,
+  TarballUnsafeEntryError,
+} from './errors.js';
 
 export interface ExtractLimits {
   /** Most bytes of the tar stream once inflated, headers included: a gzip bomb stops here. */
@@ -75,7 +80,8 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
     const type = (header.type as Header['type'] | null) ?? null;
     const segments = entrySegments(url, name);
     // tar-stream does not skip data after a directory header: it would read it as headers.
-    if (type === 'directory' && (header.size ?? 0) > 0) throw new TarballArchiveInvalidError(url, `directory entry ${JSON.stringify(name)} carries data`);
+    if (type === 'directory' && (header.size ?? 0) > 0)
+      throw new TarballArchiveInvalidError(url, `directory entry ${JSON.stringify(name)} carries data`);
     const relative = under(segments, selected);
     if (relative === undefined) return drain(entry);
     if (relative === '') {
@@ -93,7 +99,8 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
       case 'file':
       case 'contiguous-file': {
         layout.place(relative, 'file', name);
-        if (++files > request.maxFiles) throw new TarballTooLargeError(url, `more than ${request.maxFiles} files under "${request.path || '.'}"`);
+        if (++files > request.maxFiles)
+          throw new TarballTooLargeError(url, `more than ${request.maxFiles} files under "${request.path || '.'}"`);
         await mkdir(dirname(target), { recursive: true, mode: 0o755 });
         // Only the executable bit is kept: setuid, setgid, sticky and odd permissions from
         // the archive never reach the disk.
@@ -115,16 +122,25 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
         const linkname = header.linkname ?? '';
         const from = linkname === '' ? undefined : under(entrySegments(url, linkname), selected);
         if (from === undefined || from === '' || layout.kindOf(from) !== 'file') {
-          throw new TarballUnsafeEntryError(url, name, `a hard link to ${JSON.stringify(linkname)}, which is not a file extracted before it in the selected directory`);
+          throw new TarballUnsafeEntryError(
+            url,
+            name,
+            `a hard link to ${JSON.stringify(linkname)}, which is not a file extracted before it in the selected directory`,
+          );
         }
         layout.place(relative, 'file', name);
-        if (++files > request.maxFiles) throw new TarballTooLargeError(url, `more than ${request.maxFiles} files under "${request.path || '.'}"`);
+        if (++files > request.maxFiles)
+          throw new TarballTooLargeError(url, `more than ${request.maxFiles} files under "${request.path || '.'}"`);
         await mkdir(dirname(target), { recursive: true, mode: 0o755 });
         await copyFile(join(destination, ...from.split('/')), target, constants.COPYFILE_EXCL);
         return drain(entry);
       }
       default:
-        throw new TarballUnsafeEntryError(url, name, `entry type ${type ?? 'unknown'} (devices, fifos and unknown types are never extracted)`);
+        throw new TarballUnsafeEntryError(
+          url,
+          name,
+          `entry type ${type ?? 'unknown'} (devices, fifos and unknown types are never extracted)`,
+        );
     }
   };
 
@@ -152,7 +168,8 @@ export async function extractSelected(request: ExtractRequest): Promise<void> {
     if (signal.aborted || failure instanceof SkillError) throw failure;
     throw new TarballArchiveInvalidError(url, describe(end.explain(failure)));
   }
-  if (found !== 'directory') throw new TarballPathNotFoundError(url, request.path, found === 'file' ? 'not a directory' : 'missing');
+  if (found !== 'directory')
+    throw new TarballPathNotFoundError(url, request.path, found === 'file' ? 'not a directory' : 'missing');
 }
 
 /**
@@ -182,10 +199,13 @@ function under(segments: readonly string[], selected: readonly string[]): string
  */
 function symlinkProblem(relative: string, linkname: string): string | undefined {
   if (linkname === '') return 'a symbolic link with an empty target';
-  if (linkname.includes('\0') || linkname.includes('\\')) return 'a symbolic link whose target holds NUL or a backslash';
-  if (linkname.startsWith('/') || /^[A-Za-z]:/.test(linkname)) return `a symbolic link to the absolute path ${JSON.stringify(linkname)}`;
+  if (linkname.includes('\0') || linkname.includes('\\'))
+    return 'a symbolic link whose target holds NUL or a backslash';
+  if (linkname.startsWith('/') || /^[A-Za-z]:/.test(linkname))
+    return `a symbolic link to the absolute path ${JSON.stringify(linkname)}`;
   const resolved = posix.normalize(posix.join(posix.dirname(relative), linkname));
-  if (resolved === '..' || resolved.startsWith('../')) return `a symbolic link to ${JSON.stringify(linkname)}, outside the selected directory`;
+  if (resolved === '..' || resolved.startsWith('../'))
+    return `a symbolic link to ${JSON.stringify(linkname)}, outside the selected directory`;
   return undefined;
 }
 
@@ -208,7 +228,8 @@ class Layout {
     for (let i = 1; i < parts.length; i++) {
       const parent = parts.slice(0, i).join('/');
       const there = this.kinds.get(parent);
-      if (there === 'file' || there === 'link') throw new TarballUnsafeEntryError(this.url, name, `it would be written below the ${there} "${parent}"`);
+      if (there === 'file' || there === 'link')
+        throw new TarballUnsafeEntryError(this.url, name, `it would be written below the ${there} "${parent}"`);
     }
     const there = this.kinds.get(path);
     if (there !== undefined && !(there === 'directory' && kind === 'directory')) {
@@ -259,12 +280,15 @@ class ByteMeter extends Transform {
     let last = chunk.length - 1;
     while (last >= 0 && chunk[last] === 0) last--;
     this.trailingZeros = last < 0 ? this.trailingZeros + chunk.length : chunk.length - 1 - last;
-    if (this.total > this.max) callback(new TarballTooLargeError(this.url, `more than ${this.max} bytes once unpacked`));
+    if (this.total > this.max)
+      callback(new TarballTooLargeError(this.url, `more than ${this.max} bytes once unpacked`));
     else callback(null, chunk);
   }
 }
 
 function describe(error: unknown): string {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return [typeof code === 'string' ? code : undefined, typeof message === 'string' ? message : String(error)].filter(Boolean).join(': ');
+  return [typeof code === 'string' ? code : undefined, typeof message === 'string' ? message : String(error)]
+    .filter(Boolean)
+    .join(': ');
 }

@@ -15,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DOCUMENT_LIMITS, openContentStore, parseUntrustedJson, readBoundedFile } from '@agentproto/content-cache';
-import { ProviderRegistrationError, SkillError, environmentSecrets, gitProvider, loadRegistry, prepareSkills } from '@agentproto/skill-providers';
+import {
+  ProviderRegistrationError,
+  SkillError,
+  environmentSecrets,
+  gitProvider,
+  loadRegistry,
+  prepareSkills,
+} from '@agentproto/skill-providers';
 
 const USAGE = 'usage: host.ts <declaration.json> [--provider-package SPEC]... [--cache DIR]';
 
@@ -38,7 +45,9 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // The declaration is parsed like any document from a stranger: bounded in size, depth and values.
-  const declaration: unknown = parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), { source: file });
+  const declaration: unknown = parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), {
+    source: file,
+  });
   const builtins = [gitProvider()];
   const packages = parsed.values['provider-package'] ?? [];
   const folder = process.cwd();
@@ -56,13 +65,20 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   // The store lives outside any workspace; the OS temp folder keeps the example self-contained.
-  const cache = await openContentStore({ root: resolve(parsed.values.cache ?? join(tmpdir(), 'agentproto-example-skills')) });
+  const cache = await openContentStore({
+    root: resolve(parsed.values.cache ?? join(tmpdir(), 'agentproto-example-skills')),
+  });
 
   // Ctrl-C cancels: nothing half-fetched is published and the private folders are removed.
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort(new Error('interrupted')));
 
-  const skills = await prepareSkills(declaration, { cache, registry, secrets: environmentSecrets, signal: controller.signal });
+  const skills = await prepareSkills(declaration, {
+    cache,
+    registry,
+    secrets: environmentSecrets,
+    signal: controller.signal,
+  });
   for (const skill of skills) process.stdout.write(`${skill.name}\t${skill.dir}\t${skill.hit ? 'hit' : 'fetched'}\n`);
   return 0;
 }
@@ -73,7 +89,12 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     // A SkillError's message is written to hold no credential; anything else gets its message only.
-    const text = error instanceof SkillError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const text =
+      error instanceof SkillError
+        ? `${error.code}: ${error.message}`
+        : error instanceof Error
+          ? error.message
+          : String(error);
     process.stderr.write(`error: ${text}\n`);
     process.exitCode = 1;
   },

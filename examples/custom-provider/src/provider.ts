@@ -81,10 +81,15 @@ export class TarballSkillProvider extends BaseSkillProvider {
   validate(source: SkillSource): void {
     this.urlOf(source);
     if (!PIN.test(source.version)) {
-      throw new SkillConfigError(source.source, 'version', 'must be the archive\'s digest, "sha256:<64 lowercase hex>"');
+      throw new SkillConfigError(
+        source.source,
+        'version',
+        'must be the archive\'s digest, "sha256:<64 lowercase hex>"',
+      );
     }
     for (const option of Object.keys(source.config)) {
-      if (!(OPTIONS as readonly string[]).includes(option)) throw new SkillConfigError(source.source, option, 'is not an option of the tarball provider');
+      if (!(OPTIONS as readonly string[]).includes(option))
+        throw new SkillConfigError(source.source, option, 'is not an option of the tarball provider');
     }
     this.tokenSecretNameOf(source);
   }
@@ -113,7 +118,12 @@ export class TarballSkillProvider extends BaseSkillProvider {
   async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
     const url = this.urlOf(source);
     const expected = resolved.version;
-    if (!PIN.test(expected)) throw new SkillConfigError(source.source, 'version', 'must be the archive\'s digest, "sha256:<64 lowercase hex>"');
+    if (!PIN.test(expected))
+      throw new SkillConfigError(
+        source.source,
+        'version',
+        'must be the archive\'s digest, "sha256:<64 lowercase hex>"',
+      );
     const secretName = this.tokenSecretNameOf(source);
     // Read again rather than kept from resolve: the token lives in memory for one request
     // at a time, and is never written anywhere (so writeCredential is not needed here).
@@ -125,10 +135,15 @@ export class TarballSkillProvider extends BaseSkillProvider {
       // fetch would silently inflate a gzip Content-Encoding, and the digest would be of
       // other bytes than the published file.
       if (encoding !== null && encoding.toLowerCase() !== 'identity') {
-        throw new TarballHttpError(url.href, response.status, `the archive was sent with Content-Encoding "${encoding}"; serve the .tar.gz as is`);
+        throw new TarballHttpError(
+          url.href,
+          response.status,
+          `the archive was sent with Content-Encoding "${encoding}"; serve the .tar.gz as is`,
+        );
       }
       const length = Number(response.headers.get('content-length') ?? NaN);
-      if (length > this.maxArchiveBytes) throw new TarballTooLargeError(url.href, `the archive is ${length} bytes, over ${this.maxArchiveBytes}`);
+      if (length > this.maxArchiveBytes)
+        throw new TarballTooLargeError(url.href, `the archive is ${length} bytes, over ${this.maxArchiveBytes}`);
     } catch (error) {
       await response.body?.cancel().catch(() => undefined);
       throw error;
@@ -160,11 +175,21 @@ export class TarballSkillProvider extends BaseSkillProvider {
       throw new SkillConfigError(source.source, 'source', 'is not a URL');
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
-      throw new SkillConfigError(source.source, 'source', 'must be an https:// URL (plain http:// only to a loopback address)');
+      throw new SkillConfigError(
+        source.source,
+        'source',
+        'must be an https:// URL (plain http:// only to a loopback address)',
+      );
     }
     // The URL goes into the cache key, results and messages: no credential may ride in it.
-    if (url.username !== '' || url.password !== '') throw new SkillConfigError(source.source, 'source', 'must not hold credentials; use token_secret_name');
-    if (source.source.includes('?')) throw new SkillConfigError(source.source, 'source', 'must not have a query (signed URLs are credentials); use token_secret_name');
+    if (url.username !== '' || url.password !== '')
+      throw new SkillConfigError(source.source, 'source', 'must not hold credentials; use token_secret_name');
+    if (source.source.includes('?'))
+      throw new SkillConfigError(
+        source.source,
+        'source',
+        'must not have a query (signed URLs are credentials); use token_secret_name',
+      );
     if (source.source.includes('#')) throw new SkillConfigError(source.source, 'source', 'must not have a fragment');
     return url;
   }
@@ -174,9 +199,14 @@ export class TarballSkillProvider extends BaseSkillProvider {
     if (!('token_secret_name' in source.config)) return undefined;
     const name = source.config.token_secret_name;
     if (typeof name !== 'string' || !SECRET_NAME.test(name)) {
-      throw new SkillConfigError(source.source, 'token_secret_name', 'must be a plain secret name (letters, digits, ".", "_", "-")');
+      throw new SkillConfigError(
+        source.source,
+        'token_secret_name',
+        'must be a plain secret name (letters, digits, ".", "_", "-")',
+      );
     }
-    if (!this.approvedTokenSecretNames().includes(name)) throw new TarballTokenNotApprovedError(name, TOKEN_ALLOWLIST_VARIABLE);
+    if (!this.approvedTokenSecretNames().includes(name))
+      throw new TarballTokenNotApprovedError(name, TOKEN_ALLOWLIST_VARIABLE);
     return name;
   }
 
@@ -207,7 +237,12 @@ export class TarballSkillProvider extends BaseSkillProvider {
     return headers;
   }
 
-  private async request(url: URL, method: 'HEAD' | 'GET', headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  private async request(
+    url: URL,
+    method: 'HEAD' | 'GET',
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
     try {
       // Redirects are not followed: egressHosts names only the URL's own host, and a
       // redirect elsewhere would both leave it and carry the request to a host nobody pinned.
@@ -226,7 +261,11 @@ export class TarballSkillProvider extends BaseSkillProvider {
     if (status === 401 || status === 403) throw new TarballAuthError(url.href, status, secretName);
     if (status === 404 || status === 410) throw new TarballNotFoundError(url.href, status);
     if (status >= 300 && status < 400) {
-      throw new TarballHttpError(url.href, status, `the server redirects (HTTP ${status}); redirects are not followed, declare the archive's final URL`);
+      throw new TarballHttpError(
+        url.href,
+        status,
+        `the server redirects (HTTP ${status}); redirects are not followed, declare the archive's final URL`,
+      );
     }
     throw new TarballHttpError(url.href, status, `the server answered HTTP ${status}`);
   }
@@ -246,7 +285,8 @@ export class TarballSkillProvider extends BaseSkillProvider {
       for await (const chunk of body) {
         bytes += chunk.length;
         // Leaving the loop cancels the body, which closes the connection.
-        if (bytes > this.maxArchiveBytes) throw new TarballTooLargeError(url.href, `the archive is over ${this.maxArchiveBytes} bytes`);
+        if (bytes > this.maxArchiveBytes)
+          throw new TarballTooLargeError(url.href, `the archive is over ${this.maxArchiveBytes} bytes`);
         hash.update(chunk);
         await file.write(chunk);
       }

@@ -12,11 +12,15 @@ describe('the start script (src/demo.ts)', () => {
     // What `pnpm --filter @agentproto/example-custom-provider start` runs, in the package folder.
     // Without the NODE_PATH a package manager's shim sets: the package is found by its name only.
     const { NODE_PATH: _, ...env } = process.env;
-    const { stdout, stderr } = await run(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', 'src/demo.ts'], {
-      cwd: packageDir,
-      env,
-      timeout: 120_000,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--conditions=@agentproto/source', '--import', 'tsx', 'src/demo.ts'],
+      {
+        cwd: packageDir,
+        env,
+        timeout: 120_000,
+      },
+    );
     expect(stderr).toBe('');
     const pin = /^ {3}(sha256:[0-9a-f]{64})$/m.exec(stdout)?.[1];
     expect(pin).toBeDefined();
@@ -37,7 +41,9 @@ describe('the start script (src/demo.ts)', () => {
     // Then the same directories again, as hits, with nothing downloaded.
     expect(stdout).toContain(`   review  hit  ${review}\n`);
     expect(stdout).toContain(`   release-notes  hit  ${notes}\n`);
-    expect(stdout).toContain('the server saw 2 HEAD (each preparation checks the token) and 0 GET requests (nothing downloaded)');
+    expect(stdout).toContain(
+      'the server saw 2 HEAD (each preparation checks the token) and 0 GET requests (nothing downloaded)',
+    );
 
     // The CLI, on the same store.
     expect(stdout).toContain(`   review  ${review}  ${pin}  (cached)\n`);

@@ -27,7 +27,11 @@ async function host(args: string[], env: Record<string, string>) {
   const environment = { ...inherited, TARBALL_TOKEN_SECRET_NAMES: '', ...env };
   return run(process.execPath, argv, { cwd: packageDir, env: environment, timeout: 60_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? '',
+    }),
   );
 }
 
@@ -39,12 +43,19 @@ async function declarationFile(entries: unknown[]): Promise<{ file: string; stor
 }
 
 describe('the host program', () => {
-  it('loads the tarball provider by package name, prepares the declaration and prints each skill\'s directory; the token stays out of its output', async () => {
+  it("loads the tarball provider by package name, prepares the declaration and prints each skill's directory; the token stays out of its output", async () => {
     const server = await startArchiveServer();
     const archive = await tarGz(skillPack());
     const url = server.serve('/pack-1.2.0.tar.gz', { body: archive, token: TOKEN });
     const { file, store } = await declarationFile([
-      { provider: 'tarball', source: url, version: pinOf(archive), path: 'skills/review', name: 'review', config: { token_secret_name: 'ACME_SKILLS_TOKEN' } },
+      {
+        provider: 'tarball',
+        source: url,
+        version: pinOf(archive),
+        path: 'skills/review',
+        name: 'review',
+        config: { token_secret_name: 'ACME_SKILLS_TOKEN' },
+      },
     ]);
     const args = [file, '--provider-package', PACKAGE, '--cache', store];
     const deployment = { TARBALL_TOKEN_SECRET_NAMES: 'ACME_SKILLS_TOKEN', ACME_SKILLS_TOKEN: TOKEN };
@@ -68,10 +79,19 @@ describe('the host program', () => {
 
   it('refuses a token secret name the deployment did not approve in TARBALL_TOKEN_SECRET_NAMES, before any request', async () => {
     const server = await startArchiveServer();
-    const entry = { provider: 'tarball', source: `${server.origin}/pack.tar.gz`, version: `sha256:${'a'.repeat(64)}`, name: 'review', config: { token_secret_name: 'ACME_SKILLS_TOKEN' } };
+    const entry = {
+      provider: 'tarball',
+      source: `${server.origin}/pack.tar.gz`,
+      version: `sha256:${'a'.repeat(64)}`,
+      name: 'review',
+      config: { token_secret_name: 'ACME_SKILLS_TOKEN' },
+    };
     const { file, store } = await declarationFile([entry]);
     for (const approved of ['', 'OTHER_TOKEN, acme-skills-token']) {
-      const result = await host([file, '--provider-package', PACKAGE, '--cache', store], { TARBALL_TOKEN_SECRET_NAMES: approved, ACME_SKILLS_TOKEN: TOKEN });
+      const result = await host([file, '--provider-package', PACKAGE, '--cache', store], {
+        TARBALL_TOKEN_SECRET_NAMES: approved,
+        ACME_SKILLS_TOKEN: TOKEN,
+      });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('SKILL_CREDENTIAL_NOT_APPROVED');
       expect(result.stderr).toContain('TARBALL_TOKEN_SECRET_NAMES');
@@ -92,7 +112,14 @@ describe('the host program', () => {
     ],
   ])('fails on %s, naming it and the providers known without it, before any request', async (_, flags, message) => {
     const server = await startArchiveServer();
-    const { file, store } = await declarationFile([{ provider: 'tarball', source: `${server.origin}/pack.tar.gz`, version: `sha256:${'a'.repeat(64)}`, name: 'review' }]);
+    const { file, store } = await declarationFile([
+      {
+        provider: 'tarball',
+        source: `${server.origin}/pack.tar.gz`,
+        version: `sha256:${'a'.repeat(64)}`,
+        name: 'review',
+      },
+    ]);
     const result = await host([file, ...flags, '--cache', store], {});
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
@@ -103,7 +130,14 @@ describe('the host program', () => {
 
   it('without the package, a tarball entry names an unknown provider and the known ids', async () => {
     const server = await startArchiveServer();
-    const { file, store } = await declarationFile([{ provider: 'tarball', source: `${server.origin}/pack.tar.gz`, version: `sha256:${'a'.repeat(64)}`, name: 'review' }]);
+    const { file, store } = await declarationFile([
+      {
+        provider: 'tarball',
+        source: `${server.origin}/pack.tar.gz`,
+        version: `sha256:${'a'.repeat(64)}`,
+        name: 'review',
+      },
+    ]);
     const result = await host([file, '--cache', store], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('SKILL_PROVIDER_UNKNOWN');

@@ -35,9 +35,11 @@ describe('the package, loaded by name', () => {
     expect(registry.ids()).toEqual(['git', 'tarball']);
   });
 
-  it('is found from the deployment\'s folder, not from the core library\'s', async () => {
+  it("is found from the deployment's folder, not from the core library's", async () => {
     // From a folder where it is not installed (the system temp folder), the name finds nothing.
-    await expect(loadRegistry({ packages: [PACKAGE], from: tmpdir() })).rejects.toMatchObject({ code: 'SKILL_PROVIDER_INVALID' });
+    await expect(loadRegistry({ packages: [PACKAGE], from: tmpdir() })).rejects.toMatchObject({
+      code: 'SKILL_PROVIDER_INVALID',
+    });
     await expect(loadRegistry({ packages: ['@agentproto/no-such-provider'], from: packageDir })).rejects.toThrow(
       `no package "@agentproto/no-such-provider" is installed in ${packageDir} or a folder above it`,
     );
@@ -52,7 +54,7 @@ describe('the package, loaded by name', () => {
     expect(codeOf(() => provider.validate(source('acme-skills')))).toBe('SKILL_CREDENTIAL_NOT_APPROVED');
   });
 
-  it('lets a host that creates the provider itself replace the environment\'s list', () => {
+  it("lets a host that creates the provider itself replace the environment's list", () => {
     vi.stubEnv('TARBALL_TOKEN_SECRET_NAMES', 'acme-skills-token');
     const provider = tarballProvider({ tokenSecretNames: ['vault-token'] });
     expect(codeOf(() => provider.validate(source('vault-token')))).toBe('accepted');

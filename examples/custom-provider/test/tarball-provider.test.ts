@@ -31,7 +31,11 @@ const entry = (source: string, version: string, extra: Record<string, unknown> =
   ...extra,
 });
 
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('expected a rejection'), (error: unknown) => error);
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable('expected a rejection'),
+    (error: unknown) => error,
+  );
 
 /** Everything a caller could print of a value: message, stack, causes, fields, JSON. */
 function everythingIn(value: unknown): string {
@@ -41,7 +45,11 @@ function everythingIn(value: unknown): string {
   } catch {
     // a value JSON cannot hold is covered by inspect
   }
-  for (let error = value as { message?: unknown; stack?: unknown; cause?: unknown; original?: unknown } | undefined; error; error = error.cause as typeof error) {
+  for (
+    let error = value as { message?: unknown; stack?: unknown; cause?: unknown; original?: unknown } | undefined;
+    error;
+    error = error.cause as typeof error
+  ) {
     parts.push(String(error.message), String(error.stack));
     if (error.original !== undefined) parts.push(everythingIn(error.original));
   }
@@ -56,7 +64,13 @@ describe('the tarball provider', () => {
     const url = server.serve('/pack-1.2.0.tar.gz', { body: archive });
 
     const [first] = await prepareSkills([entry(url, pin)], { cache, registry, sandbox });
-    expect(first).toMatchObject({ name: 'review', provider: 'tarball', version: pin, contentId: `${pin}:skills/review`, hit: false });
+    expect(first).toMatchObject({
+      name: 'review',
+      provider: 'tarball',
+      version: pin,
+      contentId: `${pin}:skills/review`,
+      hit: false,
+    });
     expect(await readFile(join(first!.dir, 'SKILL.md'), 'utf8')).toContain('# Review');
     expect((await lstat(join(first!.dir, 'scripts/check.sh'))).mode & 0o777).toBe(0o755);
     // Only the selected directory, relative to it.
@@ -76,7 +90,11 @@ describe('the tarball provider', () => {
     const primary = server.serve('/pack.tar.gz', { body: archive });
     const mirror = server.serve('/mirror/pack.tar.gz', { body: archive });
     const [review, lint, mirrored] = await prepareSkills(
-      [entry(primary, pin), entry(primary, pin, { path: 'skills/lint', name: 'lint' }), entry(mirror, pin, { name: 'review-mirror' })],
+      [
+        entry(primary, pin),
+        entry(primary, pin, { path: 'skills/lint', name: 'lint' }),
+        entry(mirror, pin, { name: 'review-mirror' }),
+      ],
       { cache, registry, sandbox, concurrency: 1 },
     );
     expect(lint!.contentId).toBe(`${pin}:skills/lint`);
@@ -85,7 +103,10 @@ describe('the tarball provider', () => {
     // The same content id from another URL proves nothing about who may have the content
     // (anyone can name a digest): the store shares objects only within one source, so the
     // mirror is authorized (HEAD) and its own archive downloaded and checked (GET).
-    expect(server.requests.filter((r) => r.path === '/mirror/pack.tar.gz').map((r) => r.method)).toEqual(['HEAD', 'GET']);
+    expect(server.requests.filter((r) => r.path === '/mirror/pack.tar.gz').map((r) => r.method)).toEqual([
+      'HEAD',
+      'GET',
+    ]);
     expect((await cache.list()).objects).toHaveLength(3);
   });
 
@@ -119,7 +140,12 @@ describe('the tarball provider', () => {
 
     it('sends the token from the named secret and prepares with the right one', async () => {
       const { server, cache, registry, sandbox, url, pin } = await tokenSetup();
-      const prepared = await prepareSkills([entry(url, pin, { config: { token_secret_name: TOKEN_NAME } })], { cache, registry, sandbox, secrets: secrets(RIGHT) });
+      const prepared = await prepareSkills([entry(url, pin, { config: { token_secret_name: TOKEN_NAME } })], {
+        cache,
+        registry,
+        sandbox,
+        secrets: secrets(RIGHT),
+      });
       expect(prepared[0]!.hit).toBe(false);
       expect(server.requests.map((r) => [r.method, r.authorization])).toEqual([
         ['HEAD', `Bearer ${RIGHT}`],
@@ -133,8 +159,14 @@ describe('the tarball provider', () => {
       const declaration = [entry(url, pin, { config: { token_secret_name: TOKEN_NAME } })];
       await prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(RIGHT) });
       // The token was revoked (replaced) after the skill was cached: the hit is refused too.
-      const failure = await failureOf(prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(WRONG) }));
-      expect(failure).toMatchObject({ code: 'SKILL_AUTH_FAILED', phase: 'resolve', cause: { status: 403, tokenSecretName: TOKEN_NAME } });
+      const failure = await failureOf(
+        prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(WRONG) }),
+      );
+      expect(failure).toMatchObject({
+        code: 'SKILL_AUTH_FAILED',
+        phase: 'resolve',
+        cause: { status: 403, tokenSecretName: TOKEN_NAME },
+      });
       expect(server.requests.at(-1)).toMatchObject({ method: 'HEAD', authorization: `Bearer ${WRONG}` });
       expect(everythingIn(failure)).not.toContain(WRONG);
       expect(everythingIn(failure)).not.toContain(RIGHT);
@@ -142,7 +174,9 @@ describe('the tarball provider', () => {
 
     it('fails with SKILL_AUTH_FAILED when no token is configured for a private archive', async () => {
       const { server, cache, registry, sandbox, url, pin } = await tokenSetup();
-      const failure = await failureOf(prepareSkills([entry(url, pin)], { cache, registry, sandbox, secrets: secrets(RIGHT) }));
+      const failure = await failureOf(
+        prepareSkills([entry(url, pin)], { cache, registry, sandbox, secrets: secrets(RIGHT) }),
+      );
       expect(failure).toMatchObject({ code: 'SKILL_AUTH_FAILED', cause: { status: 401, tokenSecretName: undefined } });
       expect(server.requests).toEqual([{ method: 'HEAD', path: '/private/pack.tar.gz', authorization: undefined }]);
       expect(everythingIn(failure)).not.toContain(RIGHT);
@@ -150,7 +184,14 @@ describe('the tarball provider', () => {
 
     it('fails with SKILL_SECRET_MISSING, before any request, when the named secret has no value', async () => {
       const { server, cache, registry, sandbox, url, pin } = await tokenSetup();
-      const failure = await failureOf(prepareSkills([entry(url, pin, { config: { token_secret_name: TOKEN_NAME } })], { cache, registry, sandbox, secrets: secrets(undefined) }));
+      const failure = await failureOf(
+        prepareSkills([entry(url, pin, { config: { token_secret_name: TOKEN_NAME } })], {
+          cache,
+          registry,
+          sandbox,
+          secrets: secrets(undefined),
+        }),
+      );
       expect(failure).toMatchObject({ code: 'SKILL_SECRET_MISSING', phase: 'resolve' });
       expect(server.requests).toEqual([]);
     });
@@ -158,12 +199,16 @@ describe('the tarball provider', () => {
     it('keeps the token out of errors that happen after authorization (a wrong pin) and of a token that cannot be sent', async () => {
       const { cache, registry, sandbox, url } = await tokenSetup();
       const declaration = [entry(url, pinOf(Buffer.from('not this')), { config: { token_secret_name: TOKEN_NAME } })];
-      const mismatch = await failureOf(prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(RIGHT) }));
+      const mismatch = await failureOf(
+        prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(RIGHT) }),
+      );
       expect(mismatch).toMatchObject({ code: 'SKILL_CONTENT_MISMATCH' });
       expect(everythingIn(mismatch)).not.toContain(RIGHT);
 
       const broken = `${RIGHT}\r\nx-injected: 1`;
-      const invalid = await failureOf(prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(broken) }));
+      const invalid = await failureOf(
+        prepareSkills(declaration, { cache, registry, sandbox, secrets: secrets(broken) }),
+      );
       expect(invalid).toMatchObject({ code: 'SKILL_SECRET_INVALID' });
       expect(everythingIn(invalid)).not.toContain(RIGHT);
     });
@@ -185,12 +230,25 @@ describe('the tarball provider', () => {
       ['a name that climbs out with ..', [...skillPack(), { name: '../x', body: 'escaped' }]],
       ['.. inside the selected directory', [...skillPack(), { name: 'skills/review/../../x', body: 'escaped' }]],
       ['an absolute name', [...skillPack(), { name: '/tmp/agentproto-tarball-escape', body: 'escaped' }]],
-      ['a symbolic link to outside the selected directory', [...skillPack(), { name: 'skills/review/shared', type: 'symlink', linkname: '../other/SKILL.md' }]],
-      ['a symbolic link to an absolute path', [...skillPack(), { name: 'skills/review/passwd', type: 'symlink', linkname: '/etc/passwd' }]],
-      ['a hard link to a file outside the selected directory', [...skillPack(), { name: 'skills/review/other', type: 'link', linkname: 'skills/other/SKILL.md' }]],
+      [
+        'a symbolic link to outside the selected directory',
+        [...skillPack(), { name: 'skills/review/shared', type: 'symlink', linkname: '../other/SKILL.md' }],
+      ],
+      [
+        'a symbolic link to an absolute path',
+        [...skillPack(), { name: 'skills/review/passwd', type: 'symlink', linkname: '/etc/passwd' }],
+      ],
+      [
+        'a hard link to a file outside the selected directory',
+        [...skillPack(), { name: 'skills/review/other', type: 'link', linkname: 'skills/other/SKILL.md' }],
+      ],
       [
         'a file written through a link that stays inside',
-        [...skillPack(), { name: 'skills/review/here', type: 'symlink', linkname: '.' }, { name: 'skills/review/here/x', body: 'through the link' }],
+        [
+          ...skillPack(),
+          { name: 'skills/review/here', type: 'symlink', linkname: '.' },
+          { name: 'skills/review/here/x', body: 'through the link' },
+        ],
       ],
       ['a character device', [...skillPack(), { name: 'skills/review/null', type: 'character-device' }]],
       ['a fifo', [...skillPack(), { name: 'skills/review/pipe', type: 'fifo' }]],
@@ -200,7 +258,12 @@ describe('the tarball provider', () => {
     it.each(refused)('refuses %s and publishes nothing', async (_, entries) => {
       const { failure, cache, privateRoot } = await prepareArchive(entries);
       // The provider's own refusal (the store's would carry reason CACHE_UNSAFE_TREE).
-      expect(failure).toMatchObject({ code: 'SKILL_UNSAFE_TREE', reason: 'SKILL_UNSAFE_TREE', phase: 'fetch', entry: { name: 'review' } });
+      expect(failure).toMatchObject({
+        code: 'SKILL_UNSAFE_TREE',
+        reason: 'SKILL_UNSAFE_TREE',
+        phase: 'fetch',
+        entry: { name: 'review' },
+      });
       expect((await cache.list()).objects).toEqual([]);
       expect(await readdir(join(cache.root, 'staging'))).toEqual([]);
       expect(await readdir(privateRoot)).toEqual([]);
@@ -228,7 +291,11 @@ describe('the tarball provider', () => {
 
     it('reports SKILL_NOT_FOUND when the archive has no such directory', async () => {
       const { failure } = await prepareArchive(skillPack(), 'skills/absent');
-      expect(failure).toMatchObject({ code: 'SKILL_NOT_FOUND', phase: 'fetch', cause: { path: 'skills/absent', found: 'missing' } });
+      expect(failure).toMatchObject({
+        code: 'SKILL_NOT_FOUND',
+        phase: 'fetch',
+        cause: { path: 'skills/absent', found: 'missing' },
+      });
     });
   });
 
@@ -236,14 +303,34 @@ describe('the tarball provider', () => {
     const pin = `sha256:${'a'.repeat(64)}`;
 
     const rejected: Array<[string, (url: string) => Record<string, unknown>, string]> = [
-      ['an unknown config option', (url) => entry(url, pin, { config: { token_secret_name: TOKEN_NAME, strip_components: 1 } }), 'SKILL_CONFIG_INVALID'],
-      ['a secret name the host did not approve', (url) => entry(url, pin, { config: { token_secret_name: 'other-token' } }), 'SKILL_CREDENTIAL_NOT_APPROVED'],
-      ['a secret name that is not a plain name', (url) => entry(url, pin, { config: { token_secret_name: '../token' } }), 'SKILL_CONFIG_INVALID'],
+      [
+        'an unknown config option',
+        (url) => entry(url, pin, { config: { token_secret_name: TOKEN_NAME, strip_components: 1 } }),
+        'SKILL_CONFIG_INVALID',
+      ],
+      [
+        'a secret name the host did not approve',
+        (url) => entry(url, pin, { config: { token_secret_name: 'other-token' } }),
+        'SKILL_CREDENTIAL_NOT_APPROVED',
+      ],
+      [
+        'a secret name that is not a plain name',
+        (url) => entry(url, pin, { config: { token_secret_name: '../token' } }),
+        'SKILL_CONFIG_INVALID',
+      ],
       ['a version that is not a sha256 pin', (url) => entry(url, 'v1.2.0'), 'SKILL_CONFIG_INVALID'],
-      ['a pin in upper case', (url) => entry(url, pin.toUpperCase().replace('SHA256', 'sha256')), 'SKILL_CONFIG_INVALID'],
+      [
+        'a pin in upper case',
+        (url) => entry(url, pin.toUpperCase().replace('SHA256', 'sha256')),
+        'SKILL_CONFIG_INVALID',
+      ],
       ['a short pin', (url) => entry(url, 'sha256:abc123'), 'SKILL_CONFIG_INVALID'],
       ['a query in the URL', (url) => entry(`${url}?X-Amz-Signature=abc`, pin), 'SKILL_CONFIG_INVALID'],
-      ['plain http to a host that is not loopback', () => entry('http://skills.example.com/pack.tar.gz', pin), 'SKILL_CONFIG_INVALID'],
+      [
+        'plain http to a host that is not loopback',
+        () => entry('http://skills.example.com/pack.tar.gz', pin),
+        'SKILL_CONFIG_INVALID',
+      ],
       ['another scheme', () => entry('ftp://127.0.0.1/pack.tar.gz', pin), 'SKILL_CONFIG_INVALID'],
     ];
 
@@ -253,7 +340,9 @@ describe('the tarball provider', () => {
       const read: string[] = [];
       const secrets: SecretReader = (name) => (read.push(name), 'token');
       // A valid entry first: validation of the whole declaration comes before any resolution.
-      const failure = await failureOf(prepareSkills([entry(url, pin, { name: 'first' }), make(url)], { cache, registry, sandbox, secrets }));
+      const failure = await failureOf(
+        prepareSkills([entry(url, pin, { name: 'first' }), make(url)], { cache, registry, sandbox, secrets }),
+      );
       expect(failure).toMatchObject({ code, phase: 'validate', entry: { index: 1 } });
       expect(server.requests).toEqual([]);
       expect(read).toEqual([]);
@@ -262,22 +351,39 @@ describe('the tarball provider', () => {
     it('names the URL host (with its port) as the only egress host', () => {
       const provider = tarballProvider();
       const source = { provider: 'tarball', version: 'sha256:' + '0'.repeat(64), path: '', name: 'x', config: {} };
-      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com/pack-1.2.0.tar.gz' })).toEqual(['skills.example.com']);
-      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com:8443/pack.tar.gz' })).toEqual(['skills.example.com:8443']);
-      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com:443/pack.tar.gz' })).toEqual(['skills.example.com']);
+      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com/pack-1.2.0.tar.gz' })).toEqual([
+        'skills.example.com',
+      ]);
+      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com:8443/pack.tar.gz' })).toEqual([
+        'skills.example.com:8443',
+      ]);
+      expect(provider.egressHosts({ ...source, source: 'https://skills.example.com:443/pack.tar.gz' })).toEqual([
+        'skills.example.com',
+      ]);
     });
   });
 
   it('refuses a redirect, which would leave the declared host', async () => {
     const { server, cache, registry, sandbox } = await setup();
-    const url = server.serve('/pack.tar.gz', { body: Buffer.alloc(0), redirectTo: 'https://cdn.example.net/pack.tar.gz' });
-    const failure = await failureOf(prepareSkills([entry(url, `sha256:${'a'.repeat(64)}`)], { cache, registry, sandbox }));
+    const url = server.serve('/pack.tar.gz', {
+      body: Buffer.alloc(0),
+      redirectTo: 'https://cdn.example.net/pack.tar.gz',
+    });
+    const failure = await failureOf(
+      prepareSkills([entry(url, `sha256:${'a'.repeat(64)}`)], { cache, registry, sandbox }),
+    );
     expect(failure).toMatchObject({ code: 'TARBALL_HTTP_FAILED', phase: 'resolve', cause: { status: 302 } });
   });
 
   it('reports a missing archive as SKILL_NOT_FOUND', async () => {
     const { server, cache, registry, sandbox } = await setup();
-    const failure = await failureOf(prepareSkills([entry(`${server.origin}/absent.tar.gz`, `sha256:${'a'.repeat(64)}`)], { cache, registry, sandbox }));
+    const failure = await failureOf(
+      prepareSkills([entry(`${server.origin}/absent.tar.gz`, `sha256:${'a'.repeat(64)}`)], {
+        cache,
+        registry,
+        sandbox,
+      }),
+    );
     expect(failure).toMatchObject({ code: 'SKILL_NOT_FOUND', phase: 'resolve', cause: { status: 404 } });
   });
 
@@ -303,7 +409,10 @@ describe('the tarball provider', () => {
   it('cancelled during the download: SKILL_ABORTED, nothing published, no private folder left', async () => {
     const { server, cache, registry, sandbox, privateRoot } = await setup();
     // Random data does not compress: the archive is as large as its content.
-    const archive = await tarGz([...skillPack(), { name: 'skills/review/data.bin', body: randomBytes(2 * 1024 * 1024) }]);
+    const archive = await tarGz([
+      ...skillPack(),
+      { name: 'skills/review/data.bin', body: randomBytes(2 * 1024 * 1024) },
+    ]);
     const url = server.serve('/pack.tar.gz', { body: archive, stallAfter: 256 * 1024 });
     const controller = new AbortController();
     const stages: string[] = [];

@@ -8,7 +8,11 @@ export class BodyTooLargeError extends Error {
     readonly limit: number,
     readonly declared: number | undefined,
   ) {
-    super(declared === undefined ? `the request body is over ${limit} bytes` : `the request body is ${declared} bytes, over ${limit}`);
+    super(
+      declared === undefined
+        ? `the request body is over ${limit} bytes`
+        : `the request body is ${declared} bytes, over ${limit}`,
+    );
     this.name = 'BodyTooLargeError';
   }
 }

@@ -9,7 +9,13 @@ export interface JsonResponse {
 }
 
 /** The error body every refusal shares: a stable `code`, the facts as fields, a message for people. */
-export function errorResponse(status: number, code: string, message: string, facts: Record<string, unknown> = {}, headers?: Record<string, string>): JsonResponse {
+export function errorResponse(
+  status: number,
+  code: string,
+  message: string,
+  facts: Record<string, unknown> = {},
+  headers?: Record<string, string>,
+): JsonResponse {
   return { status, body: { error: { code, ...facts, message } }, ...(headers ? { headers } : {}) };
 }
 

@@ -8,12 +8,14 @@
 import { parseArgs } from 'node:util';
 import { startValidationServer } from './server.js';
 
-const USAGE = 'usage: serve.ts [--port 8787] [--max-body-bytes N] [--max-unpacked-bytes N] [--max-files N] [--max-concurrent N] [--temp-root DIR]';
+const USAGE =
+  'usage: serve.ts [--port 8787] [--max-body-bytes N] [--max-unpacked-bytes N] [--max-files N] [--max-concurrent N] [--temp-root DIR]';
 
 function count(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number)) throw new Error(`--${name} takes a whole number, not ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number))
+    throw new Error(`--${name} takes a whole number, not ${JSON.stringify(value)}`);
   return number;
 }
 
@@ -36,7 +38,10 @@ async function main(argv: string[]): Promise<void> {
     maxFiles: count('max-files', values['max-files']),
     maxConcurrent: count('max-concurrent', values['max-concurrent']),
     tempRoot: values['temp-root'],
-    onError: (error) => process.stderr.write(`validation failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+    onError: (error) =>
+      process.stderr.write(
+        `validation failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      ),
   });
   process.stdout.write(`listening on ${server.url} (POST a .tar.gz to ${server.url}/validate)\n`);
   const stop = () => {

@@ -50,25 +50,38 @@ export async function startValidationServer(options: ValidationServerOptions = {
     maxFiles: options.maxFiles ?? 5_000,
   };
   const ownTempRoot = options.tempRoot === undefined;
-  const tempRoot = options.tempRoot === undefined ? await mkdtemp(join(tmpdir(), 'agentproto-embed-validation-')) : resolve(options.tempRoot);
+  const tempRoot =
+    options.tempRoot === undefined
+      ? await mkdtemp(join(tmpdir(), 'agentproto-embed-validation-'))
+      : resolve(options.tempRoot);
   // Memory and disk are bounded by the slots: each holds one body (maxBodyBytes) and one extracted tree.
   const slot = pLimit(options.maxConcurrent ?? 4);
   const inFlight = new Set<Promise<void>>();
 
-  const handle = async (request: IncomingMessage, response: ServerResponse, expectsContinue: boolean): Promise<void> => {
+  const handle = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    expectsContinue: boolean,
+  ): Promise<void> => {
     // An answer before the body is read. A client that sent `Expect: 100-continue` has not
     // sent its body and will not: the connection cannot carry another request, so it closes.
-    const refuse = (answer: JsonResponse, close = expectsContinue) => send(response, close ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
+    const refuse = (answer: JsonResponse, close = expectsContinue) =>
+      send(response, close ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== '/validate') return refuse(errorResponse(404, 'NOT_FOUND', 'POST a .tar.gz to /validate'));
-    if (request.method !== 'POST') return refuse(errorResponse(405, 'METHOD_NOT_ALLOWED', 'POST a .tar.gz to /validate', {}, { allow: 'POST' }));
+    if (request.method !== 'POST')
+      return refuse(errorResponse(405, 'METHOD_NOT_ALLOWED', 'POST a .tar.gz to /validate', {}, { allow: 'POST' }));
 
-    const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const declared =
+      request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     if (declared !== undefined && declared > limits.maxBodyBytes) {
       // Refused on the header, before a byte of the body is read. Node reads and drops the
       // body after the answer, so the client sees the 413 rather than a reset; a body too big
       // to be worth that closes the connection instead.
-      return refuse(failureResponse(new BodyTooLargeError(limits.maxBodyBytes, declared)), expectsContinue || declared > 2 * limits.maxBodyBytes);
+      return refuse(
+        failureResponse(new BodyTooLargeError(limits.maxBodyBytes, declared)),
+        expectsContinue || declared > 2 * limits.maxBodyBytes,
+      );
     }
 
     await slot(async () => {
@@ -97,7 +110,9 @@ export async function startValidationServer(options: ValidationServerOptions = {
     inFlight.add(done);
   };
 
-  const server: Server = createServer({ requestTimeout: options.requestTimeoutMs ?? 30_000 }, (request, response) => track(request, response, false));
+  const server: Server = createServer({ requestTimeout: options.requestTimeoutMs ?? 30_000 }, (request, response) =>
+    track(request, response, false),
+  );
   // Without this handler Node answers `100 Continue` itself, and the client sends a body we
   // may refuse on its Content-Length alone.
   server.on('checkContinue', (request, response) => track(request, response, true));

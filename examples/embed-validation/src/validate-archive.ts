@@ -35,14 +35,20 @@ export interface PluginArchiveReport {
  * safe reader: `..` or absolute names, links, devices and FIFOs, duplicates, over a limit,
  * truncated, not gzip. A plugin that extracts but is invalid is not an error: its findings say why.
  */
-export async function validatePluginArchive(archive: Uint8Array, options: ArchiveLimits & { tempRoot: string }): Promise<PluginArchiveReport> {
+export async function validatePluginArchive(
+  archive: Uint8Array,
+  options: ArchiveLimits & { tempRoot: string },
+): Promise<PluginArchiveReport> {
   // mkdtemp makes the folder 0700 and with a name nobody can guess: no other local user
   // can read the upload, or plant a link in it before the extraction starts.
   const work = await mkdtemp(join(options.tempRoot, 'plugin-'));
   try {
     // extractTarGz builds the tree beside `package` and renames it into place only once every
     // entry passed: nothing of a refused archive is ever validated or left behind.
-    const extracted = await extractTarGz(archive, join(work, 'package'), { maxBytes: options.maxUnpackedBytes, maxFiles: options.maxFiles });
+    const extracted = await extractTarGz(archive, join(work, 'package'), {
+      maxBytes: options.maxUnpackedBytes,
+      maxFiles: options.maxFiles,
+    });
     const root = await pluginRoot(join(work, 'package'));
     const validation = await validatePlugin(root === '' ? join(work, 'package') : join(work, 'package', root));
     return {

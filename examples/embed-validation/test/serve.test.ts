@@ -18,7 +18,11 @@ afterEach(async () => {
 
 /** Starts the command the README gives, from the repository root, and waits for its "listening on" line. */
 async function serve(args: string[]): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', 'examples/embed-validation/src/serve.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@agentproto/source', '--import', 'tsx', 'examples/embed-validation/src/serve.ts', ...args],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
@@ -41,10 +45,18 @@ describe('the serve command', () => {
     const { child, url, exited } = await serve(['--port', '0', '--temp-root', tempRoot, '--max-files', '3']);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
-    const plugin = await tarGz([{ name: 'plugin.json', body: '{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"acme.tools"}' }]);
+    const plugin = await tarGz([
+      {
+        name: 'plugin.json',
+        body: '{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"acme.tools"}',
+      },
+    ]);
     expect(await post(`${url}/validate`, plugin)).toMatchObject({ status: 200, body: { ok: true, spec: '1.0.0' } });
     const many = await tarGz(Array.from({ length: 4 }, (_, i) => ({ name: `f${i}`, body: '' })));
-    expect(await post(`${url}/validate`, many)).toMatchObject({ status: 400, body: { error: { reason: 'too-many-files' } } });
+    expect(await post(`${url}/validate`, many)).toMatchObject({
+      status: 400,
+      body: { error: { reason: 'too-many-files' } },
+    });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -50,12 +50,15 @@ async function main(): Promise<void> {
       name: 'hello',
       description: 'Greets, from a tagged release and an inline config.',
       code: {
-        sources: [{ github: { repo: 'acme/hello-tool', ref: 'v1.0.0' } }, { inline: { path: 'config.json', content: '{ "greeting": "Hello" }\n' } }],
+        sources: [
+          { github: { repo: 'acme/hello-tool', ref: 'v1.0.0' } },
+          { inline: { path: 'config.json', content: '{ "greeting": "Hello" }\n' } },
+        ],
       },
       run: 'tool.js',
       runner: { limits: { timeout_ms: 10_000 } },
     };
-    say('1. register a manifest: every source is resolved, the tag\'s commit recorded');
+    say("1. register a manifest: every source is resolved, the tag's commit recorded");
     say(indent(JSON.stringify(manifest)));
     say(describeTool(await host.register(manifest, { workspaceRoot: workspace }), host.registry.file));
 
@@ -82,10 +85,14 @@ async function main(): Promise<void> {
 
     say('3. run the registered tool: the bundle is materialized and started by the subprocess runner');
     const result = await host.run('hello', { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', WHO: 'tool host' } });
-    say(`${indent(result.stdout.toString().trimEnd())}\n  exit ${result.exitCode}, bundle sha256 ${result.bundleSha256}\n`);
+    say(
+      `${indent(result.stdout.toString().trimEnd())}\n  exit ${result.exitCode}, bundle sha256 ${result.bundleSha256}\n`,
+    );
 
     say(`4. the registry (${host.registry.file}):`);
-    const registry = JSON.parse(await readFile(host.registry.file, 'utf8')) as { tools: Record<string, { sources: unknown[] }> };
+    const registry = JSON.parse(await readFile(host.registry.file, 'utf8')) as {
+      tools: Record<string, { sources: unknown[] }>;
+    };
     say(indent(JSON.stringify(registry.tools.hello!.sources, null, 2)));
   } finally {
     await githubStandIn.close();

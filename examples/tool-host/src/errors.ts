@@ -25,7 +25,9 @@ export class ToolRefusedError extends Error {
     readonly problems: readonly RegistrationProblem[],
   ) {
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-    super(`tool ${tool === undefined ? '(unnamed)' : JSON.stringify(tool)} refused (${count}): ${problems.map((p) => `${p.pointer || '/'} ${p.code}`).join('; ')}`);
+    super(
+      `tool ${tool === undefined ? '(unnamed)' : JSON.stringify(tool)} refused (${count}): ${problems.map((p) => `${p.pointer || '/'} ${p.code}`).join('; ')}`,
+    );
     this.name = 'ToolRefusedError';
   }
 }
@@ -53,7 +55,9 @@ export class ToolSourceMovedError extends Error {
     readonly registered: string,
     readonly resolved: string | undefined,
   ) {
-    super(`tool ${JSON.stringify(tool)}: ${source} was registered at ${registered} but now resolves to ${resolved ?? 'nothing'}; register the tool again to accept it`);
+    super(
+      `tool ${JSON.stringify(tool)}: ${source} was registered at ${registered} but now resolves to ${resolved ?? 'nothing'}; register the tool again to accept it`,
+    );
     this.name = 'ToolSourceMovedError';
   }
 }

@@ -45,7 +45,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, target, ...extra] = positionals;
-  if (extra.length > 0 || (command !== 'list' && target === undefined)) throw new UsageError('wrong number of arguments');
+  if (extra.length > 0 || (command !== 'list' && target === undefined))
+    throw new UsageError('wrong number of arguments');
   const host = await openToolHost({
     // The default keeps the example self-contained; a real host keeps its state outside every workspace.
     stateDir: resolve(values.state ?? join(tmpdir(), 'agentproto-example-tool-host')),
@@ -56,7 +57,9 @@ async function main(argv: string[]): Promise<number> {
 
   if (command === 'register') {
     const file = resolve(target!);
-    const tool = await host.register(await readManifest(file), { workspaceRoot: resolve(values.workspace ?? dirname(file)) });
+    const tool = await host.register(await readManifest(file), {
+      workspaceRoot: resolve(values.workspace ?? dirname(file)),
+    });
     if (values.json) print(tool);
     else process.stdout.write(describeTool(tool, host.registry.file));
     return 0;

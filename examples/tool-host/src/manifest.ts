@@ -26,27 +26,46 @@ export type ManifestCheck = { ok: true; manifest: ToolManifest } | { ok: false; 
  */
 export function checkToolManifest(value: unknown): ManifestCheck {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, problems: [{ code: 'TOOL_MANIFEST_INVALID', pointer: '', message: 'a tool manifest must be a JSON object' }] };
+    return {
+      ok: false,
+      problems: [{ code: 'TOOL_MANIFEST_INVALID', pointer: '', message: 'a tool manifest must be a JSON object' }],
+    };
   }
   const manifest = value as Record<string, unknown>;
   const problems: RegistrationProblem[] = [];
   if (typeof manifest.name !== 'string' || !TOOL_NAME.test(manifest.name)) {
-    problems.push({ code: 'TOOL_NAME_INVALID', pointer: '/name', message: 'name must be 1 to 64 lower-case letters, digits and single hyphens' });
+    problems.push({
+      code: 'TOOL_NAME_INVALID',
+      pointer: '/name',
+      message: 'name must be 1 to 64 lower-case letters, digits and single hyphens',
+    });
   }
   if (manifest.description !== undefined && typeof manifest.description !== 'string') {
     problems.push({ code: 'TOOL_MANIFEST_INVALID', pointer: '/description', message: 'description must be a string' });
   }
-  if (manifest.runner !== undefined && (manifest.runner === null || typeof manifest.runner !== 'object' || Array.isArray(manifest.runner))) {
+  if (
+    manifest.runner !== undefined &&
+    (manifest.runner === null || typeof manifest.runner !== 'object' || Array.isArray(manifest.runner))
+  ) {
     problems.push({ code: 'TOOL_MANIFEST_INVALID', pointer: '/runner', message: 'runner must be an object' });
   }
-  for (const [field, check] of [['code', checkCode], ['run', checkRun]] as const) {
+  for (const [field, check] of [
+    ['code', checkCode],
+    ['run', checkRun],
+  ] as const) {
     if (manifest[field] === undefined) {
       problems.push({ code: 'AIP26_MANIFEST_INVALID', pointer: `/${field}`, message: `a tool needs a ${field} block` });
       continue;
     }
     const result = check(manifest[field], { pointer: `/${field}` });
     if (!result.ok) {
-      for (const problem of result.problems) problems.push({ code: 'AIP26_MANIFEST_INVALID', pointer: problem.pointer, reason: problem.keyword, message: problem.message });
+      for (const problem of result.problems)
+        problems.push({
+          code: 'AIP26_MANIFEST_INVALID',
+          pointer: problem.pointer,
+          reason: problem.keyword,
+          message: problem.message,
+        });
     } else if (field === 'run') {
       // The schema admits `run: "tool.exe"` and `{ file: "../x.py" }`; parseRun is what
       // refuses an unknown extension or a run file outside the bundle, and it needs no bundle.

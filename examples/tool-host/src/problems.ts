@@ -1,4 +1,11 @@
-import { BundleSizeError, type Code, ManifestValidationError, RunFileMissingError, RunnerConflictError, SourceResolutionError } from '@agentproto/aip-26';
+import {
+  BundleSizeError,
+  type Code,
+  ManifestValidationError,
+  RunFileMissingError,
+  RunnerConflictError,
+  SourceResolutionError,
+} from '@agentproto/aip-26';
 import type { RegistrationProblem } from './errors.js';
 
 /**
@@ -10,10 +17,26 @@ export function problemsOf(error: unknown, code: Code): RegistrationProblem[] | 
     return error.problems.map((p) => ({ code: error.code, pointer: p.pointer, reason: p.keyword, message: p.message }));
   }
   if (error instanceof SourceResolutionError) {
-    return [{ code: error.code, pointer: pointerOf(error.source, code), source: error.source, reason: error.reason, message: error.message }];
+    return [
+      {
+        code: error.code,
+        pointer: pointerOf(error.source, code),
+        source: error.source,
+        reason: error.reason,
+        message: error.message,
+      },
+    ];
   }
   if (error instanceof BundleSizeError) {
-    return [{ code: error.code, pointer: pointerOf(error.source, code), source: error.source, reason: error.limit, message: error.message }];
+    return [
+      {
+        code: error.code,
+        pointer: pointerOf(error.source, code),
+        source: error.source,
+        reason: error.limit,
+        message: error.message,
+      },
+    ];
   }
   if (error instanceof RunFileMissingError) {
     return [{ code: error.code, pointer: '/run', reason: 'not-in-bundle', message: error.message }];

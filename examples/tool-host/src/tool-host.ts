@@ -104,7 +104,13 @@ export class ToolHost {
     try {
       // With `run`: its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), or the
       // registration would record a tool that cannot start.
-      report = await scanCode({ code: manifest.code, workspaceRoot, github: this.github, signal: options.signal, run: manifest.run });
+      report = await scanCode({
+        code: manifest.code,
+        workspaceRoot,
+        github: this.github,
+        signal: options.signal,
+        run: manifest.run,
+      });
       const { workspaces } = await planCode(manifest.code, nodeWorkspaceFs(workspaceRoot));
       const run = parseRun(manifest.run);
       // The runner a tool ends up with (its own over its code-workspaces') must speak the language of its run file.
@@ -149,7 +155,8 @@ export class ToolHost {
     for (const registered of tool.sources) {
       if (registered.commit === undefined) continue;
       const now = report.sources.find((source) => source.source === registered.source);
-      if (now?.commit !== registered.commit) throw new ToolSourceMovedError(name, registered.source, registered.commit, now?.commit);
+      if (now?.commit !== registered.commit)
+        throw new ToolSourceMovedError(name, registered.source, registered.commit, now?.commit);
     }
     // The runner the tool ends up with: its own over its code-workspaces' (ADAPTER.md
     // "Inheritance semantics"), so a timeout set by a code-workspace applies too.
@@ -172,7 +179,12 @@ export class ToolHost {
 
   /** A source of the scan report as the registry keeps it; for github, with the commit and what kind of ref led there. */
   private registeredSource(source: SourceReport): RegisteredSource {
-    const entry: RegisteredSource = { source: source.source, kind: source.kind, files: source.files, bytes: source.bytes };
+    const entry: RegisteredSource = {
+      source: source.source,
+      kind: source.kind,
+      files: source.files,
+      bytes: source.bytes,
+    };
     if (source.kind !== 'github' || !('github' in source.declaration)) return entry;
     const { repo, ref } = source.declaration.github;
     // A full commit id is used as is, without asking the server: no resolution is reported for it.
@@ -185,7 +197,12 @@ export class ToolHost {
    * source at once, the sources after it are scanned again one by one, each alone (rules
    * between sources, such as case twins and the bundle limits, were the whole scan's job).
    */
-  private async laterSourceProblems(error: unknown, code: Code, workspaceRoot: string, signal: AbortSignal | undefined): Promise<RegistrationProblem[]> {
+  private async laterSourceProblems(
+    error: unknown,
+    code: Code,
+    workspaceRoot: string,
+    signal: AbortSignal | undefined,
+  ): Promise<RegistrationProblem[]> {
     if (!(error instanceof SourceResolutionError) || typeof code === 'string') return [];
     const first = topLevelIndex(error.source);
     if (first === undefined) return [];

@@ -15,7 +15,8 @@ const TOOL_V1 = {
   'lib/greeting.txt': 'v1 greeting\n',
 };
 const TOOL_V2 = {
-  'tool.js': "console.log('hello from v2,', process.env.WHO ?? 'nobody', '/', require('fs').readFileSync('old/greeting.txt', 'utf8').trim())\n",
+  'tool.js':
+    "console.log('hello from v2,', process.env.WHO ?? 'nobody', '/', require('fs').readFileSync('old/greeting.txt', 'utf8').trim())\n",
 };
 
 let github: GithubStandIn;
@@ -44,8 +45,10 @@ async function setUp(manifest: unknown): Promise<{ file: string; state: string; 
   return { file, state: await tempDir('tool-host-state-'), workspace };
 }
 
-const register = (file: string, state: string) => host(['register', file, '--state', state, '--github-url', github.url, '--json']);
-const runTool = (name: string, state: string, ...extra: string[]) => host(['run', name, '--state', state, '--github-url', github.url, ...extra]);
+const register = (file: string, state: string) =>
+  host(['register', file, '--state', state, '--github-url', github.url, '--json']);
+const runTool = (name: string, state: string, ...extra: string[]) =>
+  host(['run', name, '--state', state, '--github-url', github.url, ...extra]);
 
 async function registry(state: string): Promise<{ format: number; tools: Record<string, RegisteredTool> }> {
   return JSON.parse(await readFile(join(state, 'registry.json'), 'utf8'));
@@ -70,8 +73,26 @@ describe('registering a tool', () => {
 
     const stored = (await registry(state)).tools.hello!;
     expect(stored.sources).toEqual([
-      { source: 'sources[0]', kind: 'github', repo: REPO, ref: 'main', refKind: 'branch', commit: tool.commits[1], files: 2, bytes: expect.any(Number) },
-      { source: 'sources[1]', kind: 'github', repo: REPO, ref: 'v1.0.0', refKind: 'tag', commit: tool.commits[0], files: 1, bytes: 12 },
+      {
+        source: 'sources[0]',
+        kind: 'github',
+        repo: REPO,
+        ref: 'main',
+        refKind: 'branch',
+        commit: tool.commits[1],
+        files: 2,
+        bytes: expect.any(Number),
+      },
+      {
+        source: 'sources[1]',
+        kind: 'github',
+        repo: REPO,
+        ref: 'v1.0.0',
+        refKind: 'tag',
+        commit: tool.commits[0],
+        files: 1,
+        bytes: 12,
+      },
     ]);
     // What runs is pinned to those commits.
     expect(stored.code).toEqual({
@@ -82,7 +103,9 @@ describe('registering a tool', () => {
     });
     expect(json<RegisteredTool>(output).sources).toEqual(stored.sources);
     const listed = json<RegisteredTool[]>(await host(['list', '--state', state, '--json']));
-    expect(listed.map((t) => [t.name, t.sources.map((s) => s.commit)])).toEqual([['hello', [tool.commits[1], tool.commits[0]]]]);
+    expect(listed.map((t) => [t.name, t.sources.map((s) => s.commit)])).toEqual([
+      ['hello', [tool.commits[1], tool.commits[0]]],
+    ]);
   });
 
   it('refuses a manifest with bad sources, naming each with its code and pointer, and runs nothing', async () => {
@@ -120,7 +143,11 @@ describe('registering a tool', () => {
   });
 
   it('prints each problem of a refused manifest on stderr', async () => {
-    const { file, state } = await setUp({ name: 'Bad Name', code: { sources: [{ inline: { path: '/etc/x', content: '' } }] }, run: 'tool.exe' });
+    const { file, state } = await setUp({
+      name: 'Bad Name',
+      code: { sources: [{ inline: { path: '/etc/x', content: '' } }] },
+      run: 'tool.exe',
+    });
     const output = await host(['register', file, '--state', state]);
     expect(output.code).toBe(1);
     expect(output.stderr).toMatch(/^error: TOOL_REFUSED: /);
@@ -129,7 +156,11 @@ describe('registering a tool', () => {
   });
 
   it('fetches nothing when a manifest pinned to a commit is registered again, nor when it runs', async () => {
-    const { file, state } = await setUp({ name: 'pinned', code: { sources: [{ github: { repo: REPO, ref: tool.commits[0] } }] }, run: 'tool.js' });
+    const { file, state } = await setUp({
+      name: 'pinned',
+      code: { sources: [{ github: { repo: REPO, ref: tool.commits[0] } }] },
+      run: 'tool.js',
+    });
     github.reset();
     expect((await register(file, state)).code).toBe(0);
     expect(github.requests()).toBeGreaterThan(0);
@@ -137,7 +168,10 @@ describe('registering a tool', () => {
     github.reset();
     expect((await register(file, state)).code).toBe(0);
     expect(github.requests()).toBe(0);
-    expect((await registry(state)).tools.pinned!.sources[0]).toMatchObject({ refKind: 'commit', commit: tool.commits[0] });
+    expect((await registry(state)).tools.pinned!.sources[0]).toMatchObject({
+      refKind: 'commit',
+      commit: tool.commits[0],
+    });
 
     const ran = await runTool('pinned', state);
     expect(ran).toMatchObject({ code: 0, stdout: 'hello from v1 v1 greeting\n' });
@@ -154,9 +188,19 @@ describe('running a tool', () => {
   });
 
   it('passes only PATH and the --env pairs to the tool', async () => {
-    const { file, state } = await setUp({ name: 'env', code: { sources: [{ inline: { path: 'env.js', content: 'console.log(JSON.stringify(Object.keys(process.env).sort()))\n' } }] }, run: 'env.js' });
+    const { file, state } = await setUp({
+      name: 'env',
+      code: {
+        sources: [
+          { inline: { path: 'env.js', content: 'console.log(JSON.stringify(Object.keys(process.env).sort()))\n' } },
+        ],
+      },
+      run: 'env.js',
+    });
     expect((await register(file, state)).code).toBe(0);
-    const output = await host(['run', 'env', '--state', state, '--env', 'ONLY=this'], { HOST_SECRET: 'must-not-reach-the-tool' });
+    const output = await host(['run', 'env', '--state', state, '--env', 'ONLY=this'], {
+      HOST_SECRET: 'must-not-reach-the-tool',
+    });
     expect(JSON.parse(output.stdout)).toEqual(['ONLY', 'PATH']);
   });
 
@@ -167,10 +211,16 @@ describe('running a tool', () => {
         { message: 'two', files: { 'tool.js': "console.log('two')\n" } },
       ],
     });
-    const { file, state } = await setUp({ name: 'moving', code: { sources: [{ github: { repo: 'acme/moving', ref: 'main' } }] }, run: 'tool.js' });
+    const { file, state } = await setUp({
+      name: 'moving',
+      code: { sources: [{ github: { repo: 'acme/moving', ref: 'main' } }] },
+      run: 'tool.js',
+    });
     expect((await register(file, state)).code).toBe(0);
     // A force-push: main goes back to the first commit.
-    await run('git', ['--git-dir', moving.path, 'update-ref', 'refs/heads/main', moving.commits[0]!], { env: isolatedGitEnv() });
+    await run('git', ['--git-dir', moving.path, 'update-ref', 'refs/heads/main', moving.commits[0]!], {
+      env: isolatedGitEnv(),
+    });
 
     expect((await runTool('moving', state)).stdout).toBe('two\n');
     expect((await register(file, state)).code).toBe(0);
@@ -186,22 +236,42 @@ describe('running a tool', () => {
       ],
     });
     const marker = join(await tempDir('tool-host-marker-'), 'ran');
-    const { file, state, workspace } = await setUp({ name: 'nested', code: { sources: [{ ref: '.code/shared' }] }, run: { shell: `cat shared.txt; touch ${marker}` } });
+    const { file, state, workspace } = await setUp({
+      name: 'nested',
+      code: { sources: [{ ref: '.code/shared' }] },
+      run: { shell: `cat shared.txt; touch ${marker}` },
+    });
     await mkdir(join(workspace, '.code/shared'), { recursive: true });
-    await writeFile(join(workspace, '.code/shared/manifest.yaml'), 'kind: code-workspace\nname: shared\ncode:\n  sources:\n    - github: { repo: acme/shared, ref: main }\n');
+    await writeFile(
+      join(workspace, '.code/shared/manifest.yaml'),
+      'kind: code-workspace\nname: shared\ncode:\n  sources:\n    - github: { repo: acme/shared, ref: main }\n',
+    );
     expect((await register(file, state)).code).toBe(0);
     const label = 'sources[0] → ref ".code/shared" → sources[0]';
-    expect((await registry(state)).tools.nested!.sources).toMatchObject([{ source: label, refKind: 'branch', commit: shared.commits[1] }]);
+    expect((await registry(state)).tools.nested!.sources).toMatchObject([
+      { source: label, refKind: 'branch', commit: shared.commits[1] },
+    ]);
 
-    await run('git', ['--git-dir', shared.path, 'update-ref', 'refs/heads/main', shared.commits[0]!], { env: isolatedGitEnv() });
+    await run('git', ['--git-dir', shared.path, 'update-ref', 'refs/heads/main', shared.commits[0]!], {
+      env: isolatedGitEnv(),
+    });
     const output = await runTool('nested', state, '--json');
     expect(output.code).toBe(1);
-    expect(json(output).error).toMatchObject({ code: 'TOOL_SOURCE_MOVED', source: label, registered: shared.commits[1], resolved: shared.commits[0] });
+    expect(json(output).error).toMatchObject({
+      code: 'TOOL_SOURCE_MOVED',
+      source: label,
+      registered: shared.commits[1],
+      resolved: shared.commits[0],
+    });
     await expect(access(marker)).rejects.toThrow();
   });
 
-  it('passes the tool\'s exit status on', async () => {
-    const { file, state } = await setUp({ name: 'fails', code: { sources: [{ inline: { path: 'fail.sh', content: 'echo failing >&2\nexit 3\n' } }] }, run: 'fail.sh' });
+  it("passes the tool's exit status on", async () => {
+    const { file, state } = await setUp({
+      name: 'fails',
+      code: { sources: [{ inline: { path: 'fail.sh', content: 'echo failing >&2\nexit 3\n' } }] },
+      run: 'fail.sh',
+    });
     expect((await register(file, state)).code).toBe(0);
     expect(await runTool('fails', state)).toMatchObject({ code: 3, stdout: '', stderr: 'failing\n' });
   });

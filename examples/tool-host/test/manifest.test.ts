@@ -16,11 +16,23 @@ describe('checkToolManifest (before any I/O)', () => {
     ['a name with a slash', { ...good, name: 'a/b' }, [['/name', 'TOOL_NAME_INVALID']]],
     ['no code block', { name: 'x', run: 'tool.js' }, [['/code', 'AIP26_MANIFEST_INVALID']]],
     ['no run block', { name: 'x', code: good.code }, [['/run', 'AIP26_MANIFEST_INVALID']]],
-    ['an inline source without content', { ...good, code: { sources: [{ inline: { path: 'a' } }] } }, [['/code/sources/0/inline', 'AIP26_MANIFEST_INVALID']]],
+    [
+      'an inline source without content',
+      { ...good, code: { sources: [{ inline: { path: 'a' } }] } },
+      [['/code/sources/0/inline', 'AIP26_MANIFEST_INVALID']],
+    ],
     ['a run file of unknown extension', { ...good, run: 'tool.exe' }, [['/run', 'AIP26_RUN_INVALID']]],
     ['a run file outside the bundle', { ...good, run: { file: '../tool.js' } }, [['/run', 'AIP26_UNSAFE_PATH']]],
     ['a runner that is not an object', { ...good, runner: 'node' }, [['/runner', 'TOOL_MANIFEST_INVALID']]],
-    ['everything at once', { name: '', code: 5, run: 5 }, [['/name', 'TOOL_NAME_INVALID'], ['/code', 'AIP26_MANIFEST_INVALID'], ['/run', 'AIP26_MANIFEST_INVALID']]],
+    [
+      'everything at once',
+      { name: '', code: 5, run: 5 },
+      [
+        ['/name', 'TOOL_NAME_INVALID'],
+        ['/code', 'AIP26_MANIFEST_INVALID'],
+        ['/run', 'AIP26_MANIFEST_INVALID'],
+      ],
+    ],
   ])('refuses %s, with a pointer per problem', (_case, manifest, expected) => {
     const result = checkToolManifest(manifest);
     expect(result.ok).toBe(false);
@@ -39,7 +51,12 @@ describe('source labels', () => {
   });
 
   it('relabels a source scanned alone as the source it is in the manifest, ref chain kept', () => {
-    const problem = { code: 'AIP26_SOURCE_UNRESOLVED', pointer: '/code/sources/0', source: 'sources[0] → ref "lib" → sources[0]', message: 'sources[0] → ref "lib" → sources[0] {}: gone' };
+    const problem = {
+      code: 'AIP26_SOURCE_UNRESOLVED',
+      pointer: '/code/sources/0',
+      source: 'sources[0] → ref "lib" → sources[0]',
+      message: 'sources[0] → ref "lib" → sources[0] {}: gone',
+    };
     expect(relabel(problem, 4)).toEqual({
       code: 'AIP26_SOURCE_UNRESOLVED',
       pointer: '/code/sources/4',

@@ -176,7 +176,12 @@ export function finding(code: FindingCode, path: string, message: string): Findi
  * A finding for `code` of a module's own table (skills, MCP servers, paths each keep theirs;
  * FINDING_CODES is their union, so `explain` knows every code).
  */
-export function findingFrom<T extends Record<string, FindingCodeInfo>>(table: T, code: keyof T & string, path: string, message: string): Finding {
+export function findingFrom<T extends Record<string, FindingCodeInfo>>(
+  table: T,
+  code: keyof T & string,
+  path: string,
+  message: string,
+): Finding {
   const info = table[code] as FindingCodeInfo;
   return { code, rule: info.rule, severity: info.severity, path, message };
 }

@@ -31,7 +31,8 @@ export interface McpVersionCheck {
   findings: Finding[];
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function at(file: string, pointer: string): string {
   return `${file}#${pointer}`;
@@ -150,17 +151,25 @@ function rejectedAt(spec: SpecVersion | undefined, findings: Finding[]): PluginM
  */
 export function checkPluginManifest(value: unknown): PluginManifestCheck {
   if (!isPlainObject(value)) {
-    return rejectedAt(undefined, [finding('plugin.not-object', at(PLUGIN_FILE, ''), `must be a JSON object, not ${kindOf(value)}`)]);
+    return rejectedAt(undefined, [
+      finding('plugin.not-object', at(PLUGIN_FILE, ''), `must be a JSON object, not ${kindOf(value)}`),
+    ]);
   }
   if (!Object.hasOwn(value, '$schema')) {
-    return rejectedAt(undefined, [finding('plugin.schema-missing', at(PLUGIN_FILE, '/$schema'), 'is required to select the Agent Plugins version')]);
+    return rejectedAt(undefined, [
+      finding('plugin.schema-missing', at(PLUGIN_FILE, '/$schema'), 'is required to select the Agent Plugins version'),
+    ]);
   }
   const spec = specOfPluginSchemaId(value.$schema);
   if (spec === undefined) {
     const supported = SPEC_VERSIONS.join(', ');
     const what = typeof value.$schema === 'string' ? 'a string' : kindOf(value.$schema);
     return rejectedAt(undefined, [
-      finding('plugin.schema-unsupported', at(PLUGIN_FILE, '/$schema'), `is ${what} that names no supported plugin.json schema (supported versions: ${supported})`),
+      finding(
+        'plugin.schema-unsupported',
+        at(PLUGIN_FILE, '/$schema'),
+        `is ${what} that names no supported plugin.json schema (supported versions: ${supported})`,
+      ),
     ]);
   }
 
@@ -169,13 +178,36 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
   const manifest: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
     if (!known.has(key)) {
-      findings.push(finding('plugin.unknown-field', at(PLUGIN_FILE, `/${pointerToken(key)}`), `is not a plugin.json field in Agent Plugins ${spec} and is ignored`));
+      findings.push(
+        finding(
+          'plugin.unknown-field',
+          at(PLUGIN_FILE, `/${pointerToken(key)}`),
+          `is not a plugin.json field in Agent Plugins ${spec} and is ignored`,
+        ),
+      );
     } else if (key === 'extensions' && !isPlainObject(field)) {
-      findings.push(finding('plugin.extensions-not-object', at(PLUGIN_FILE, '/extensions'), `must be an object, not ${kindOf(field)}; it is ignored`));
+      findings.push(
+        finding(
+          'plugin.extensions-not-object',
+          at(PLUGIN_FILE, '/extensions'),
+          `must be an object, not ${kindOf(field)}; it is ignored`,
+        ),
+      );
     } else if (key === 'author' && isPlainObject(field) && Object.keys(field).length === 0) {
       findings.push(finding('plugin.author-empty', at(PLUGIN_FILE, '/author'), 'is empty and is omitted'));
-    } else if (key === 'presentation' && isPlainObject(field) && typeof field.icon === 'string' && !isPluginRelativePath(field.icon)) {
-      findings.push(finding('plugin.icon-not-plugin-relative', at(PLUGIN_FILE, '/presentation/icon'), 'is not a "./" path inside the plugin and is ignored'));
+    } else if (
+      key === 'presentation' &&
+      isPlainObject(field) &&
+      typeof field.icon === 'string' &&
+      !isPluginRelativePath(field.icon)
+    ) {
+      findings.push(
+        finding(
+          'plugin.icon-not-plugin-relative',
+          at(PLUGIN_FILE, '/presentation/icon'),
+          'is not a "./" path inside the plugin and is ignored',
+        ),
+      );
       const { icon: _ignored, ...rest } = field;
       manifest[key] = rest;
     } else {
@@ -200,9 +232,21 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
       // three it lists, and §8's reverse-domain MUST is not among them.
       if (spec === '1.0.0') {
         ignoredNamespaces.add(namespace);
-        findings.push(finding('plugin.extension-namespace-ignored', path, 'is not a lower-case reverse-domain namespace such as com.example.client; no client implements it, so it is ignored'));
+        findings.push(
+          finding(
+            'plugin.extension-namespace-ignored',
+            path,
+            'is not a lower-case reverse-domain namespace such as com.example.client; no client implements it, so it is ignored',
+          ),
+        );
       } else {
-        findings.push(finding('plugin.extension-namespace-invalid', path, 'is not a lower-case reverse-domain namespace such as com.example.client'));
+        findings.push(
+          finding(
+            'plugin.extension-namespace-invalid',
+            path,
+            'is not a lower-case reverse-domain namespace such as com.example.client',
+          ),
+        );
       }
     }
   }
@@ -219,7 +263,9 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
   if (ignoredNamespaces.size > 0 && isPlainObject(manifest.extensions)) {
     // A new object: the input is not changed. fromEntries defines own properties, so a key such
     // as `__proto__` among the kept ones stays data.
-    manifest.extensions = Object.fromEntries(Object.entries(manifest.extensions).filter(([namespace]) => !ignoredNamespaces.has(namespace)));
+    manifest.extensions = Object.fromEntries(
+      Object.entries(manifest.extensions).filter(([namespace]) => !ignoredNamespaces.has(namespace)),
+    );
   }
 
   const rejected = findings.some((f) => f.severity === 'error');
@@ -232,19 +278,47 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
  * load. The servers themselves are not checked here. Pure.
  */
 export function checkMcpManifestVersion(pluginSpec: SpecVersion, mcpValue: unknown): McpVersionCheck {
-  const disabled = (spec: SpecVersion | undefined, f: Finding): McpVersionCheck => ({ spec, mcpDisabled: true, findings: [f] });
+  const disabled = (spec: SpecVersion | undefined, f: Finding): McpVersionCheck => ({
+    spec,
+    mcpDisabled: true,
+    findings: [f],
+  });
   if (!isPlainObject(mcpValue)) {
-    return disabled(undefined, finding('mcp.not-object', at(MCP_FILE, ''), `must be a JSON object, not ${kindOf(mcpValue)}; MCP is disabled`));
+    return disabled(
+      undefined,
+      finding('mcp.not-object', at(MCP_FILE, ''), `must be a JSON object, not ${kindOf(mcpValue)}; MCP is disabled`),
+    );
   }
   if (!Object.hasOwn(mcpValue, '$schema')) {
-    return disabled(undefined, finding('mcp.schema-missing', at(MCP_FILE, '/$schema'), 'is required to select the Agent Plugins version; MCP is disabled'));
+    return disabled(
+      undefined,
+      finding(
+        'mcp.schema-missing',
+        at(MCP_FILE, '/$schema'),
+        'is required to select the Agent Plugins version; MCP is disabled',
+      ),
+    );
   }
   const spec = specOfMcpSchemaId(mcpValue.$schema);
   if (spec === undefined) {
-    return disabled(undefined, finding('mcp.schema-unsupported', at(MCP_FILE, '/$schema'), 'names no supported mcp.json schema; MCP is disabled'));
+    return disabled(
+      undefined,
+      finding(
+        'mcp.schema-unsupported',
+        at(MCP_FILE, '/$schema'),
+        'names no supported mcp.json schema; MCP is disabled',
+      ),
+    );
   }
   if (spec !== pluginSpec) {
-    return disabled(spec, finding('mcp.spec-mismatch', at(MCP_FILE, '/$schema'), `targets Agent Plugins ${spec} but plugin.json targets ${pluginSpec}; MCP is disabled`));
+    return disabled(
+      spec,
+      finding(
+        'mcp.spec-mismatch',
+        at(MCP_FILE, '/$schema'),
+        `targets Agent Plugins ${spec} but plugin.json targets ${pluginSpec}; MCP is disabled`,
+      ),
+    );
   }
   return { spec, mcpDisabled: false, findings: [] };
 }

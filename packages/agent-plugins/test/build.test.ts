@@ -2,7 +2,17 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SIDECAR, buildPlugin, checkPluginManifest, checkSkill, contentHash, driftBetween, parseSidecar, readServers, removeProvenanceHeader } from '../src/index.js';
+import {
+  SIDECAR,
+  buildPlugin,
+  checkPluginManifest,
+  checkSkill,
+  contentHash,
+  driftBetween,
+  parseSidecar,
+  readServers,
+  removeProvenanceHeader,
+} from '../src/index.js';
 
 const made: string[] = [];
 afterEach(async () => {
@@ -20,7 +30,8 @@ async function contentRoot(files: Record<string, string | { text: string; mode: 
   return root;
 }
 
-const SKILL = (name: string) => `---\nname: ${name}\ndescription: Reviews a change.\n---\n# ${name}\n\nSee [the guide](../../references/guide.md).\n`;
+const SKILL = (name: string) =>
+  `---\nname: ${name}\ndescription: Reviews a change.\n---\n# ${name}\n\nSee [the guide](../../references/guide.md).\n`;
 const text = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString('utf8');
 
 describe('buildPlugin', () => {
@@ -89,12 +100,25 @@ describe('buildPlugin', () => {
   });
 
   it('gives identical bytes whatever the order of the configuration, and honours provenanceHeaders = false', async () => {
-    const root = await contentRoot({ 'skills/a/SKILL.md': SKILL('a'), 'skills/b/SKILL.md': SKILL('b'), 'x/1.txt': '1', 'x/2.txt': '2' });
-    const one = await buildPlugin({ name: 'p', keywords: ['k'], include: ['x/1.txt', 'x/2.txt'], provenanceHeaders: false }, { contentRoot: root, spec: '1.1.0' });
-    const two = await buildPlugin({ include: ['x/2.txt', 'x/1.txt'], keywords: ['k'], name: 'p', provenanceHeaders: false }, { contentRoot: root, spec: '1.1.0' });
+    const root = await contentRoot({
+      'skills/a/SKILL.md': SKILL('a'),
+      'skills/b/SKILL.md': SKILL('b'),
+      'x/1.txt': '1',
+      'x/2.txt': '2',
+    });
+    const one = await buildPlugin(
+      { name: 'p', keywords: ['k'], include: ['x/1.txt', 'x/2.txt'], provenanceHeaders: false },
+      { contentRoot: root, spec: '1.1.0' },
+    );
+    const two = await buildPlugin(
+      { include: ['x/2.txt', 'x/1.txt'], keywords: ['k'], name: 'p', provenanceHeaders: false },
+      { contentRoot: root, spec: '1.1.0' },
+    );
     expect([...two.files.entries()]).toEqual([...one.files.entries()]);
     expect(text(one.files.get('skills/a/SKILL.md')?.bytes)).toBe(SKILL('a'));
-    expect(JSON.parse(text(one.files.get('plugin.json')?.bytes)).$schema).toBe('https://agent-plugins.org/schemas/1.1.0/plugin.schema.json');
+    expect(JSON.parse(text(one.files.get('plugin.json')?.bytes)).$schema).toBe(
+      'https://agent-plugins.org/schemas/1.1.0/plugin.schema.json',
+    );
   });
 
   it('reports drift: an edited, a missing and an unexpected file', async () => {
@@ -104,18 +128,30 @@ describe('buildPlugin', () => {
     onDisk.set('plugin.json', Buffer.from('{}\n'));
     onDisk.delete('skills/a/SKILL.md');
     onDisk.set('extra.txt', Buffer.from('x'));
-    expect(driftBetween(pkg.files, onDisk)).toEqual({ changed: ['plugin.json'], missing: ['skills/a/SKILL.md'], unexpected: ['extra.txt'] });
+    expect(driftBetween(pkg.files, onDisk)).toEqual({
+      changed: ['plugin.json'],
+      missing: ['skills/a/SKILL.md'],
+      unexpected: ['extra.txt'],
+    });
   });
 
   it('writes extension data as extensionData normalizes it: an invalid namespace left out, com.openai sorted, others in their own order', async () => {
     const root = await contentRoot({});
     const pkg = await buildPlugin(
-      { name: 'p', extensions: { 'com.example.tool': { b: 1, a: 2 }, 'com.openai': { interface: { z: 1, a: 1 } }, Bad: {} } },
+      {
+        name: 'p',
+        extensions: { 'com.example.tool': { b: 1, a: 2 }, 'com.openai': { interface: { z: 1, a: 1 } }, Bad: {} },
+      },
       { contentRoot: root },
     );
     expect(pkg.rejected).toBe(false);
-    expect(text(pkg.files.get('plugin.json')?.bytes)).toContain('"com.example.tool": {\n      "b": 1,\n      "a": 2\n    }');
-    expect(JSON.parse(text(pkg.files.get('plugin.json')?.bytes)).extensions).toEqual({ 'com.example.tool': { b: 1, a: 2 }, 'com.openai': { interface: { a: 1, z: 1 } } });
+    expect(text(pkg.files.get('plugin.json')?.bytes)).toContain(
+      '"com.example.tool": {\n      "b": 1,\n      "a": 2\n    }',
+    );
+    expect(JSON.parse(text(pkg.files.get('plugin.json')?.bytes)).extensions).toEqual({
+      'com.example.tool': { b: 1, a: 2 },
+      'com.openai': { interface: { a: 1, z: 1 } },
+    });
     expect(pkg.findings.map((f) => f.code)).toContain('extension.namespace-invalid');
   });
 
@@ -126,14 +162,19 @@ describe('buildPlugin', () => {
       'com.example.tool/anything.json': '{}\n',
       'docs/guide.md': 'guide\n',
     });
-    const pkg = await buildPlugin({ name: 'p', include: ['com.anthropic.claude-code/**', 'com.example.tool/**', 'docs/**'] }, { contentRoot: root });
+    const pkg = await buildPlugin(
+      { name: 'p', include: ['com.anthropic.claude-code/**', 'com.example.tool/**', 'docs/**'] },
+      { contentRoot: root },
+    );
     expect([...pkg.files.keys()].filter((path) => path !== SIDECAR && path !== 'plugin.json')).toEqual([
       'com.anthropic.claude-code/agents/reviewer.md',
       'com.anthropic.claude-code/notes/x.md',
       'com.example.tool/anything.json',
       'docs/guide.md',
     ]);
-    expect(pkg.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['extension.layout-unknown warning com.anthropic.claude-code/notes/x.md']);
+    expect(pkg.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'extension.layout-unknown warning com.anthropic.claude-code/notes/x.md',
+    ]);
   });
 
   it('rejects a configuration whose plugin.json a client would reject, and says why', async () => {

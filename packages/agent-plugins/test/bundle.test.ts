@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { SIDECAR, contentHash, includeGlobProblem, rewriteSharedLinks, selectIncluded, shareResources, type PackageFile } from '../src/bundle/index.js';
+import {
+  SIDECAR,
+  contentHash,
+  includeGlobProblem,
+  rewriteSharedLinks,
+  selectIncluded,
+  shareResources,
+  type PackageFile,
+} from '../src/bundle/index.js';
 
 const tree = [
   'scripts/mcp-launch.sh',
@@ -51,7 +59,14 @@ describe('include globs', () => {
     expect(includeGlobProblem(glob)).toBe(problem);
     const { selected, findings } = selectIncluded(tree, [glob, 'README.md']);
     expect(selected).toEqual(['README.md']);
-    expect(findings).toEqual([expect.objectContaining({ code: 'bundle.glob-escapes', rule: 'AR9O5', severity: 'error', path: 'plugin#/include/0' })]);
+    expect(findings).toEqual([
+      expect.objectContaining({
+        code: 'bundle.glob-escapes',
+        rule: 'AR9O5',
+        severity: 'error',
+        path: 'plugin#/include/0',
+      }),
+    ]);
   });
 
   it('reports a glob that matches nothing, and still applies the others', () => {
@@ -67,7 +82,9 @@ describe('include globs', () => {
   });
 
   it('hashes content as sha256:<hex>', () => {
-    expect(contentHash(Buffer.from('abc'))).toBe('sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(contentHash(Buffer.from('abc'))).toBe(
+      'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
   });
 });
 
@@ -76,7 +93,10 @@ const file = (text: string, mode: 0o644 | 0o755 = 0o644): PackageFile => ({ byte
 describe('shared resources', () => {
   it('copies the shared folder into every skill, keeping modes, and rewrites links that climbed out to it', () => {
     const skills = new Map([
-      ['review', new Map([['SKILL.md', file('See [the guide](../../references/guide.md#use) and [x](../other/x.md).\n')]])],
+      [
+        'review',
+        new Map([['SKILL.md', file('See [the guide](../../references/guide.md#use) and [x](../other/x.md).\n')]]),
+      ],
       ['lint', new Map([['SKILL.md', file('No links.\n')]])],
     ]);
     const shared = new Map([
@@ -87,18 +107,33 @@ describe('shared resources', () => {
     expect(findings).toEqual([]);
     expect([...out.get('review')!.keys()].sort()).toEqual(['SKILL.md', 'references/guide.md', 'references/run.sh']);
     expect(out.get('lint')!.get('references/run.sh')!.mode).toBe(0o755);
-    expect(Buffer.from(out.get('review')!.get('SKILL.md')!.bytes).toString()).toBe('See [the guide](references/guide.md#use) and [x](../other/x.md).\n');
+    expect(Buffer.from(out.get('review')!.get('SKILL.md')!.bytes).toString()).toBe(
+      'See [the guide](references/guide.md#use) and [x](../other/x.md).\n',
+    );
     // Untouched bytes stay the very same bytes.
     expect(out.get('lint')!.get('SKILL.md')!.bytes).toBe(skills.get('lint')!.get('SKILL.md')!.bytes);
   });
 
   it('refuses to overwrite a file the skill already has: an error, and the skill keeps its own', () => {
     const own = file('mine\n');
-    const skills = new Map([['review', new Map([['SKILL.md', file('x\n')], ['references/guide.md', own]])]]);
+    const skills = new Map([
+      [
+        'review',
+        new Map([
+          ['SKILL.md', file('x\n')],
+          ['references/guide.md', own],
+        ]),
+      ],
+    ]);
     const { skills: out, findings } = shareResources(skills, 'references', new Map([['guide.md', file('shared\n')]]));
     expect(out.get('review')!.get('references/guide.md')).toBe(own);
     expect(findings).toEqual([
-      expect.objectContaining({ code: 'bundle.shared-clash', rule: 'AR9O5', severity: 'error', path: 'skills/review/references/guide.md' }),
+      expect.objectContaining({
+        code: 'bundle.shared-clash',
+        rule: 'AR9O5',
+        severity: 'error',
+        path: 'skills/review/references/guide.md',
+      }),
     ]);
   });
 

@@ -16,7 +16,7 @@ async function folderWith(files: Record<string, string>): Promise<string> {
 }
 
 describe('loading a plugin configuration', () => {
-  it('reads the seed\'s TOML: the [plugin] table in snake_case, [[plugin.mcp]] servers, version from package.json', async () => {
+  it("reads the seed's TOML: the [plugin] table in snake_case, [[plugin.mcp]] servers, version from package.json", async () => {
     const dir = await folderWith({
       'ai.toml': `[plugin]
 name = "acme.tools"
@@ -54,8 +54,13 @@ args = ["serve"]
 
   it('reads YAML and JSON the same way, with top-level mcp_servers', async () => {
     const dir = await folderWith({
-      'p.yaml': 'plugin:\n  name: acme.tools\n  version: "1.0.0"\nmcp_servers:\n  - name: web\n    transport: http\n    url: https://mcp.example.com\n',
-      'p.json': JSON.stringify({ name: 'acme.tools', version: '1.0.0', mcp_servers: [{ name: 'web', transport: 'http', url: 'https://mcp.example.com' }] }),
+      'p.yaml':
+        'plugin:\n  name: acme.tools\n  version: "1.0.0"\nmcp_servers:\n  - name: web\n    transport: http\n    url: https://mcp.example.com\n',
+      'p.json': JSON.stringify({
+        name: 'acme.tools',
+        version: '1.0.0',
+        mcp_servers: [{ name: 'web', transport: 'http', url: 'https://mcp.example.com' }],
+      }),
     });
     const fromYaml = await loadPluginConfig(join(dir, 'p.yaml'));
     const fromJson = await loadPluginConfig(join(dir, 'p.json'));
@@ -74,7 +79,11 @@ args = ["serve"]
   });
 
   it.each([
-    [{ 'Cargo.toml': '[package]\nname = "x"\nversion.workspace = true\n' }, 'Cargo.toml', 'inherits its version from the workspace'],
+    [
+      { 'Cargo.toml': '[package]\nname = "x"\nversion.workspace = true\n' },
+      'Cargo.toml',
+      'inherits its version from the workspace',
+    ],
     [{ 'package.json': '{}' }, 'package.json', 'declares no version'],
     [{ 'setup.py': '' }, 'setup.py', 'must name a package.json, pyproject.toml or Cargo.toml'],
     [{}, 'package.json', 'cannot be read'],
@@ -120,7 +129,13 @@ describe('checking a configuration object', () => {
   });
 
   it('accepts the camelCase and the seed spellings alike', () => {
-    expect(normalizePluginConfig({ name: 'a.b', content_root: 'c', pi: { skills_dir: '.pi/skills', package_json: 'merge' } })).toEqual({
+    expect(
+      normalizePluginConfig({
+        name: 'a.b',
+        content_root: 'c',
+        pi: { skills_dir: '.pi/skills', package_json: 'merge' },
+      }),
+    ).toEqual({
       name: 'a.b',
       contentRoot: 'c',
       pi: { skillsDir: '.pi/skills', packageJson: 'merge' },

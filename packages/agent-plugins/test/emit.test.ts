@@ -37,15 +37,30 @@ const config = {
 };
 
 describe('emitPlugin', () => {
-  it('emits a clean package that validates without findings, in the configuration\'s version', async () => {
-    const root = await contentRoot({ 'skills/review/SKILL.md': SKILL('review'), 'bin/server': '#!/bin/sh\n', 'notes.md': 'not shipped' });
+  it("emits a clean package that validates without findings, in the configuration's version", async () => {
+    const root = await contentRoot({
+      'skills/review/SKILL.md': SKILL('review'),
+      'bin/server': '#!/bin/sh\n',
+      'notes.md': 'not shipped',
+    });
     await chmod(join(root, 'bin/server'), 0o755);
     const out = join(await scratch(), 'emit', 'acme.tools');
     const result = await emitPlugin(config, out, { contentRoot: root });
     expect(result.spec).toBe('1.1.0');
-    expect(result.validation).toMatchObject({ rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'] });
+    expect(result.validation).toMatchObject({
+      rejected: false,
+      findings: [],
+      skills: ['review'],
+      servers: ['local', 'web'],
+    });
     expect(result.findings).toEqual([]);
-    expect(result.files).toEqual(['.agentproto-generated.json', 'bin/server', 'mcp.json', 'plugin.json', 'skills/review/SKILL.md']);
+    expect(result.files).toEqual([
+      '.agentproto-generated.json',
+      'bin/server',
+      'mcp.json',
+      'plugin.json',
+      'skills/review/SKILL.md',
+    ]);
     expect([...(await readPackageFiles(out)).keys()].sort()).toEqual([...result.files].sort());
   });
 
@@ -57,15 +72,27 @@ describe('emitPlugin', () => {
     const manifest = JSON.parse(Buffer.from(files.get('plugin.json')!).toString());
     expect(manifest.$schema).toBe('https://agent-plugins.org/schemas/1.0.0/plugin.schema.json');
     expect(manifest.presentation).toBeUndefined();
-    expect(JSON.parse(Buffer.from(files.get('mcp.json')!).toString()).$schema).toBe('https://agent-plugins.org/schemas/1.0.0/mcp.schema.json');
-    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toContain('plugin.unknown-field plugin.json#/presentation');
+    expect(JSON.parse(Buffer.from(files.get('mcp.json')!).toString()).$schema).toBe(
+      'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json',
+    );
+    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toContain(
+      'plugin.unknown-field plugin.json#/presentation',
+    );
     expect(result.validation.findings).toEqual([]);
   });
 
   it('ships nothing a client would skip: a skill that breaks the rules and a disabled server are reported, not emitted', async () => {
-    const root = await contentRoot({ 'skills/review/SKILL.md': SKILL('review'), 'skills/bad/SKILL.md': SKILL('not-bad'), 'bin/server': '#!/bin/sh\n' });
+    const root = await contentRoot({
+      'skills/review/SKILL.md': SKILL('review'),
+      'skills/bad/SKILL.md': SKILL('not-bad'),
+      'bin/server': '#!/bin/sh\n',
+    });
     const out = join(await scratch(), 'out');
-    const result = await emitPlugin({ ...config, mcp: [...config.mcp, { name: 'off', command: 'npx', enabled: false }] }, out, { contentRoot: root });
+    const result = await emitPlugin(
+      { ...config, mcp: [...config.mcp, { name: 'off', command: 'npx', enabled: false }] },
+      out,
+      { contentRoot: root },
+    );
     expect(result.files.filter((path) => path.startsWith('skills/'))).toEqual(['skills/review/SKILL.md']);
     expect(result.validation.servers).toEqual(['local', 'web']);
     const codes = result.findings.map((f) => f.code);
@@ -83,7 +110,9 @@ describe('emitPlugin', () => {
     expect([...b.entries()].map(([p, bytes]) => [p, Buffer.from(bytes).toString('base64')])).toEqual(
       [...a.entries()].map(([p, bytes]) => [p, Buffer.from(bytes).toString('base64')]),
     );
-    await expect(emitPlugin(config, join(base, 'a'), { contentRoot: root })).rejects.toMatchObject({ code: 'PLUGIN_WRITE_FAILED' });
+    await expect(emitPlugin(config, join(base, 'a'), { contentRoot: root })).rejects.toMatchObject({
+      code: 'PLUGIN_WRITE_FAILED',
+    });
     await emitPlugin(config, join(base, 'a'), { contentRoot: root, replace: true });
     expect((await readdir(base)).sort()).toEqual(['a', 'b']);
   });
@@ -91,7 +120,9 @@ describe('emitPlugin', () => {
   it('refuses a configuration a client would reject, and writes nothing', async () => {
     const root = await contentRoot({});
     const out = join(await scratch(), 'out');
-    await expect(emitPlugin({ name: 'Bad Name' }, out, { contentRoot: root })).rejects.toMatchObject({ code: 'PLUGIN_REJECTED' });
+    await expect(emitPlugin({ name: 'Bad Name' }, out, { contentRoot: root })).rejects.toMatchObject({
+      code: 'PLUGIN_REJECTED',
+    });
     await expect(readdir(out)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -12,7 +12,10 @@ import {
 } from '../src/extensions/index.js';
 import { RULES } from '../src/findings.js';
 
-const file = (text: string, mode: 0o644 | 0o755 = 0o644): PackageFile => ({ bytes: new TextEncoder().encode(text), mode });
+const file = (text: string, mode: 0o644 | 0o755 = 0o644): PackageFile => ({
+  bytes: new TextEncoder().encode(text),
+  mode,
+});
 const text = (bytes: Uint8Array | undefined): string => new TextDecoder().decode(bytes);
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 const codes = (findings: { code: string; path: string }[]): [string, string][] => findings.map((f) => [f.code, f.path]);
@@ -45,10 +48,19 @@ describe('namespace folders', () => {
     ['mcp.json', 'names a file at the package root'],
     ['package.json', 'names a file at the package root'],
   ])('refuse the folder %j as a whole: it %s', (namespace, problem) => {
-    const { files, findings } = extensionFiles({ [namespace]: { 'a.md': file('a') }, 'com.example.tool': { 'x.txt': file('x') } });
+    const { files, findings } = extensionFiles({
+      [namespace]: { 'a.md': file('a') },
+      'com.example.tool': { 'x.txt': file('x') },
+    });
     expect([...files.keys()]).toEqual(['com.example.tool/x.txt']);
     expect(findings).toEqual([
-      expect.objectContaining({ code: 'extension.namespace-invalid', rule: 'AR9O0', severity: 'error', path: `${namespace}/`, message: `the namespace folder ${problem}; its files were not packaged` }),
+      expect.objectContaining({
+        code: 'extension.namespace-invalid',
+        rule: 'AR9O0',
+        severity: 'error',
+        path: `${namespace}/`,
+        message: `the namespace folder ${problem}; its files were not packaged`,
+      }),
     ]);
   });
 
@@ -96,11 +108,22 @@ describe('namespace folders', () => {
   ])('carry %s/%s, outside the known layout, as is with a warning', (namespace, path) => {
     const { files, findings } = extensionFiles({ [namespace]: { [path]: file('body') } });
     expect(text(files.get(`${namespace}/${path}`)?.bytes)).toBe('body');
-    expect(findings).toEqual([expect.objectContaining({ code: 'extension.layout-unknown', rule: 'AR9O0', severity: 'warning', path: `${namespace}/${path}` })]);
+    expect(findings).toEqual([
+      expect.objectContaining({
+        code: 'extension.layout-unknown',
+        rule: 'AR9O0',
+        severity: 'warning',
+        path: `${namespace}/${path}`,
+      }),
+    ]);
   });
 
   it('carry an unknown namespace folder through untouched, whatever its layout', () => {
-    const tree = { 'hooks/pre.sh': file('#!/bin/sh', 0o755), 'deep/a/b/c.bin': file('\u0000\u0001'), 'x.md': file('x') };
+    const tree = {
+      'hooks/pre.sh': file('#!/bin/sh', 0o755),
+      'deep/a/b/c.bin': file('\u0000\u0001'),
+      'x.md': file('x'),
+    };
     const { files, findings } = extensionFiles({ 'com.example.client': tree });
     expect(findings).toEqual([]);
     expect([...files]).toEqual([
@@ -111,9 +134,19 @@ describe('namespace folders', () => {
   });
 
   it('list files in byte order of path, whatever order namespaces and files come in', () => {
-    const a = extensionFiles({ 'io.github.goldziher.ai-rulez': { 'rules/b.md': file('b'), 'rules/a.md': file('a') }, 'com.github.copilot': { 'agents/z.agent.md': file('z') } });
-    const b = extensionFiles({ 'com.github.copilot': { 'agents/z.agent.md': file('z') }, 'io.github.goldziher.ai-rulez': { 'rules/a.md': file('a'), 'rules/b.md': file('b') } });
-    expect([...a.files.keys()]).toEqual(['com.github.copilot/agents/z.agent.md', 'io.github.goldziher.ai-rulez/rules/a.md', 'io.github.goldziher.ai-rulez/rules/b.md']);
+    const a = extensionFiles({
+      'io.github.goldziher.ai-rulez': { 'rules/b.md': file('b'), 'rules/a.md': file('a') },
+      'com.github.copilot': { 'agents/z.agent.md': file('z') },
+    });
+    const b = extensionFiles({
+      'com.github.copilot': { 'agents/z.agent.md': file('z') },
+      'io.github.goldziher.ai-rulez': { 'rules/a.md': file('a'), 'rules/b.md': file('b') },
+    });
+    expect([...a.files.keys()]).toEqual([
+      'com.github.copilot/agents/z.agent.md',
+      'io.github.goldziher.ai-rulez/rules/a.md',
+      'io.github.goldziher.ai-rulez/rules/b.md',
+    ]);
     expect([...b.files.keys()]).toEqual([...a.files.keys()]);
   });
 });
@@ -136,7 +169,12 @@ describe('known namespace layouts', () => {
   });
 
   it('know exactly the four namespaces of the seed', () => {
-    expect(Object.keys(KNOWN_NAMESPACES).sort()).toEqual(['com.anthropic.claude-code', 'com.github.copilot', 'com.openai', 'io.github.goldziher.ai-rulez']);
+    expect(Object.keys(KNOWN_NAMESPACES).sort()).toEqual([
+      'com.anthropic.claude-code',
+      'com.github.copilot',
+      'com.openai',
+      'io.github.goldziher.ai-rulez',
+    ]);
     expect(knownNamespace('com.example.client')).toBeUndefined();
     expect(knownNamespace('constructor')).toBeUndefined();
   });
@@ -145,25 +183,57 @@ describe('known namespace layouts', () => {
 describe('manifest extension data', () => {
   it('write com.openai with its keys sorted at every depth, arrays in their order', () => {
     const { extensions, findings } = extensionData({
-      'com.openai': { interface: { shortDescription: 's', displayName: 'D', capabilities: ['Write', 'Read'], brand: { z: 1, a: { y: 2, b: 3 } } } },
+      'com.openai': {
+        interface: {
+          shortDescription: 's',
+          displayName: 'D',
+          capabilities: ['Write', 'Read'],
+          brand: { z: 1, a: { y: 2, b: 3 } },
+        },
+      },
     });
     expect(findings).toEqual([]);
     expect(json(extensions)).toBe(
-      json({ 'com.openai': { interface: { brand: { a: { b: 3, y: 2 }, z: 1 }, capabilities: ['Write', 'Read'], displayName: 'D', shortDescription: 's' } } }),
+      json({
+        'com.openai': {
+          interface: {
+            brand: { a: { b: 3, y: 2 }, z: 1 },
+            capabilities: ['Write', 'Read'],
+            displayName: 'D',
+            shortDescription: 's',
+          },
+        },
+      }),
     );
   });
 
   it('carry unknown and folder-only namespaces untouched, key order and all', () => {
     const value = { zeta: 1, alpha: { y: true, b: null } };
-    const { extensions, findings } = extensionData({ 'com.example.client': value, 'com.anthropic.claude-code': { z: 1, a: 2 } });
+    const { extensions, findings } = extensionData({
+      'com.example.client': value,
+      'com.anthropic.claude-code': { z: 1, a: 2 },
+    });
     expect(findings).toEqual([]);
     expect(extensions?.['com.example.client']).toBe(value);
-    expect(json(extensions)).toBe(json({ 'com.anthropic.claude-code': { z: 1, a: 2 }, 'com.example.client': { zeta: 1, alpha: { y: true, b: null } } }));
+    expect(json(extensions)).toBe(
+      json({
+        'com.anthropic.claude-code': { z: 1, a: 2 },
+        'com.example.client': { zeta: 1, alpha: { y: true, b: null } },
+      }),
+    );
   });
 
   it('write namespaces in byte order, whatever order they come in', () => {
-    const a = extensionData({ 'io.github.x': {}, 'com.openai': { interface: { b: 1, a: 2 } }, 'com.example': { k: 1 } });
-    const b = extensionData({ 'com.example': { k: 1 }, 'com.openai': { interface: { a: 2, b: 1 } }, 'io.github.x': {} });
+    const a = extensionData({
+      'io.github.x': {},
+      'com.openai': { interface: { b: 1, a: 2 } },
+      'com.example': { k: 1 },
+    });
+    const b = extensionData({
+      'com.example': { k: 1 },
+      'com.openai': { interface: { a: 2, b: 1 } },
+      'io.github.x': {},
+    });
     expect(Object.keys(a.extensions ?? {})).toEqual(['com.example', 'com.openai', 'io.github.x']);
     expect(json(a.extensions)).toBe(json(b.extensions));
   });
@@ -186,7 +256,9 @@ describe('manifest extension data', () => {
   it('leave out a com.openai interface that is not an object, and keep the rest of the namespace', () => {
     const { extensions, findings } = extensionData({ 'com.openai': { interface: 'x', other: { b: 1, a: 1 } } });
     expect(json(extensions)).toBe(json({ 'com.openai': { other: { a: 1, b: 1 } } }));
-    expect(codes(findings)).toEqual([['extension.interface-not-object', 'plugin.json#/extensions/com.openai/interface']]);
+    expect(codes(findings)).toEqual([
+      ['extension.interface-not-object', 'plugin.json#/extensions/com.openai/interface'],
+    ]);
   });
 
   it('give no extensions object when nothing remains', () => {
@@ -244,9 +316,19 @@ describe('import split', () => {
 
   it('group namespace folders and leave every other package file in rest', () => {
     const { namespaces, rest } = splitExtensions(pkg);
-    expect([...namespaces.keys()]).toEqual(['com.anthropic.claude-code', 'com.example.client', 'com.github.copilot', 'io.github.goldziher.ai-rulez']);
+    expect([...namespaces.keys()]).toEqual([
+      'com.anthropic.claude-code',
+      'com.example.client',
+      'com.github.copilot',
+      'io.github.goldziher.ai-rulez',
+    ]);
     expect([...(namespaces.get('com.example.client')?.keys() ?? [])]).toEqual(['data.json', 'hooks/pre.sh']);
-    expect([...rest.keys()]).toEqual(['Not.A.Namespace/file.md', 'plugin.json', 'scripts/run.sh', 'skills/review/SKILL.md']);
+    expect([...rest.keys()]).toEqual([
+      'Not.A.Namespace/file.md',
+      'plugin.json',
+      'scripts/run.sh',
+      'skills/review/SKILL.md',
+    ]);
   });
 
   it('read the Codex interface block and report data of unknown namespaces and unmapped keys', () => {
@@ -276,7 +358,9 @@ describe('import split', () => {
     };
     const { files } = extensionFiles(supplied);
     const { namespaces } = splitExtensions(files);
-    expect(Object.fromEntries([...namespaces].map(([ns, folder]) => [ns, Object.fromEntries(folder)]))).toEqual(supplied);
+    expect(Object.fromEntries([...namespaces].map(([ns, folder]) => [ns, Object.fromEntries(folder)]))).toEqual(
+      supplied,
+    );
   });
 
   it('split identically whatever order the package files come in', () => {

@@ -1,21 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { FINDING_CODES, type Finding, RULES, RULE_TEXT, explain, sortFindings } from '../src/index.js';
 
-const f = (path: string, code: string, message = 'm'): Finding => ({ code, rule: 'AR9O0', severity: 'error', path, message });
+const f = (path: string, code: string, message = 'm'): Finding => ({
+  code,
+  rule: 'AR9O0',
+  severity: 'error',
+  path,
+  message,
+});
 
 describe('explain', () => {
   it.each(RULES.map((rule) => [rule]))('%s is explained with its documented rule text', (rule) => {
     expect(explain(rule)).toBe(RULE_TEXT[rule]);
   });
 
-  it.each(Object.keys(FINDING_CODES).map((code) => [code]))('finding code %s is explained with its rule, severity and text', (code) => {
-    const info = FINDING_CODES[code as keyof typeof FINDING_CODES];
-    expect(explain(code)).toBe(`${info.rule} (${info.severity}): ${info.text}`);
-  });
+  it.each(Object.keys(FINDING_CODES).map((code) => [code]))(
+    'finding code %s is explained with its rule, severity and text',
+    (code) => {
+      const info = FINDING_CODES[code as keyof typeof FINDING_CODES];
+      expect(explain(code)).toBe(`${info.rule} (${info.severity}): ${info.text}`);
+    },
+  );
 
-  it.each([['AR9O6'], ['ar9o0'], ['plugin.nope'], [''], ['toString'], ['__proto__']])('an unknown code %j has no explanation', (code) => {
-    expect(explain(code)).toBeUndefined();
-  });
+  it.each([['AR9O6'], ['ar9o0'], ['plugin.nope'], [''], ['toString'], ['__proto__']])(
+    'an unknown code %j has no explanation',
+    (code) => {
+      expect(explain(code)).toBeUndefined();
+    },
+  );
 
   it('every finding code names a rule from the AR9O table', () => {
     for (const info of Object.values(FINDING_CODES)) expect(RULES).toContain(info.rule);
@@ -50,7 +62,7 @@ describe('sortFindings', () => {
   });
 });
 
-describe('the union of the modules\' code tables', () => {
+describe("the union of the modules' code tables", () => {
   it('loses no code: no two modules define the same one', async () => {
     const tables = await import('../src/index.js');
     const parts = [

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildPlugin, importPlugin, loadPluginConfig, readPackageFiles, validatePlugin, writePlugin } from '../src/index.js';
+import {
+  buildPlugin,
+  importPlugin,
+  loadPluginConfig,
+  readPackageFiles,
+  validatePlugin,
+  writePlugin,
+} from '../src/index.js';
 
 /**
  * The golden packages in test/golden/<version>/ are what the project writes for
@@ -18,7 +25,8 @@ afterEach(async () => {
   await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-const asText = (files: ReadonlyMap<string, Uint8Array>) => [...files.entries()].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]).sort();
+const asText = (files: ReadonlyMap<string, Uint8Array>) =>
+  [...files.entries()].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]).sort();
 
 describe.each(['1.0.0', '1.1.0'] as const)('the golden %s package', (spec) => {
   it('is what the configuration builds, byte for byte', async () => {
@@ -32,7 +40,13 @@ describe.each(['1.0.0', '1.1.0'] as const)('the golden %s package', (spec) => {
 
   it('loads without a finding, as a conformant client loads it', async () => {
     const result = await validatePlugin(join(golden, spec));
-    expect(result).toMatchObject({ spec, rejected: false, findings: [], skills: ['release', 'review'], servers: ['acme-docs', 'acme-index'] });
+    expect(result).toMatchObject({
+      spec,
+      rejected: false,
+      findings: [],
+      skills: ['release', 'review'],
+      servers: ['acme-docs', 'acme-index'],
+    });
   });
 
   it('imports into a configuration that builds it again, byte for byte', async () => {

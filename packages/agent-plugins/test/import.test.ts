@@ -61,11 +61,20 @@ function configFor(spec: SpecVersion): PluginConfig {
     include: ['bin/', 'LICENSE', 'docs/**', '.well-known/*', 'com.example.tool/**', 'com.anthropic.claude-code/**'],
     sharedResources: ['references'],
     mcp: [
-      { name: 'local', command: './bin/server', args: ['serve', '--root', '${PLUGIN_ROOT}'], env: { MODE: 'ci', DATA: '${PLUGIN_DATA}/db' }, cwd: './bin' },
+      {
+        name: 'local',
+        command: './bin/server',
+        args: ['serve', '--root', '${PLUGIN_ROOT}'],
+        env: { MODE: 'ci', DATA: '${PLUGIN_DATA}/db' },
+        cwd: './bin',
+      },
       { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 'review' } },
       { name: 'legacy', transport: 'sse', url: 'https://mcp.example.com/sse' },
     ],
-    extensions: { 'com.openai': { interface: { displayName: 'Acme', capabilities: ['review'] } }, 'com.example.tool': { level: 3 } },
+    extensions: {
+      'com.openai': { interface: { displayName: 'Acme', capabilities: ['review'] } },
+      'com.example.tool': { level: 3 },
+    },
   };
 }
 
@@ -81,16 +90,30 @@ describe('importPlugin round trip', () => {
     const packageDir = await tempDir();
     await writeTree(packageDir, first.files);
     const validated = await validatePlugin(packageDir);
-    expect(validated).toMatchObject({ spec, rejected: false, skills: ['deploy', 'review'], servers: ['legacy', 'local', 'remote'], mcpDisabled: false });
+    expect(validated).toMatchObject({
+      spec,
+      rejected: false,
+      skills: ['deploy', 'review'],
+      servers: ['legacy', 'local', 'remote'],
+      mcpDisabled: false,
+    });
     expect(validated.findings).toEqual([]);
     const imported = await importPlugin(packageDir);
     expect(imported.rejected).toBe(false);
     expect(imported.config?.spec).toBe(spec === '1.0.0' ? undefined : spec);
     expect(imported.content.has(SIDECAR)).toBe(false);
-    expect(text(imported.content.get('skills/review/SKILL.md'))).toBe(`${skillMd('review')}\nSee [the guide](references/guide.md).\n`);
+    expect(text(imported.content.get('skills/review/SKILL.md'))).toBe(
+      `${skillMd('review')}\nSee [the guide](references/guide.md).\n`,
+    );
     expect(imported.config?.mcp).toEqual([
       { name: 'legacy', transport: 'sse', url: 'https://mcp.example.com/sse' },
-      { name: 'local', command: './bin/server', args: ['serve', '--root', '${PLUGIN_ROOT}'], env: { DATA: '${PLUGIN_DATA}/db', MODE: 'ci' }, cwd: './bin' },
+      {
+        name: 'local',
+        command: './bin/server',
+        args: ['serve', '--root', '${PLUGIN_ROOT}'],
+        env: { DATA: '${PLUGIN_DATA}/db', MODE: 'ci' },
+        cwd: './bin',
+      },
       { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 'review' } },
     ]);
 
@@ -100,7 +123,11 @@ describe('importPlugin round trip', () => {
     expect([...second.files.keys()]).toEqual([...first.files.keys()]);
     for (const [path, original] of first.files) {
       const again = second.files.get(path)!;
-      expect({ path, mode: again.mode, text: text(again) }).toEqual({ path, mode: original.mode, text: text(original) });
+      expect({ path, mode: again.mode, text: text(again) }).toEqual({
+        path,
+        mode: original.mode,
+        text: text(original),
+      });
       expect(Buffer.compare(Buffer.from(again.bytes), Buffer.from(original.bytes))).toBe(0);
     }
     expect(second.findings).toEqual(first.findings.filter((f) => !f.path.startsWith('plugin#/include')));
@@ -124,7 +151,16 @@ describe('importPlugin round trip', () => {
 describe('importPlugin', () => {
   it('maps plugin.json, skills, servers and files, and reports what has no equivalent', async () => {
     const box = sandbox();
-    box.file('plugin.json', json({ $schema: PLUGIN_110, name: 'acme.tools', presentation: { displayName: 'Acme' }, colour: 'blue', extensions: { 'com.example.tool': { a: 1 } } }));
+    box.file(
+      'plugin.json',
+      json({
+        $schema: PLUGIN_110,
+        name: 'acme.tools',
+        presentation: { displayName: 'Acme' },
+        colour: 'blue',
+        extensions: { 'com.example.tool': { a: 1 } },
+      }),
+    );
     box.file('skills/a/SKILL.md', skillMd('a'));
     box.file('skills/README.md', 'not a skill');
     box.file('CHANGELOG.md', '# Changes\n');
@@ -148,7 +184,12 @@ describe('importPlugin', () => {
       presentation: { displayName: 'Acme' },
       extensions: { 'com.example.tool': { a: 1 } },
       provenanceHeaders: false,
-      include: ['CHANGELOG.md', 'com.anthropic.claude-code/agents/r.md', 'com.anthropic.claude-code/hooks/hooks.json', 'com.example.tool/x.json'],
+      include: [
+        'CHANGELOG.md',
+        'com.anthropic.claude-code/agents/r.md',
+        'com.anthropic.claude-code/hooks/hooks.json',
+        'com.example.tool/x.json',
+      ],
       mcp: [{ name: 's', command: 'npx', args: ['${HOME}/x'], cwd: '${PLUGIN_DATA}/work' }],
     });
     expect([...imported.content.keys()]).toEqual([
@@ -187,7 +228,9 @@ describe('importPlugin', () => {
     const imported = await importPlugin(packageDir);
     expect(text(imported.content.get('skills/a/SKILL.md'))).toBe(skillMd('a'));
     expect(imported.config?.provenanceHeaders).toBeUndefined();
-    expect(imported.report).toEqual([{ path: 'skills/b/SKILL.md', reason: expect.stringMatching(/no provenance header/) }]);
+    expect(imported.report).toEqual([
+      { path: 'skills/b/SKILL.md', reason: expect.stringMatching(/no provenance header/) },
+    ]);
   });
 
   it('gives no configuration for a rejected plugin, and agrees with validatePlugin', async () => {

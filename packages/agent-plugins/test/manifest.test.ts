@@ -66,7 +66,11 @@ describe('checkPluginManifest: the minimal manifest', () => {
 describe('checkPluginManifest: $schema selects the version (§5.2)', () => {
   it.each([
     ['missing', { name: 'a' }, 'plugin.schema-missing'],
-    ['a 2.0.0 id', { $schema: 'https://agent-plugins.org/schemas/2.0.0/plugin.schema.json', name: 'a' }, 'plugin.schema-unsupported'],
+    [
+      'a 2.0.0 id',
+      { $schema: 'https://agent-plugins.org/schemas/2.0.0/plugin.schema.json', name: 'a' },
+      'plugin.schema-unsupported',
+    ],
     ['the mcp.json id', { $schema: mcpSchemaId('1.0.0'), name: 'a' }, 'plugin.schema-unsupported'],
     ['an id with a trailing slash', { $schema: `${V100}/`, name: 'a' }, 'plugin.schema-unsupported'],
     ['a number', { $schema: 1, name: 'a' }, 'plugin.schema-unsupported'],
@@ -88,17 +92,12 @@ describe('checkPluginManifest: $schema selects the version (§5.2)', () => {
 });
 
 describe('checkPluginManifest: plugin name (§5.5)', () => {
-  it.each([
-    ['my-plugin'],
-    ['acme.tools'],
-    ['lint3r'],
-    ['a'],
-    ['0'],
-    ['a.b-c.d'],
-    ['x'.repeat(64)],
-  ])('%s is a valid name', (name) => {
-    expect(check({ $schema: V100, name }).rejected).toBe(false);
-  });
+  it.each([['my-plugin'], ['acme.tools'], ['lint3r'], ['a'], ['0'], ['a.b-c.d'], ['x'.repeat(64)]])(
+    '%s is a valid name',
+    (name) => {
+      expect(check({ $schema: V100, name }).rejected).toBe(false);
+    },
+  );
 
   it.each([
     ['', 'is empty'],
@@ -117,7 +116,9 @@ describe('checkPluginManifest: plugin name (§5.5)', () => {
     for (const id of [V100, V110]) {
       const result = check({ $schema: id, name });
       expect(result.rejected).toBe(true);
-      expect(result.findings).toEqual([{ code: 'plugin.name-invalid', rule: 'AR9O0', severity: 'error', path: 'plugin.json#/name', message }]);
+      expect(result.findings).toEqual([
+        { code: 'plugin.name-invalid', rule: 'AR9O0', severity: 'error', path: 'plugin.json#/name', message },
+      ]);
     }
   });
 
@@ -128,7 +129,9 @@ describe('checkPluginManifest: plugin name (§5.5)', () => {
   ])('a name that is %s is a schema violation at #/name', (_what, fields, message) => {
     const result = check({ $schema: V100, ...fields });
     expect(result.rejected).toBe(true);
-    expect(result.findings).toEqual([{ code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path: 'plugin.json#/name', message }]);
+    expect(result.findings).toEqual([
+      { code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path: 'plugin.json#/name', message },
+    ]);
   });
 });
 
@@ -137,7 +140,10 @@ describe('checkPluginManifest: closed manifest (§5.2)', () => {
     const result = check({ $schema: V100, name: 'a', mcpServers: {}, 'x/y~z': true });
     expect(result.rejected).toBe(false);
     expect(result.manifest).toEqual({ $schema: V100, name: 'a' });
-    expect(codes(result.findings)).toEqual(['plugin.unknown-field plugin.json#/mcpServers', 'plugin.unknown-field plugin.json#/x~1y~0z']);
+    expect(codes(result.findings)).toEqual([
+      'plugin.unknown-field plugin.json#/mcpServers',
+      'plugin.unknown-field plugin.json#/x~1y~0z',
+    ]);
     expect(result.findings.every((f) => f.severity === 'warning')).toBe(true);
   });
 
@@ -174,22 +180,33 @@ describe('checkPluginManifest: closed manifest (§5.2)', () => {
   it.each([
     ['a non-string icon', { icon: 1 }, 'plugin.json#/presentation/icon', 'must be string'],
     ['a non-string displayName', { displayName: false }, 'plugin.json#/presentation/displayName', 'must be string'],
-    ['an unknown presentation field', { color: 'red' }, 'plugin.json#/presentation/color', 'is not a field of this object'],
+    [
+      'an unknown presentation field',
+      { color: 'red' },
+      'plugin.json#/presentation/color',
+      'is not a field of this object',
+    ],
   ])('under 1.1.0, %s in presentation rejects the plugin', (_what, presentation, path, message) => {
     const result = check({ $schema: V110, name: 'a', presentation });
     expect(result.rejected).toBe(true);
-    expect(result.findings).toEqual([{ code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path, message }]);
+    expect(result.findings).toEqual([
+      { code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path, message },
+    ]);
   });
 
-  it.each([['a string', 'com.example'], ['an array', []], ['null', null], ['a number', 3]])(
-    'extensions that is %s is a warning and is ignored (§8.1)',
-    (_what, extensions) => {
-      const result = check({ $schema: V100, name: 'a', extensions });
-      expect(result.rejected).toBe(false);
-      expect(result.manifest).toEqual({ $schema: V100, name: 'a' });
-      expect(result.findings).toMatchObject([{ code: 'plugin.extensions-not-object', severity: 'warning', path: 'plugin.json#/extensions' }]);
-    },
-  );
+  it.each([
+    ['a string', 'com.example'],
+    ['an array', []],
+    ['null', null],
+    ['a number', 3],
+  ])('extensions that is %s is a warning and is ignored (§8.1)', (_what, extensions) => {
+    const result = check({ $schema: V100, name: 'a', extensions });
+    expect(result.rejected).toBe(false);
+    expect(result.manifest).toEqual({ $schema: V100, name: 'a' });
+    expect(result.findings).toMatchObject([
+      { code: 'plugin.extensions-not-object', severity: 'warning', path: 'plugin.json#/extensions' },
+    ]);
+  });
 });
 
 describe('checkPluginManifest: field types (§5.3, §5.4)', () => {
@@ -202,14 +219,26 @@ describe('checkPluginManifest: field types (§5.3, §5.4)', () => {
     ['a keyword', { keywords: ['ok', 2] }, 'plugin.json#/keywords/1', 'must be string'],
     ['author', { author: 'Ann' }, 'plugin.json#/author', 'must be object'],
     ['author.email', { author: { email: 5 } }, 'plugin.json#/author/email', 'must be string'],
-    ['an author field', { author: { name: 'Ann', twitter: '@ann' } }, 'plugin.json#/author/twitter', 'is not a field of this object'],
-    ['an extension value', { extensions: { 'com.example': true } }, 'plugin.json#/extensions/com.example', 'must be object'],
+    [
+      'an author field',
+      { author: { name: 'Ann', twitter: '@ann' } },
+      'plugin.json#/author/twitter',
+      'is not a field of this object',
+    ],
+    [
+      'an extension value',
+      { extensions: { 'com.example': true } },
+      'plugin.json#/extensions/com.example',
+      'must be object',
+    ],
   ])('a wrong %s rejects the plugin with a finding at its pointer', (_what, fields, path, message) => {
     const result = check({ $schema: V100, name: 'a', ...fields });
     expect(result.rejected).toBe(true);
     expect(result.manifest).toBeUndefined();
     expect(result.spec).toBe('1.0.0');
-    expect(result.findings).toEqual([{ code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path, message }]);
+    expect(result.findings).toEqual([
+      { code: 'plugin.schema-violation', rule: 'AR9O0', severity: 'error', path, message },
+    ]);
   });
 
   it('every violation is reported, one finding each, sorted by path', () => {
@@ -238,19 +267,30 @@ describe('checkPluginManifest: field types (§5.3, §5.4)', () => {
     const result = check({ $schema: V100, name: 'a', author: {} });
     expect(result.rejected).toBe(false);
     expect(result.manifest).toEqual({ $schema: V100, name: 'a' });
-    expect(result.findings).toEqual([{ code: 'plugin.author-empty', rule: 'AR9O4', severity: 'info', path: 'plugin.json#/author', message: 'is empty and is omitted' }]);
+    expect(result.findings).toEqual([
+      {
+        code: 'plugin.author-empty',
+        rule: 'AR9O4',
+        severity: 'info',
+        path: 'plugin.json#/author',
+        message: 'is empty and is omitted',
+      },
+    ]);
   });
 });
 
 describe('checkPluginManifest: extension namespaces (§8, §8.1)', () => {
-  it.each([['com.openai'], ['com.anthropic.claude-code'], ['io.github.goldziher.ai-rulez'], ['com.github.copilot'], ['org.example2.x9']])(
-    '%s is a valid namespace and its contents are not checked',
-    (namespace) => {
-      const result = check({ $schema: V110, name: 'a', extensions: { [namespace]: { anything: [1, { deep: null }] } } });
-      expect(result.findings).toEqual([]);
-      expect(result.manifest?.extensions).toEqual({ [namespace]: { anything: [1, { deep: null }] } });
-    },
-  );
+  it.each([
+    ['com.openai'],
+    ['com.anthropic.claude-code'],
+    ['io.github.goldziher.ai-rulez'],
+    ['com.github.copilot'],
+    ['org.example2.x9'],
+  ])('%s is a valid namespace and its contents are not checked', (namespace) => {
+    const result = check({ $schema: V110, name: 'a', extensions: { [namespace]: { anything: [1, { deep: null }] } } });
+    expect(result.findings).toEqual([]);
+    expect(result.manifest?.extensions).toEqual({ [namespace]: { anything: [1, { deep: null }] } });
+  });
 
   it.each([
     ['a single label', 'openai'],
@@ -269,13 +309,17 @@ describe('checkPluginManifest: extension namespaces (§8, §8.1)', () => {
     // 1.1.0-draft §5.2: "Any manifest violation other than … is fatal".
     const draft = check({ $schema: V110, name: 'a', extensions: { 'com.ok': {}, [namespace]: {} } });
     expect(draft.rejected).toBe(true);
-    expect(draft.findings).toMatchObject([{ code: 'plugin.extension-namespace-invalid', rule: 'AR9O0', severity: 'error' }]);
+    expect(draft.findings).toMatchObject([
+      { code: 'plugin.extension-namespace-invalid', rule: 'AR9O0', severity: 'error' },
+    ]);
     expect(draft.findings[0]?.path.startsWith('plugin.json#/extensions/')).toBe(true);
     // 1.0.0 §5.2: "Any schema violation other than … is fatal"; the schema has no pattern on these keys.
     const published = check({ $schema: V100, name: 'a', extensions: { 'com.ok': {}, [namespace]: {} } });
     expect(published.rejected).toBe(false);
     expect(published.manifest?.extensions).toEqual({ 'com.ok': {} });
-    expect(published.findings).toMatchObject([{ code: 'plugin.extension-namespace-ignored', rule: 'AR9O0', severity: 'warning' }]);
+    expect(published.findings).toMatchObject([
+      { code: 'plugin.extension-namespace-ignored', rule: 'AR9O0', severity: 'warning' },
+    ]);
     expect(published.findings[0]?.path.startsWith('plugin.json#/extensions/')).toBe(true);
   });
 });
@@ -298,14 +342,30 @@ describe('checkPluginManifest: findings never echo values', () => {
 
 describe('checkMcpManifestVersion (§7.2.2, §10.1)', () => {
   it.each(['1.0.0', '1.1.0'] as const)('an mcp.json naming the same version (%s) keeps MCP enabled', (spec) => {
-    expect(checkMcp(spec, { $schema: mcpSchemaId(spec), mcpServers: {} })).toEqual({ spec, mcpDisabled: false, findings: [] });
+    expect(checkMcp(spec, { $schema: mcpSchemaId(spec), mcpServers: {} })).toEqual({
+      spec,
+      mcpDisabled: false,
+      findings: [],
+    });
   });
 
   it.each([
     ['1.0.0', { $schema: mcpSchemaId('1.1.0'), mcpServers: {} }, 'mcp.spec-mismatch', 'mcp.json#/$schema', '1.1.0'],
     ['1.1.0', { $schema: mcpSchemaId('1.0.0'), mcpServers: {} }, 'mcp.spec-mismatch', 'mcp.json#/$schema', '1.0.0'],
-    ['1.0.0', { $schema: pluginSchemaId('1.0.0'), mcpServers: {} }, 'mcp.schema-unsupported', 'mcp.json#/$schema', undefined],
-    ['1.0.0', { $schema: 'https://agent-plugins.org/schemas/9.0.0/mcp.schema.json', mcpServers: {} }, 'mcp.schema-unsupported', 'mcp.json#/$schema', undefined],
+    [
+      '1.0.0',
+      { $schema: pluginSchemaId('1.0.0'), mcpServers: {} },
+      'mcp.schema-unsupported',
+      'mcp.json#/$schema',
+      undefined,
+    ],
+    [
+      '1.0.0',
+      { $schema: 'https://agent-plugins.org/schemas/9.0.0/mcp.schema.json', mcpServers: {} },
+      'mcp.schema-unsupported',
+      'mcp.json#/$schema',
+      undefined,
+    ],
     ['1.0.0', { mcpServers: {} }, 'mcp.schema-missing', 'mcp.json#/$schema', undefined],
     ['1.0.0', [], 'mcp.not-object', 'mcp.json#', undefined],
   ] as const)('plugin %s with a bad mcp.json disables MCP alone: %j → %s', (pluginSpec, mcp, code, path, spec) => {

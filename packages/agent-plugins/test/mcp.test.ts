@@ -25,9 +25,13 @@ const severities = (findings: readonly Finding[]) => findings.map((f) => `${f.ru
 
 describe('buildServers: transports (§7.2.1)', () => {
   it('a stdio server is written with type, command, args, env and cwd in that order', () => {
-    const { servers, findings } = build([{ name: 's', cwd: '${PLUGIN_DATA}', env: { B: '2', A: '1' }, args: ['serve'], command: 'npx' }]);
+    const { servers, findings } = build([
+      { name: 's', cwd: '${PLUGIN_DATA}', env: { B: '2', A: '1' }, args: ['serve'], command: 'npx' },
+    ]);
     expect(findings).toEqual([]);
-    expect(JSON.stringify(servers)).toBe('{"s":{"type":"stdio","command":"npx","args":["serve"],"env":{"A":"1","B":"2"},"cwd":"${PLUGIN_DATA}"}}');
+    expect(JSON.stringify(servers)).toBe(
+      '{"s":{"type":"stdio","command":"npx","args":["serve"],"env":{"A":"1","B":"2"},"cwd":"${PLUGIN_DATA}"}}',
+    );
   });
 
   it.each([
@@ -35,9 +39,13 @@ describe('buildServers: transports (§7.2.1)', () => {
     ['no transport and only url', {}, 'streamable-http'],
     ['transport = "sse"', { transport: 'sse' }, 'sse'],
   ] as const)('%s is written as type %s, with url then headers', (_what, extra, type) => {
-    const { servers, findings } = build([{ name: 'r', headers: { 'X-Tenant': 'public' }, url: 'https://example.com/mcp', ...extra }]);
+    const { servers, findings } = build([
+      { name: 'r', headers: { 'X-Tenant': 'public' }, url: 'https://example.com/mcp', ...extra },
+    ]);
     expect(findings).toEqual([]);
-    expect(JSON.stringify(servers.r)).toBe(`{"type":"${type}","url":"https://example.com/mcp","headers":{"X-Tenant":"public"}}`);
+    expect(JSON.stringify(servers.r)).toBe(
+      `{"type":"${type}","url":"https://example.com/mcp","headers":{"X-Tenant":"public"}}`,
+    );
   });
 
   it('empty args, env and headers are omitted: they mean the same as absent', () => {
@@ -45,7 +53,10 @@ describe('buildServers: transports (§7.2.1)', () => {
       { name: 'a', command: 'npx', args: [], env: {} },
       { name: 'b', transport: 'http', url: 'https://example.com', headers: {} },
     ]);
-    expect(servers).toEqual({ a: { type: 'stdio', command: 'npx' }, b: { type: 'streamable-http', url: 'https://example.com' } });
+    expect(servers).toEqual({
+      a: { type: 'stdio', command: 'npx' },
+      b: { type: 'streamable-http', url: 'https://example.com' },
+    });
   });
 
   it('enabled = false is not packaged and reported as AR9O4; enabled = true is packaged', () => {
@@ -55,14 +66,32 @@ describe('buildServers: transports (§7.2.1)', () => {
     ]);
     expect(Object.keys(servers)).toEqual(['on']);
     expect(findings).toEqual([
-      { code: 'mcp.server-disabled', rule: 'AR9O4', severity: 'warning', path: 'mcp.json#/mcpServers/off', message: 'is disabled and is left out: mcp.json has no enabled flag' },
+      {
+        code: 'mcp.server-disabled',
+        rule: 'AR9O4',
+        severity: 'warning',
+        path: 'mcp.json#/mcpServers/off',
+        message: 'is disabled and is left out: mcp.json has no enabled flag',
+      },
     ]);
   });
 
   it.each([
-    ['an unknown transport', { name: 'x', transport: 'websocket', url: 'https://example.com' } as unknown as McpServerConfig, 'mcp.transport-unknown'],
-    ['command and url without a transport', { name: 'x', command: 'npx', url: 'https://example.com' }, 'mcp.transport-ambiguous'],
-    ['enabled that is not a boolean', { name: 'x', command: 'npx', enabled: 'no' } as unknown as McpServerConfig, 'mcp.field-type'],
+    [
+      'an unknown transport',
+      { name: 'x', transport: 'websocket', url: 'https://example.com' } as unknown as McpServerConfig,
+      'mcp.transport-unknown',
+    ],
+    [
+      'command and url without a transport',
+      { name: 'x', command: 'npx', url: 'https://example.com' },
+      'mcp.transport-ambiguous',
+    ],
+    [
+      'enabled that is not a boolean',
+      { name: 'x', command: 'npx', enabled: 'no' } as unknown as McpServerConfig,
+      'mcp.field-type',
+    ],
     ['no command and no url', { name: 'x' }, 'mcp.field-missing'],
   ])('%s skips the server with an AR9O2 error', (_what, config, code) => {
     const { servers, findings } = build([config, { name: 'ok', command: 'npx' }]);
@@ -72,22 +101,43 @@ describe('buildServers: transports (§7.2.1)', () => {
   });
 
   it.each([
-    ['url and headers on a stdio server', { name: 'x', command: 'npx', url: 'https://example.com', transport: 'stdio', headers: { A: 'b' } }, ['headers', 'url']],
-    ['command, args, env and cwd on a remote server', { name: 'x', transport: 'http', url: 'https://example.com', command: 'npx', args: ['a'], env: { A: 'b' }, cwd: './' }, ['args', 'command', 'cwd', 'env']],
+    [
+      'url and headers on a stdio server',
+      { name: 'x', command: 'npx', url: 'https://example.com', transport: 'stdio', headers: { A: 'b' } },
+      ['headers', 'url'],
+    ],
+    [
+      'command, args, env and cwd on a remote server',
+      {
+        name: 'x',
+        transport: 'http',
+        url: 'https://example.com',
+        command: 'npx',
+        args: ['a'],
+        env: { A: 'b' },
+        cwd: './',
+      },
+      ['args', 'command', 'cwd', 'env'],
+    ],
   ] as const)('%s are left out with an AR9O4 warning each; the server is packaged', (_what, config, fields) => {
     const { servers, findings } = build([config as McpServerConfig]);
     expect(Object.keys(servers)).toEqual(['x']);
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual(fields.map(() => 'mcp.field-not-packaged AR9O4 warning'));
+    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual(
+      fields.map(() => 'mcp.field-not-packaged AR9O4 warning'),
+    );
     expect(findings.map((f) => fields.find((field) => f.message.startsWith(`has ${field},`)))).toEqual(fields);
   });
 });
 
 describe('buildServers: command is one token (§7.2.1, §4.1)', () => {
-  it.each(['npx', 'uvx', 'node', 'my-server', 'server.exe', 'python3.12', './bin/server', './scripts/mcp-launch.sh'])('%s is packaged', (command) => {
-    const { servers, findings } = build([{ name: 's', command }], new Set(['bin/server', 'scripts/mcp-launch.sh']));
-    expect(findings).toEqual([]);
-    expect(servers.s).toEqual({ type: 'stdio', command });
-  });
+  it.each(['npx', 'uvx', 'node', 'my-server', 'server.exe', 'python3.12', './bin/server', './scripts/mcp-launch.sh'])(
+    '%s is packaged',
+    (command) => {
+      const { servers, findings } = build([{ name: 's', command }], new Set(['bin/server', 'scripts/mcp-launch.sh']));
+      expect(findings).toEqual([]);
+      expect(servers.s).toEqual({ type: 'stdio', command });
+    },
+  );
 
   it.each([
     ['an absolute POSIX path', '/usr/bin/server'],
@@ -101,7 +151,9 @@ describe('buildServers: command is one token (§7.2.1, §4.1)', () => {
   ])('%s escapes the plugin root: AR9O5 error, not packaged', (_what, command) => {
     const { servers, findings } = build([{ name: 's', command }]);
     expect(servers).toEqual({});
-    expect(findings.filter((f) => f.severity === 'error').map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual(['mcp.command-escapes AR9O5 mcp.json#/mcpServers/s/command']);
+    expect(findings.filter((f) => f.severity === 'error').map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual([
+      'mcp.command-escapes AR9O5 mcp.json#/mcpServers/s/command',
+    ]);
   });
 
   it.each([
@@ -133,12 +185,24 @@ describe('buildServers: command is one token (§7.2.1, §4.1)', () => {
     const { servers, findings } = build([{ name: 's', command: '${PLUGIN_ROOT}/bin/server' }], new Set(['bin/server']));
     expect(servers.s).toEqual({ type: 'stdio', command: './bin/server' });
     expect(findings).toEqual([
-      { code: 'mcp.command-rewritten', rule: 'AR9O3', severity: 'info', path: 'mcp.json#/mcpServers/s/command', message: 'is written as a "./" path: command is never expanded' },
+      {
+        code: 'mcp.command-rewritten',
+        rule: 'AR9O3',
+        severity: 'info',
+        path: 'mcp.json#/mcpServers/s/command',
+        message: 'is written as a "./" path: command is never expanded',
+      },
     ]);
   });
 
   it('a "./" command that is not in the package is packaged with an AR9O2 warning', () => {
-    const { servers, findings } = build([{ name: 's', command: './bin/missing' }, { name: 't', command: '${PLUGIN_ROOT}/bin/missing' }], new Set(['bin/server']));
+    const { servers, findings } = build(
+      [
+        { name: 's', command: './bin/missing' },
+        { name: 't', command: '${PLUGIN_ROOT}/bin/missing' },
+      ],
+      new Set(['bin/server']),
+    );
     expect(Object.keys(servers)).toEqual(['s', 't']);
     expect(codes(findings.filter((f) => f.severity === 'warning'))).toEqual([
       'mcp.command-not-bundled mcp.json#/mcpServers/s/command',
@@ -157,7 +221,16 @@ describe('buildServers: command is one token (§7.2.1, §4.1)', () => {
 });
 
 describe('buildServers: cwd forms (§7.2.1)', () => {
-  it.each(['./', './data', './data/cache', '${PLUGIN_ROOT}', '${PLUGIN_ROOT}/', '${PLUGIN_ROOT}/work', '${PLUGIN_DATA}', '${PLUGIN_DATA}/cache/x'])('%s is packaged', (cwd) => {
+  it.each([
+    './',
+    './data',
+    './data/cache',
+    '${PLUGIN_ROOT}',
+    '${PLUGIN_ROOT}/',
+    '${PLUGIN_ROOT}/work',
+    '${PLUGIN_DATA}',
+    '${PLUGIN_DATA}/cache/x',
+  ])('%s is packaged', (cwd) => {
     const { servers, findings } = build([{ name: 's', command: 'npx', cwd }]);
     expect(findings).toEqual([]);
     expect(servers.s).toEqual({ type: 'stdio', command: 'npx', cwd });
@@ -180,16 +253,21 @@ describe('buildServers: cwd forms (§7.2.1)', () => {
   ])('%s is an error and the server is not packaged', (_what, cwd, code, rule) => {
     const { servers, findings } = build([{ name: 's', command: 'npx', cwd }]);
     expect(servers).toEqual({});
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([`${code} ${rule} error mcp.json#/mcpServers/s/cwd`]);
+    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([
+      `${code} ${rule} error mcp.json#/mcpServers/s/cwd`,
+    ]);
   });
 });
 
 describe('buildServers: env and ${VAR} placeholders (§9.1, §9.2)', () => {
-  it.each(['PLUGIN_ROOT', 'PLUGIN_DATA', 'plugin_root', 'Plugin_Data'])('env may not set %s: AR9O2 error, not packaged', (key) => {
-    const { servers, findings } = build([{ name: 's', command: 'npx', env: { [key]: '/x' } }]);
-    expect(servers).toEqual({});
-    expect(codes(findings)).toEqual([`mcp.env-reserved mcp.json#/mcpServers/s/env/${key}`]);
-  });
+  it.each(['PLUGIN_ROOT', 'PLUGIN_DATA', 'plugin_root', 'Plugin_Data'])(
+    'env may not set %s: AR9O2 error, not packaged',
+    (key) => {
+      const { servers, findings } = build([{ name: 's', command: 'npx', env: { [key]: '/x' } }]);
+      expect(servers).toEqual({});
+      expect(codes(findings)).toEqual([`mcp.env-reserved mcp.json#/mcpServers/s/env/${key}`]);
+    },
+  );
 
   it('a reserved name that forwards itself is refused, not dropped', () => {
     const { servers, findings } = build([{ name: 's', command: 'npx', env: { PLUGIN_ROOT: '${PLUGIN_ROOT}' } }]);
@@ -200,11 +278,16 @@ describe('buildServers: env and ${VAR} placeholders (§9.1, §9.2)', () => {
   it('KEY = "${KEY}" is left out with an AR9O3 warning; the rest of the server is packaged', () => {
     const { servers, findings } = build([{ name: 's', command: 'npx', env: { API_KEY: '${API_KEY}', MODE: 'fast' } }]);
     expect(servers.s).toEqual({ type: 'stdio', command: 'npx', env: { MODE: 'fast' } });
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual(['mcp.env-forward-dropped AR9O3 warning mcp.json#/mcpServers/s/env/API_KEY']);
+    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([
+      'mcp.env-forward-dropped AR9O3 warning mcp.json#/mcpServers/s/env/API_KEY',
+    ]);
   });
 
   it('when every env entry only forwards, env is omitted', () => {
-    expect(build([{ name: 's', command: 'npx', env: { A: '${A}' } }]).servers.s).toEqual({ type: 'stdio', command: 'npx' });
+    expect(build([{ name: 's', command: 'npx', env: { A: '${A}' } }]).servers.s).toEqual({
+      type: 'stdio',
+      command: 'npx',
+    });
   });
 
   it.each([
@@ -216,9 +299,14 @@ describe('buildServers: env and ${VAR} placeholders (§9.1, §9.2)', () => {
     ['a lower-case placeholder', { args: ['${plugin_root}/x'] }, 'args/0'],
     ['an empty placeholder', { args: ['${}'] }, 'args/0'],
   ])('any other ${VAR} in %s is an AR9O3 error and the server is not packaged', (_what, extra, pointer) => {
-    const { servers, findings } = build([{ name: 's', command: 'npx', ...extra }, { name: 'ok', command: 'npx' }]);
+    const { servers, findings } = build([
+      { name: 's', command: 'npx', ...extra },
+      { name: 'ok', command: 'npx' },
+    ]);
     expect(Object.keys(servers)).toEqual(['ok']);
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([`mcp.placeholder-rejected AR9O3 error mcp.json#/mcpServers/s/${pointer}`]);
+    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([
+      `mcp.placeholder-rejected AR9O3 error mcp.json#/mcpServers/s/${pointer}`,
+    ]);
   });
 
   it.each([
@@ -229,11 +317,19 @@ describe('buildServers: env and ${VAR} placeholders (§9.1, §9.2)', () => {
   ])('any ${VAR} in %s is an AR9O3 error: nothing is expanded there', (_what, extra, pointer) => {
     const { servers, findings } = build([{ name: 's', transport: 'http', url: 'https://example.com/mcp', ...extra }]);
     expect(servers).toEqual({});
-    expect(findings.filter((f) => f.code === 'mcp.placeholder-rejected').map((f) => f.path)).toEqual([`mcp.json#/mcpServers/s/${pointer}`]);
+    expect(findings.filter((f) => f.code === 'mcp.placeholder-rejected').map((f) => f.path)).toEqual([
+      `mcp.json#/mcpServers/s/${pointer}`,
+    ]);
   });
 
   it('${PLUGIN_ROOT} and ${PLUGIN_DATA} are kept in args, env values and cwd', () => {
-    const config = { name: 's', command: 'npx', args: ['--config', '${PLUGIN_ROOT}/config/db.json', '${PLUGIN_DATA}${PLUGIN_ROOT}'], env: { DATA_DIR: '${PLUGIN_DATA}/db' }, cwd: '${PLUGIN_ROOT}' };
+    const config = {
+      name: 's',
+      command: 'npx',
+      args: ['--config', '${PLUGIN_ROOT}/config/db.json', '${PLUGIN_DATA}${PLUGIN_ROOT}'],
+      env: { DATA_DIR: '${PLUGIN_DATA}/db' },
+      cwd: '${PLUGIN_ROOT}',
+    };
     const { servers, findings } = build([config]);
     expect(findings).toEqual([]);
     expect(servers.s).toEqual({ type: 'stdio', command: 'npx', args: config.args, env: config.env, cwd: config.cwd });
@@ -296,7 +392,9 @@ describe('buildServers: remote url (§7.2.1)', () => {
   ])('a url %s is an AR9O2 error and the server is not packaged', (_what, url, code) => {
     const { servers, findings } = build([{ name: 'r', transport: 'sse', url }]);
     expect(servers).toEqual({});
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([`${code} AR9O2 error mcp.json#/mcpServers/r/url`]);
+    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([
+      `${code} AR9O2 error mcp.json#/mcpServers/r/url`,
+    ]);
   });
 
   it('each url problem is reported', () => {
@@ -306,19 +404,35 @@ describe('buildServers: remote url (§7.2.1)', () => {
 });
 
 describe('buildServers: headers (§7.2.1, RFC 9110)', () => {
-  const withHeaders = (headers: Record<string, string>) => build([{ name: 'r', transport: 'http', url: 'https://example.com/mcp', headers }]);
+  const withHeaders = (headers: Record<string, string>) =>
+    build([{ name: 'r', transport: 'http', url: 'https://example.com/mcp', headers }]);
 
   it('valid headers are packaged with names sorted', () => {
-    const { servers, findings } = withHeaders({ 'X-Tenant': 'public-tenant', Accept: 'application/json', 'X-Tab': 'a\tb', 'X-Empty': '', "!#$%&'*+-.^_`|~": 'v' });
+    const { servers, findings } = withHeaders({
+      'X-Tenant': 'public-tenant',
+      Accept: 'application/json',
+      'X-Tab': 'a\tb',
+      'X-Empty': '',
+      "!#$%&'*+-.^_`|~": 'v',
+    });
     expect(findings).toEqual([]);
-    expect(Object.keys((servers.r as { headers: object }).headers)).toEqual(["!#$%&'*+-.^_`|~", 'Accept', 'X-Empty', 'X-Tab', 'X-Tenant']);
+    expect(Object.keys((servers.r as { headers: object }).headers)).toEqual([
+      "!#$%&'*+-.^_`|~",
+      'Accept',
+      'X-Empty',
+      'X-Tab',
+      'X-Tenant',
+    ]);
   });
 
-  it.each(['X Tenant', 'X:Tenant', '', 'X-Ä', 'X(1)', 'X-Tenant\r\n', 'X/Y'])('the header name %j is not a token: AR9O2 error', (name) => {
-    const { servers, findings } = withHeaders({ [name]: 'v' });
-    expect(servers).toEqual({});
-    expect(findings.map((f) => f.code)).toEqual(['mcp.header-name-invalid']);
-  });
+  it.each(['X Tenant', 'X:Tenant', '', 'X-Ä', 'X(1)', 'X-Tenant\r\n', 'X/Y'])(
+    'the header name %j is not a token: AR9O2 error',
+    (name) => {
+      const { servers, findings } = withHeaders({ [name]: 'v' });
+      expect(servers).toEqual({});
+      expect(findings.map((f) => f.code)).toEqual(['mcp.header-name-invalid']);
+    },
+  );
 
   it.each([
     ['CR LF', 'a\r\nInjected: 1'],
@@ -337,14 +451,22 @@ describe('buildServers: headers (§7.2.1, RFC 9110)', () => {
   it('the same name under different casing makes the entry invalid, and each spelling is reported', () => {
     const { servers, findings } = withHeaders({ 'X-Tenant': 'a', 'x-tenant': 'b', 'X-Other': 'c' });
     expect(servers).toEqual({});
-    expect(codes(findings)).toEqual(['mcp.header-duplicate mcp.json#/mcpServers/r/headers/X-Tenant', 'mcp.header-duplicate mcp.json#/mcpServers/r/headers/x-tenant']);
+    expect(codes(findings)).toEqual([
+      'mcp.header-duplicate mcp.json#/mcpServers/r/headers/X-Tenant',
+      'mcp.header-duplicate mcp.json#/mcpServers/r/headers/x-tenant',
+    ]);
   });
 
-  it.each(['Authorization', 'authorization', 'Proxy-Authorization', 'COOKIE'])('a %s header is refused when building: AR9O2 error, not packaged', (name) => {
-    const { servers, findings } = withHeaders({ [name]: 'Bearer x' });
-    expect(servers).toEqual({});
-    expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual(['mcp.header-credential-rejected AR9O2 error']);
-  });
+  it.each(['Authorization', 'authorization', 'Proxy-Authorization', 'COOKIE'])(
+    'a %s header is refused when building: AR9O2 error, not packaged',
+    (name) => {
+      const { servers, findings } = withHeaders({ [name]: 'Bearer x' });
+      expect(servers).toEqual({});
+      expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual([
+        'mcp.header-credential-rejected AR9O2 error',
+      ]);
+    },
+  );
 });
 
 describe('buildServers: server names', () => {
@@ -353,7 +475,10 @@ describe('buildServers: server names', () => {
     ['with a newline', 'a\nb'],
     ['with an escape', 'a\u001b[2Jb'],
   ])('a name that is %s is refused: AR9O2 error', (_what, name) => {
-    const { servers, findings } = build([{ name, command: 'npx' }, { name: 'ok', command: 'npx' }]);
+    const { servers, findings } = build([
+      { name, command: 'npx' },
+      { name: 'ok', command: 'npx' },
+    ]);
     expect(Object.keys(servers)).toEqual(['ok']);
     expect(findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual(['mcp.server-name-invalid AR9O2 error']);
   });
@@ -373,7 +498,13 @@ describe('buildServers: server names', () => {
       const { servers, findings } = build(order);
       expect(servers).toEqual({ ok: { type: 'stdio', command: 'npx' } });
       expect(findings).toEqual([
-        { code: 'mcp.server-name-duplicate', rule: 'AR9O2', severity: 'error', path: 'mcp.json#/mcpServers/dup', message: 'is configured 2 times; none of them is packaged' },
+        {
+          code: 'mcp.server-name-duplicate',
+          rule: 'AR9O2',
+          severity: 'error',
+          path: 'mcp.json#/mcpServers/dup',
+          message: 'is configured 2 times; none of them is packaged',
+        },
       ]);
     }
   });
@@ -413,9 +544,20 @@ describe('buildServers: server names', () => {
 describe('buildServers: isolation and determinism', () => {
   const config: McpServerConfig[] = [
     { name: 'zeta', transport: 'sse', url: 'https://legacy.example.com/sse' },
-    { name: 'alpha', command: '${PLUGIN_ROOT}/bin/validator', args: ['--data', '${PLUGIN_DATA}/validator'], env: { Z: '1', CONFIG: '${PLUGIN_ROOT}/config.json', KEY: '${KEY}' }, cwd: '${PLUGIN_ROOT}' },
+    {
+      name: 'alpha',
+      command: '${PLUGIN_ROOT}/bin/validator',
+      args: ['--data', '${PLUGIN_DATA}/validator'],
+      env: { Z: '1', CONFIG: '${PLUGIN_ROOT}/config.json', KEY: '${KEY}' },
+      cwd: '${PLUGIN_ROOT}',
+    },
     { name: 'bad-url', transport: 'http', url: 'http://example.com' },
-    { name: 'mid', transport: 'http', url: 'https://deploy.example.com/mcp', headers: { 'X-Tenant': 'public', Accept: 'application/json' } },
+    {
+      name: 'mid',
+      transport: 'http',
+      url: 'https://deploy.example.com/mcp',
+      headers: { 'X-Tenant': 'public', Accept: 'application/json' },
+    },
     { name: 'bad-env', command: 'npx', env: { PLUGIN_DATA: '/x' } },
     { name: 'Beta', command: 'uvx', enabled: false },
     { name: 'ä', command: './bin/missing' },
@@ -431,7 +573,7 @@ describe('buildServers: isolation and determinism', () => {
     const text = JSON.stringify(reference.servers, null, 2);
     expect(Object.keys(reference.servers)).toEqual(['alpha', 'mid', 'zeta', 'ä']);
     for (let seed = 1; seed <= 20; seed++) {
-      const shuffled = [...config].sort((a, b) => ((hash(a.name, seed) - hash(b.name, seed)) | 0));
+      const shuffled = [...config].sort((a, b) => (hash(a.name, seed) - hash(b.name, seed)) | 0);
       const result = build(shuffled, new Set(['bin/validator']));
       expect(JSON.stringify(result.servers, null, 2)).toBe(text);
       expect(result.findings).toEqual(reference.findings);
@@ -467,8 +609,18 @@ describe('readServers: top level (§7.2.1, §7.2.2)', () => {
     const example = {
       $schema: SCHEMA,
       mcpServers: {
-        'local-validator': { type: 'stdio', command: './bin/validator', args: ['--data', '${PLUGIN_DATA}/validator'], env: { CONFIG: '${PLUGIN_ROOT}/config.json' }, cwd: '${PLUGIN_ROOT}' },
-        'deployment-api': { type: 'streamable-http', url: 'https://deploy.example.com/mcp', headers: { 'X-Tenant': 'public-tenant' } },
+        'local-validator': {
+          type: 'stdio',
+          command: './bin/validator',
+          args: ['--data', '${PLUGIN_DATA}/validator'],
+          env: { CONFIG: '${PLUGIN_ROOT}/config.json' },
+          cwd: '${PLUGIN_ROOT}',
+        },
+        'deployment-api': {
+          type: 'streamable-http',
+          url: 'https://deploy.example.com/mcp',
+          headers: { 'X-Tenant': 'public-tenant' },
+        },
         'legacy-events': { type: 'sse', url: 'https://legacy.example.com/sse' },
       },
     };
@@ -484,7 +636,11 @@ describe('readServers: top level (§7.2.1, §7.2.2)', () => {
   });
 
   it.each([
-    ['an unknown top-level field', { $schema: SCHEMA, mcpServers: { s: { type: 'stdio', command: 'npx' } }, 'x/y': 1 }, 'mcp.top-level-field-unknown mcp.json#/x~1y'],
+    [
+      'an unknown top-level field',
+      { $schema: SCHEMA, mcpServers: { s: { type: 'stdio', command: 'npx' } }, 'x/y': 1 },
+      'mcp.top-level-field-unknown mcp.json#/x~1y',
+    ],
     ['no mcpServers', { $schema: SCHEMA }, 'mcp.servers-missing mcp.json#/mcpServers'],
     ['an array mcpServers', { $schema: SCHEMA, mcpServers: [] }, 'mcp.servers-not-object mcp.json#/mcpServers'],
     ['a null mcpServers', { $schema: SCHEMA, mcpServers: null }, 'mcp.servers-not-object mcp.json#/mcpServers'],
@@ -496,9 +652,12 @@ describe('readServers: top level (§7.2.1, §7.2.2)', () => {
     expect(severities(result.findings)).toEqual(['AR9O2 error']);
   });
 
-  it.each([null, [], 'x', 1])('a document that is not an object (%j) disables MCP; checkMcpManifestVersion reports it', (value) => {
-    expect(read(value)).toEqual({ servers: {}, mcpDisabled: true, findings: [] });
-  });
+  it.each([null, [], 'x', 1])(
+    'a document that is not an object (%j) disables MCP; checkMcpManifestVersion reports it',
+    (value) => {
+      expect(read(value)).toEqual({ servers: {}, mcpDisabled: true, findings: [] });
+    },
+  );
 
   it('$schema is not checked here', () => {
     expect(read({ $schema: 'https://example.com/other.json', mcpServers: {} }).mcpDisabled).toBe(false);
@@ -512,7 +671,12 @@ describe('readServers: entries are checked one by one (§7.2.1, §7.2.2)', () =>
     ['without type', { command: 'npx' }, 'mcp.type-missing', '/type'],
     ['of an unknown type', { type: 'http', url: 'https://example.com' }, 'mcp.type-unknown', '/type'],
     ['with an unknown field', { type: 'stdio', command: 'npx', enabled: true }, 'mcp.field-unknown', '/enabled'],
-    ['with a field of another variant', { type: 'stdio', command: 'npx', url: 'https://example.com' }, 'mcp.field-unknown', '/url'],
+    [
+      'with a field of another variant',
+      { type: 'stdio', command: 'npx', url: 'https://example.com' },
+      'mcp.field-unknown',
+      '/url',
+    ],
     ['remote with a stdio field', { type: 'sse', url: 'https://example.com', env: {} }, 'mcp.field-unknown', '/env'],
     ['stdio without command', { type: 'stdio' }, 'mcp.field-missing', '/command'],
     ['remote without url', { type: 'streamable-http' }, 'mcp.field-missing', '/url'],
@@ -522,19 +686,64 @@ describe('readServers: entries are checked one by one (§7.2.1, §7.2.2)', () =>
     ['with env an array', { type: 'stdio', command: 'npx', env: [] }, 'mcp.field-type', '/env'],
     ['with a numeric env value', { type: 'stdio', command: 'npx', env: { A: 1 } }, 'mcp.field-type', '/env/A'],
     ['with a numeric cwd', { type: 'stdio', command: 'npx', cwd: 1 }, 'mcp.field-type', '/cwd'],
-    ['with headers a string', { type: 'sse', url: 'https://example.com', headers: 'X: y' }, 'mcp.field-type', '/headers'],
-    ['with a null header value', { type: 'sse', url: 'https://example.com', headers: { X: null } }, 'mcp.field-type', '/headers/X'],
-    ['with env PLUGIN_ROOT', { type: 'stdio', command: 'npx', env: { PLUGIN_ROOT: '/x' } }, 'mcp.env-reserved', '/env/PLUGIN_ROOT'],
-    ['with a command escaping the root (§4.1 example)', { type: 'stdio', command: '../bin/server' }, 'mcp.command-escapes', '/command'],
-    ['with a cwd not plugin-relative (§4.1 example)', { type: 'stdio', command: 'npx', cwd: 'data' }, 'mcp.cwd-invalid', '/cwd'],
-    ['with a ${PLUGIN_ROOT} command, which is never expanded', { type: 'stdio', command: '${PLUGIN_ROOT}/bin/server' }, 'mcp.command-invalid', '/command'],
+    [
+      'with headers a string',
+      { type: 'sse', url: 'https://example.com', headers: 'X: y' },
+      'mcp.field-type',
+      '/headers',
+    ],
+    [
+      'with a null header value',
+      { type: 'sse', url: 'https://example.com', headers: { X: null } },
+      'mcp.field-type',
+      '/headers/X',
+    ],
+    [
+      'with env PLUGIN_ROOT',
+      { type: 'stdio', command: 'npx', env: { PLUGIN_ROOT: '/x' } },
+      'mcp.env-reserved',
+      '/env/PLUGIN_ROOT',
+    ],
+    [
+      'with a command escaping the root (§4.1 example)',
+      { type: 'stdio', command: '../bin/server' },
+      'mcp.command-escapes',
+      '/command',
+    ],
+    [
+      'with a cwd not plugin-relative (§4.1 example)',
+      { type: 'stdio', command: 'npx', cwd: 'data' },
+      'mcp.cwd-invalid',
+      '/cwd',
+    ],
+    [
+      'with a ${PLUGIN_ROOT} command, which is never expanded',
+      { type: 'stdio', command: '${PLUGIN_ROOT}/bin/server' },
+      'mcp.command-invalid',
+      '/command',
+    ],
     ['with a shell command line', { type: 'stdio', command: 'npx -y x' }, 'mcp.command-invalid', '/command'],
-    ['with an http url to a public host', { type: 'streamable-http', url: 'http://example.com' }, 'mcp.url-insecure', '/url'],
+    [
+      'with an http url to a public host',
+      { type: 'streamable-http', url: 'http://example.com' },
+      'mcp.url-insecure',
+      '/url',
+    ],
     ['with a url fragment', { type: 'streamable-http', url: 'https://example.com/#x' }, 'mcp.url-fragment', '/url'],
     ['with url userinfo', { type: 'streamable-http', url: 'https://u:p@example.com/' }, 'mcp.url-userinfo', '/url'],
     ['with a relative url', { type: 'streamable-http', url: '/mcp' }, 'mcp.url-invalid', '/url'],
-    ['with a header name that is not a token', { type: 'sse', url: 'https://example.com', headers: { 'X Y': 'v' } }, 'mcp.header-name-invalid', '/headers/X Y'],
-    ['with a header value holding CR LF', { type: 'sse', url: 'https://example.com', headers: { X: 'a\r\nb' } }, 'mcp.header-value-invalid', '/headers/X'],
+    [
+      'with a header name that is not a token',
+      { type: 'sse', url: 'https://example.com', headers: { 'X Y': 'v' } },
+      'mcp.header-name-invalid',
+      '/headers/X Y',
+    ],
+    [
+      'with a header value holding CR LF',
+      { type: 'sse', url: 'https://example.com', headers: { X: 'a\r\nb' } },
+      'mcp.header-value-invalid',
+      '/headers/X',
+    ],
   ])('an entry %s is skipped with an error; the other servers load', (_what, entry, code, pointer) => {
     const result = read({ $schema: SCHEMA, mcpServers: { bad: entry, good: { type: 'stdio', command: 'npx' } } });
     expect(result.mcpDisabled).toBe(false);
@@ -551,30 +760,50 @@ describe('readServers: entries are checked one by one (§7.2.1, §7.2.2)', () =>
 
   it('every failing rule of an entry is reported, not only the first', () => {
     const result = readOne('s', { type: 'stdio', command: '/bin/x', cwd: '/tmp', env: { PLUGIN_DATA: '' }, extra: 1 });
-    expect(result.findings.map((f) => f.code)).toEqual(['mcp.command-escapes', 'mcp.cwd-invalid', 'mcp.env-reserved', 'mcp.field-unknown']);
+    expect(result.findings.map((f) => f.code)).toEqual([
+      'mcp.command-escapes',
+      'mcp.cwd-invalid',
+      'mcp.env-reserved',
+      'mcp.field-unknown',
+    ]);
   });
 });
 
 describe('readServers: what a client loads but reports (§9.2, §7.2.1)', () => {
   it.each([
     ['an argument', { type: 'stdio', command: 'npx', args: ['${HOME}/x'] }, '/args/0'],
-    ['a forwarding env value, which is kept', { type: 'stdio', command: 'npx', env: { API_KEY: '${API_KEY}' } }, '/env/API_KEY'],
+    [
+      'a forwarding env value, which is kept',
+      { type: 'stdio', command: 'npx', env: { API_KEY: '${API_KEY}' } },
+      '/env/API_KEY',
+    ],
     ['a cwd', { type: 'stdio', command: 'npx', cwd: './${DIR}' }, '/cwd'],
     ['a url', { type: 'streamable-http', url: 'https://example.com/${PATH}' }, '/url'],
     ['a url with ${PLUGIN_ROOT}', { type: 'streamable-http', url: 'https://example.com/?r=${PLUGIN_ROOT}' }, '/url'],
-    ['a header value', { type: 'sse', url: 'https://example.com', headers: { 'X-Tenant': '${TENANT}' } }, '/headers/X-Tenant'],
+    [
+      'a header value',
+      { type: 'sse', url: 'https://example.com', headers: { 'X-Tenant': '${TENANT}' } },
+      '/headers/X-Tenant',
+    ],
   ])('an unsupported ${VAR} in %s is an AR9O3 warning and the server loads unchanged', (_what, entry, pointer) => {
     const result = readOne('s', entry);
     expect(result.servers.s).toEqual(entry);
-    expect(result.findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([`mcp.placeholder-literal AR9O3 warning mcp.json#/mcpServers/s${pointer}`]);
+    expect(result.findings.map((f) => `${f.code} ${f.rule} ${f.severity} ${f.path}`)).toEqual([
+      `mcp.placeholder-literal AR9O3 warning mcp.json#/mcpServers/s${pointer}`,
+    ]);
   });
 
-  it.each(['Authorization', 'proxy-authorization', 'Cookie'])('a %s header is an AR9O2 warning and the server loads', (name) => {
-    const entry = { type: 'streamable-http', url: 'https://example.com', headers: { [name]: 'Bearer x' } };
-    const result = readOne('s', entry);
-    expect(result.servers.s).toEqual(entry);
-    expect(result.findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual(['mcp.header-credential AR9O2 warning']);
-  });
+  it.each(['Authorization', 'proxy-authorization', 'Cookie'])(
+    'a %s header is an AR9O2 warning and the server loads',
+    (name) => {
+      const entry = { type: 'streamable-http', url: 'https://example.com', headers: { [name]: 'Bearer x' } };
+      const result = readOne('s', entry);
+      expect(result.servers.s).toEqual(entry);
+      expect(result.findings.map((f) => `${f.code} ${f.rule} ${f.severity}`)).toEqual([
+        'mcp.header-credential AR9O2 warning',
+      ]);
+    },
+  );
 
   it.each([
     ['a case variant of PLUGIN_ROOT in env', { type: 'stdio', command: 'npx', env: { plugin_root: 'x' } }],
@@ -601,10 +830,16 @@ describe('readServers: what a client loads but reports (§9.2, §7.2.1)', () => 
   });
 
   it('a __proto__ server from JSON.parse stays an own member', () => {
-    const result = read(JSON.parse(`{"$schema":"${SCHEMA}","mcpServers":{"__proto__":{"type":"stdio","command":"npx","env":{"__proto__":"x"}}}}`));
+    const result = read(
+      JSON.parse(
+        `{"$schema":"${SCHEMA}","mcpServers":{"__proto__":{"type":"stdio","command":"npx","env":{"__proto__":"x"}}}}`,
+      ),
+    );
     expect(result.findings).toEqual([]);
     expect(Object.keys(result.servers)).toEqual(['__proto__']);
-    expect(JSON.stringify(result.servers)).toBe('{"__proto__":{"type":"stdio","command":"npx","env":{"__proto__":"x"}}}');
+    expect(JSON.stringify(result.servers)).toBe(
+      '{"__proto__":{"type":"stdio","command":"npx","env":{"__proto__":"x"}}}',
+    );
   });
 
   it('the same document with members in any order reads to identical JSON', () => {
@@ -613,11 +848,16 @@ describe('readServers: what a client loads but reports (§9.2, §7.2.1)', () => 
     const one = read({ $schema: SCHEMA, mcpServers: { a, b } });
     const two = read({ mcpServers: { b, a }, $schema: SCHEMA });
     expect(JSON.stringify(two)).toBe(JSON.stringify(one));
-    expect(JSON.stringify(one.servers)).toBe('{"a":{"type":"stdio","command":"npx","env":{"A":"2","B":"1"}},"b":{"type":"sse","url":"https://example.com"}}');
+    expect(JSON.stringify(one.servers)).toBe(
+      '{"a":{"type":"stdio","command":"npx","env":{"A":"2","B":"1"}},"b":{"type":"sse","url":"https://example.com"}}',
+    );
   });
 
   it('the input is not changed', () => {
-    const doc = { $schema: SCHEMA, mcpServers: { s: { type: 'stdio', command: 'npx', args: ['a'], env: { B: '1', A: '2' } } } };
+    const doc = {
+      $schema: SCHEMA,
+      mcpServers: { s: { type: 'stdio', command: 'npx', args: ['a'], env: { B: '1', A: '2' } } },
+    };
     const copy = structuredClone(doc);
     read(doc);
     expect(doc).toEqual(copy);
@@ -627,10 +867,20 @@ describe('readServers: what a client loads but reports (§9.2, §7.2.1)', () => 
 describe('messages never quote a value (headers, env, url and args may hold credentials)', () => {
   const CANARY = 'canary-7f3a9c-secret';
   const secretConfig: McpServerConfig[] = [
-    { name: 'env', command: 'npx', env: { PLUGIN_ROOT: CANARY, TOKEN: `${CANARY}\${OTHER}`, 'A=B': CANARY }, args: [`--token=${CANARY}\${X}`] },
+    {
+      name: 'env',
+      command: 'npx',
+      env: { PLUGIN_ROOT: CANARY, TOKEN: `${CANARY}\${OTHER}`, 'A=B': CANARY },
+      args: [`--token=${CANARY}\${X}`],
+    },
     { name: 'url', transport: 'http', url: `http://user:${CANARY}@example.com/mcp?token=${CANARY}#${CANARY}` },
     { name: 'url2', transport: 'http', url: `https://exa mple.com/${CANARY}` },
-    { name: 'hdr', transport: 'http', url: 'https://example.com', headers: { Authorization: `Bearer ${CANARY}`, 'X-Key': `${CANARY}\r\n`, 'x-key': `\${${CANARY}}` } },
+    {
+      name: 'hdr',
+      transport: 'http',
+      url: 'https://example.com',
+      headers: { Authorization: `Bearer ${CANARY}`, 'X-Key': `${CANARY}\r\n`, 'x-key': `\${${CANARY}}` },
+    },
     { name: 'cmd', command: `${CANARY} --flag`, cwd: `/abs/${CANARY}` },
     { name: 'esc', command: `../${CANARY}`, cwd: `./../${CANARY}` },
   ];
@@ -648,7 +898,13 @@ describe('messages never quote a value (headers, env, url and args may hold cred
     const { findings } = read({
       $schema: SCHEMA,
       mcpServers: {
-        env: { type: 'stdio', command: 'npx', env: { PLUGIN_DATA: CANARY, TOKEN: `\${${CANARY}}` }, args: [`\${${CANARY}}`], cwd: CANARY },
+        env: {
+          type: 'stdio',
+          command: 'npx',
+          env: { PLUGIN_DATA: CANARY, TOKEN: `\${${CANARY}}` },
+          args: [`\${${CANARY}}`],
+          cwd: CANARY,
+        },
         url: { type: 'sse', url: `http://user:${CANARY}@example.com/${CANARY}#${CANARY}` },
         hdr: { type: 'sse', url: 'https://example.com', headers: { Cookie: CANARY, 'X-Key': `\u0000${CANARY}`, X: 1 } },
         cmd: { type: 'stdio', command: `\${${CANARY}}` },
@@ -671,11 +927,14 @@ describe('MCP_FINDING_CODES', () => {
   });
 
   it('the schema backstop accepts what building writes and refuses what breaks #/$defs/server', () => {
-    const { servers } = build([
-      { name: 'a', command: './bin/x', args: ['${PLUGIN_ROOT}'], env: { A: '1' }, cwd: '${PLUGIN_DATA}/c' },
-      { name: 'b', transport: 'http', url: 'https://example.com', headers: { 'X-A': 'b' } },
-      { name: 'c', transport: 'sse', url: 'http://localhost:1/sse' },
-    ], new Set(['bin/x']));
+    const { servers } = build(
+      [
+        { name: 'a', command: './bin/x', args: ['${PLUGIN_ROOT}'], env: { A: '1' }, cwd: '${PLUGIN_DATA}/c' },
+        { name: 'b', transport: 'http', url: 'https://example.com', headers: { 'X-A': 'b' } },
+        { name: 'c', transport: 'sse', url: 'http://localhost:1/sse' },
+      ],
+      new Set(['bin/x']),
+    );
     expect(Object.values(servers).map(serverSchemaAccepts)).toEqual([true, true, true]);
     expect(serverSchemaAccepts({ type: 'stdio', command: '' })).toBe(false);
     expect(serverSchemaAccepts({ type: 'stdio', command: 'npx', env: { PLUGIN_DATA: 'x' } })).toBe(false);
@@ -688,7 +947,8 @@ describe('MCP_FINDING_CODES', () => {
       expect(Object.hasOwn(MCP_FINDING_CODES, code), code).toBe(false);
     }
     for (const [code, info] of Object.entries(MCP_FINDING_CODES)) {
-      if (Object.hasOwn(FINDING_CODES, code)) expect(FINDING_CODES[code as keyof typeof FINDING_CODES], code).toEqual(info);
+      if (Object.hasOwn(FINDING_CODES, code))
+        expect(FINDING_CODES[code as keyof typeof FINDING_CODES], code).toEqual(info);
     }
   });
 
@@ -702,7 +962,9 @@ describe('MCP_FINDING_CODES', () => {
     // Every finding the tests produced carries the rule and severity its code has in the table
     // (the server check also reports likely secrets, whose codes are the secrets module's).
     for (const f of produced) {
-      const info = MCP_FINDING_CODES[f.code as keyof typeof MCP_FINDING_CODES] ?? SECRET_FINDING_CODES[f.code as keyof typeof SECRET_FINDING_CODES];
+      const info =
+        MCP_FINDING_CODES[f.code as keyof typeof MCP_FINDING_CODES] ??
+        SECRET_FINDING_CODES[f.code as keyof typeof SECRET_FINDING_CODES];
       expect(info, f.code).toBeDefined();
       expect([f.rule, f.severity]).toEqual([info.rule, info.severity]);
     }

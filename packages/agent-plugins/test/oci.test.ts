@@ -112,7 +112,12 @@ async function expectNothingAt(dir: string): Promise<void> {
   expect(await readdir(dirname(dir))).toEqual([]);
 }
 
-const PLUGIN_JSON = json({ $schema: PLUGIN_100, name: 'acme.tools', version: '1.2.0', description: 'Acme review tooling.' });
+const PLUGIN_JSON = json({
+  $schema: PLUGIN_100,
+  name: 'acme.tools',
+  version: '1.2.0',
+  description: 'Acme review tooling.',
+});
 /** A valid package: plugin.json and one skill. */
 const VALID: readonly TarOfEntry[] = [
   { name: 'plugin.json', data: PLUGIN_JSON },
@@ -142,7 +147,9 @@ async function pushRaw(repo: string, tag: string, artifact: RawArtifact): Promis
   const files = entries.filter((entry) => (entry.type ?? 'file') === 'file').length;
   const configBytes = Buffer.isBuffer(artifact.config)
     ? artifact.config
-    : Buffer.from(JSON.stringify(artifact.config ?? { format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files }));
+    : Buffer.from(
+        JSON.stringify(artifact.config ?? { format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files }),
+      );
   const config = await client.pushBlob(configBytes);
   const layers = [{ mediaType: artifact.layerMediaType ?? LAYER_TAR_GZIP, digest: layer.digest, size: layer.size }];
   if (artifact.extraLayer) {
@@ -177,7 +184,12 @@ describe('pushPlugin and pullPlugin', () => {
     expect(actual).toEqual(expected);
     expect(actual.get('bin/acme-index')?.mode).toBe(0o755);
     expect(pushed.files).toEqual([...expected.keys()].sort());
-    expect(pulled).toMatchObject({ ref, dir, digest: pushed.digest, config: { format: 1, name: 'acme.tools', spec, files: expected.size } });
+    expect(pulled).toMatchObject({
+      ref,
+      dir,
+      digest: pushed.digest,
+      config: { format: 1, name: 'acme.tools', spec, files: expected.size },
+    });
     expect(pulled.validation).toMatchObject({ spec, rejected: false, findings: [], skills: ['release', 'review'] });
   });
 
@@ -195,7 +207,13 @@ describe('pushPlugin and pullPlugin', () => {
       annotations: { 'org.opencontainers.image.title': 'acme.tools', 'org.opencontainers.image.version': '1.2.0' },
     });
     const config = JSON.parse((await client.getBlob(found!.manifest.config.digest, 65_536)).toString('utf8'));
-    expect(config).toEqual({ format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files: pushed.files.length });
+    expect(config).toEqual({
+      format: 1,
+      name: 'acme.tools',
+      version: '1.2.0',
+      spec: '1.0.0',
+      files: pushed.files.length,
+    });
   });
 
   it('the same package pushed twice, from two copies, gives the same manifest digest', async () => {
@@ -287,7 +305,13 @@ describe('pushPlugin and pullPlugin', () => {
 
   it('push needs a tag, without a digest, and never a scheme or credentials in the reference', async () => {
     const digest = `sha256:${'a'.repeat(64)}`;
-    for (const ref of [`${registry.host}/plugins/x@${digest}`, `${registry.host}/plugins/x:v1@${digest}`, `${registry.host}/plugins/x`, `http://${registry.host}/plugins/x:v1`, `user:secret@${registry.host}/plugins/x:v1`]) {
+    for (const ref of [
+      `${registry.host}/plugins/x@${digest}`,
+      `${registry.host}/plugins/x:v1@${digest}`,
+      `${registry.host}/plugins/x`,
+      `http://${registry.host}/plugins/x:v1`,
+      `user:secret@${registry.host}/plugins/x:v1`,
+    ]) {
       const error = await failure(pushPlugin(join(golden, '1.0.0'), ref, http));
       expect(error).toBeInstanceOf(RegistryError);
       expect(error.code).toBe('REGISTRY_INVALID');
@@ -308,8 +332,14 @@ describe('a tampered registry', () => {
 
   it.each([
     ['other bytes of the same length', (bytes: Buffer) => randomBytes(bytes.length)],
-    ['one byte flipped in the middle', (bytes: Buffer) => Buffer.from(bytes.map((b, i) => (i === bytes.length >> 1 ? b ^ 0xff : b)))],
-    ['one byte flipped in the gzip trailer', (bytes: Buffer) => Buffer.from(bytes.map((b, i) => (i === bytes.length - 1 ? b ^ 0x01 : b)))],
+    [
+      'one byte flipped in the middle',
+      (bytes: Buffer) => Buffer.from(bytes.map((b, i) => (i === bytes.length >> 1 ? b ^ 0xff : b))),
+    ],
+    [
+      'one byte flipped in the gzip trailer',
+      (bytes: Buffer) => Buffer.from(bytes.map((b, i) => (i === bytes.length - 1 ? b ^ 0x01 : b))),
+    ],
   ])('a layer blob with %s fails with REGISTRY_DIGEST_MISMATCH and leaves nothing at dir', async (_name, tamper) => {
     const repo = `plugins/tampered-${randomBytes(4).toString('hex')}`;
     const source = join(await scratch(), 'source');
@@ -341,15 +371,64 @@ describe('a tampered registry', () => {
 
 describe('pullPlugin refuses a hostile or foreign artifact, leaving nothing at dir', () => {
   const valid = [...VALID];
-  const cases: { name: string; artifact: RawArtifact; limits?: PullLimits; code: string; facts?: Record<string, unknown> }[] = [
-    { name: 'a layer entry climbing out with ../', artifact: { entries: [...valid, { name: '../escape.txt', data: 'x' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'dot-dot', entry: '../escape.txt' } },
-    { name: 'a layer entry with ../ in the middle', artifact: { entries: [...valid, { name: 'skills/../../escape.txt', data: 'x' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'dot-dot' } },
-    { name: 'an absolute entry name', artifact: { entries: [...valid, { name: '/tmp/escape.txt', data: 'x' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'absolute-name' } },
-    { name: 'a symbolic link, even one inside', artifact: { entries: [...valid, { name: 'skills/review/LINK.md', type: 'symlink', linkname: 'SKILL.md' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'link', entry: 'skills/review/LINK.md' } },
-    { name: 'a symbolic link out of the package', artifact: { entries: [...valid, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'link' } },
-    { name: 'a hard link', artifact: { entries: [...valid, { name: 'copy.md', type: 'link', linkname: 'plugin.json' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'link', entry: 'copy.md' } },
-    { name: 'two entries for one path', artifact: { entries: [...valid, { name: 'plugin.json', data: '{}' }] }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'duplicate' } },
-    { name: 'a layer that is not gzip', artifact: { layer: Buffer.from('not a gzip stream at all') , config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 0 } }, code: 'PLUGIN_OCI_UNSAFE_LAYER', facts: { reason: 'malformed' } },
+  const cases: {
+    name: string;
+    artifact: RawArtifact;
+    limits?: PullLimits;
+    code: string;
+    facts?: Record<string, unknown>;
+  }[] = [
+    {
+      name: 'a layer entry climbing out with ../',
+      artifact: { entries: [...valid, { name: '../escape.txt', data: 'x' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'dot-dot', entry: '../escape.txt' },
+    },
+    {
+      name: 'a layer entry with ../ in the middle',
+      artifact: { entries: [...valid, { name: 'skills/../../escape.txt', data: 'x' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'dot-dot' },
+    },
+    {
+      name: 'an absolute entry name',
+      artifact: { entries: [...valid, { name: '/tmp/escape.txt', data: 'x' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'absolute-name' },
+    },
+    {
+      name: 'a symbolic link, even one inside',
+      artifact: { entries: [...valid, { name: 'skills/review/LINK.md', type: 'symlink', linkname: 'SKILL.md' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'link', entry: 'skills/review/LINK.md' },
+    },
+    {
+      name: 'a symbolic link out of the package',
+      artifact: { entries: [...valid, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'link' },
+    },
+    {
+      name: 'a hard link',
+      artifact: { entries: [...valid, { name: 'copy.md', type: 'link', linkname: 'plugin.json' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'link', entry: 'copy.md' },
+    },
+    {
+      name: 'two entries for one path',
+      artifact: { entries: [...valid, { name: 'plugin.json', data: '{}' }] },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'duplicate' },
+    },
+    {
+      name: 'a layer that is not gzip',
+      artifact: {
+        layer: Buffer.from('not a gzip stream at all'),
+        config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 0 },
+      },
+      code: 'PLUGIN_OCI_UNSAFE_LAYER',
+      facts: { reason: 'malformed' },
+    },
     {
       name: 'a file over the unpacked limit (refused at its header)',
       artifact: { entries: [...valid, { name: 'big.bin', data: Buffer.alloc(2 * 1024 * 1024) }] },
@@ -360,26 +439,68 @@ describe('pullPlugin refuses a hostile or foreign artifact, leaving nothing at d
     {
       name: 'a gzip bomb: 8 MiB of zeros after the tar, inflating past the limit',
       // A valid package, then zeros the tar parser never asks for but zlib inflates all the same.
-      artifact: { layer: async () => gzipSync(Buffer.concat([await tarOf(VALID), Buffer.alloc(8 * 1024 * 1024)]), { level: 9 }), config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 2 } },
+      artifact: {
+        layer: async () => gzipSync(Buffer.concat([await tarOf(VALID), Buffer.alloc(8 * 1024 * 1024)]), { level: 9 }),
+        config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 2 },
+      },
       limits: { maxUnpackedBytes: 1024 * 1024 },
       code: 'PLUGIN_OCI_TOO_LARGE',
       facts: { part: 'unpacked' },
     },
-    { name: 'more files than maxFiles', artifact: {}, limits: { maxFiles: 1 }, code: 'PLUGIN_OCI_TOO_LARGE', facts: { part: 'files', limit: 1 } },
-    { name: 'a layer over maxLayerBytes', artifact: {}, limits: { maxLayerBytes: 64 }, code: 'PLUGIN_OCI_TOO_LARGE', facts: { part: 'layer', limit: 64 } },
-    { name: 'another artifact type', artifact: { artifactType: 'application/vnd.example.other' }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
+    {
+      name: 'more files than maxFiles',
+      artifact: {},
+      limits: { maxFiles: 1 },
+      code: 'PLUGIN_OCI_TOO_LARGE',
+      facts: { part: 'files', limit: 1 },
+    },
+    {
+      name: 'a layer over maxLayerBytes',
+      artifact: {},
+      limits: { maxLayerBytes: 64 },
+      code: 'PLUGIN_OCI_TOO_LARGE',
+      facts: { part: 'layer', limit: 64 },
+    },
+    {
+      name: 'another artifact type',
+      artifact: { artifactType: 'application/vnd.example.other' },
+      code: 'PLUGIN_OCI_NOT_A_PLUGIN',
+    },
     { name: 'no artifact type', artifact: { artifactType: null }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
-    { name: 'another config media type', artifact: { configMediaType: 'application/vnd.oci.image.config.v1+json' }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
+    {
+      name: 'another config media type',
+      artifact: { configMediaType: 'application/vnd.oci.image.config.v1+json' },
+      code: 'PLUGIN_OCI_NOT_A_PLUGIN',
+    },
     { name: 'an uncompressed tar layer', artifact: { layerMediaType: LAYER_TAR }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
     { name: 'two layers', artifact: { extraLayer: true }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
-    { name: 'a config that is not JSON', artifact: { config: Buffer.from('name=acme') }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
-    { name: 'a config counting other files than the layer holds', artifact: { config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 3 } }, code: 'PLUGIN_OCI_NOT_A_PLUGIN' },
-    { name: 'a config over 64 KiB', artifact: { config: Buffer.from(JSON.stringify({ format: 1, name: 'acme.tools', spec: '1.0.0', files: 2, pad: 'x'.repeat(70_000) })) }, code: 'PLUGIN_OCI_TOO_LARGE', facts: { part: 'config' } },
+    {
+      name: 'a config that is not JSON',
+      artifact: { config: Buffer.from('name=acme') },
+      code: 'PLUGIN_OCI_NOT_A_PLUGIN',
+    },
+    {
+      name: 'a config counting other files than the layer holds',
+      artifact: { config: { format: 1, name: 'acme.tools', spec: '1.0.0', files: 3 } },
+      code: 'PLUGIN_OCI_NOT_A_PLUGIN',
+    },
+    {
+      name: 'a config over 64 KiB',
+      artifact: {
+        config: Buffer.from(
+          JSON.stringify({ format: 1, name: 'acme.tools', spec: '1.0.0', files: 2, pad: 'x'.repeat(70_000) }),
+        ),
+      },
+      code: 'PLUGIN_OCI_TOO_LARGE',
+      facts: { part: 'config' },
+    },
     {
       name: 'a package without plugin.json',
       artifact: { entries: [{ name: 'skills/review/SKILL.md', data: skillMd('review') }] },
       code: 'PLUGIN_OCI_INVALID_PACKAGE',
-      facts: { findings: expect.arrayContaining([expect.objectContaining({ code: 'plugin.missing', severity: 'error' })]) },
+      facts: {
+        findings: expect.arrayContaining([expect.objectContaining({ code: 'plugin.missing', severity: 'error' })]),
+      },
     },
     {
       name: 'a package whose skill breaks the rules (not rejected, still an error)',
@@ -407,9 +528,18 @@ describe('pullPlugin refuses a hostile or foreign artifact, leaving nothing at d
     const repo = repository();
     await pushRaw(repo, 'other', { artifactType: 'application/vnd.example.other' });
     await pushRaw(repo, 'big', {});
-    for (const [tag, limits] of [['other', undefined], ['big', { maxLayerBytes: 64 }]] as const) {
+    for (const [tag, limits] of [
+      ['other', undefined],
+      ['big', { maxLayerBytes: 64 }],
+    ] as const) {
       const counted = countingFetch();
-      await failure(pullPlugin(`${registry.host}/${repo}:${tag}`, join(await scratch(), 'x'), { ...http, fetch: counted.fetch, ...(limits ? { limits } : {}) }));
+      await failure(
+        pullPlugin(`${registry.host}/${repo}:${tag}`, join(await scratch(), 'x'), {
+          ...http,
+          fetch: counted.fetch,
+          ...(limits ? { limits } : {}),
+        }),
+      );
       expect(counted.requests).toEqual([`GET /v2/${repo}/manifests/${tag}`]);
     }
   });
@@ -435,8 +565,16 @@ describe('pushPlugin refuses a package before anything is uploaded', () => {
   }
 
   it.each<{ name: string; files: Record<string, string>; finding: string }>([
-    { name: 'a plugin.json a client rejects (bad name)', files: { 'plugin.json': json({ $schema: PLUGIN_100, name: 'Acme Tools' }) }, finding: 'plugin.name-invalid' },
-    { name: 'no plugin.json at all', files: { 'skills/review/SKILL.md': skillMd('review') }, finding: 'plugin.missing' },
+    {
+      name: 'a plugin.json a client rejects (bad name)',
+      files: { 'plugin.json': json({ $schema: PLUGIN_100, name: 'Acme Tools' }) },
+      finding: 'plugin.name-invalid',
+    },
+    {
+      name: 'no plugin.json at all',
+      files: { 'skills/review/SKILL.md': skillMd('review') },
+      finding: 'plugin.missing',
+    },
     {
       name: 'a skill a client skips (an error, though the plugin loads)',
       files: { 'plugin.json': PLUGIN_JSON, 'skills/review/SKILL.md': skillMd('other-name') },
@@ -460,7 +598,12 @@ describe('pushPlugin refuses a package before anything is uploaded', () => {
     await symlink('SKILL.md', join(root, 'skills/review/ALIAS.md'));
     const counted = countingFetch();
     const error = await failure(pushPlugin(root, `${registry.host}/${repo}:v1`, { ...http, fetch: counted.fetch }));
-    expect(error).toMatchObject({ code: 'PLUGIN_OCI_UNSUPPORTED_ENTRY', path: 'skills/review/ALIAS.md', kind: 'symbolic link', dir: root });
+    expect(error).toMatchObject({
+      code: 'PLUGIN_OCI_UNSUPPORTED_ENTRY',
+      path: 'skills/review/ALIAS.md',
+      kind: 'symbolic link',
+      dir: root,
+    });
     expect(counted.requests).toEqual([]);
   });
 });
@@ -470,7 +613,9 @@ describe('registry credentials', () => {
   // bearer challenge. Enough to show the token goes where it must and nowhere else.
   let guarded: OciRegistry;
   beforeAll(async () => {
-    guarded = await startOciRegistry({ extraConfig: 'auth:\n  silly:\n    realm: http://127.0.0.1:1/token\n    service: testkit\n' });
+    guarded = await startOciRegistry({
+      extraConfig: 'auth:\n  silly:\n    realm: http://127.0.0.1:1/token\n    service: testkit\n',
+    });
   });
   afterAll(async () => {
     await guarded?.close();
@@ -491,9 +636,13 @@ describe('registry credentials', () => {
     expect(asked).toContain('bearer');
     const dir = join(await scratch(), 'pulled');
     await pullPlugin(ref, dir, { ...http, auth });
-    expect((await pullPlugin(pushed.pinned, join(await scratch(), 'again'), { ...http, auth })).digest).toBe(pushed.digest);
+    expect((await pullPlugin(pushed.pinned, join(await scratch(), 'again'), { ...http, auth })).digest).toBe(
+      pushed.digest,
+    );
 
-    const missing = await failure(pullPlugin(`${guarded.host}/plugins/private:missing`, join(await scratch(), 'x'), { ...http, auth }));
+    const missing = await failure(
+      pullPlugin(`${guarded.host}/plugins/private:missing`, join(await scratch(), 'x'), { ...http, auth }),
+    );
     expect(missing.code).toBe('PLUGIN_OCI_NOT_FOUND');
     for (const error of [anonymous, missing]) expect(`${error.message} ${String(error.stack)}`).not.toContain(token);
   });

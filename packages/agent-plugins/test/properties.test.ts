@@ -23,7 +23,11 @@ const climbs = (path: string) => path.split('/').includes('..');
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 const manifestLike = fc.record(
   {
-    $schema: fc.constantFrom('https://agent-plugins.org/schemas/1.0.0/plugin.schema.json', 'https://agent-plugins.org/schemas/1.1.0/plugin.schema.json', 'x'),
+    $schema: fc.constantFrom(
+      'https://agent-plugins.org/schemas/1.0.0/plugin.schema.json',
+      'https://agent-plugins.org/schemas/1.1.0/plugin.schema.json',
+      'x',
+    ),
     name: fc.oneof(fc.string(), fc.constantFrom('acme.tools', 'a..b', '-x')),
     version: anyJson,
     author: anyJson,
@@ -48,12 +52,22 @@ describe('properties of every check', () => {
 
   it('findings are always sorted, and no finding path climbs out of the package (mcp.json)', () => {
     const server = fc.record(
-      { type: fc.constantFrom('stdio', 'streamable-http', 'sse', 'x'), command: fc.string(), args: fc.array(fc.string()), url: fc.string(), cwd: fc.string(), env: fc.dictionary(fc.string(), fc.string()) },
+      {
+        type: fc.constantFrom('stdio', 'streamable-http', 'sse', 'x'),
+        command: fc.string(),
+        args: fc.array(fc.string()),
+        url: fc.string(),
+        cwd: fc.string(),
+        env: fc.dictionary(fc.string(), fc.string()),
+      },
       { requiredKeys: [] },
     );
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.oneof(server, anyJson)), (servers) => {
-        const { findings } = readServers({ $schema: 'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json', mcpServers: servers });
+        const { findings } = readServers({
+          $schema: 'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json',
+          mcpServers: servers,
+        });
         expect(findings).toEqual(sortFindings(findings));
         for (const f of findings) expect(climbs(filePart(f)), f.path).toBe(false);
       }),
@@ -65,13 +79,18 @@ describe('properties of every check', () => {
     // Skill names come from a directory listing: one path segment, never `.` or `..`.
     const folderName = fc.string({ minLength: 1 }).filter((s) => !s.includes('/') && s !== '.' && s !== '..');
     fc.assert(
-      fc.property(folderName, fc.uint8Array({ maxLength: 300 }), fc.array(fc.string(), { maxLength: 5 }), (name, bytes, globs) => {
-        const skill = checkSkill(name, bytes);
-        expect(skill.findings).toEqual(sortFindings(skill.findings));
-        const included = selectIncluded(['a/b.txt', 'c.md'], globs);
-        expect(included.findings).toEqual(sortFindings(included.findings));
-        for (const f of [...skill.findings, ...included.findings]) expect(climbs(filePart(f)), f.path).toBe(false);
-      }),
+      fc.property(
+        folderName,
+        fc.uint8Array({ maxLength: 300 }),
+        fc.array(fc.string(), { maxLength: 5 }),
+        (name, bytes, globs) => {
+          const skill = checkSkill(name, bytes);
+          expect(skill.findings).toEqual(sortFindings(skill.findings));
+          const included = selectIncluded(['a/b.txt', 'c.md'], globs);
+          expect(included.findings).toEqual(sortFindings(included.findings));
+          for (const f of [...skill.findings, ...included.findings]) expect(climbs(filePart(f)), f.path).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -79,20 +98,41 @@ describe('properties of every check', () => {
 
 // Valid pieces of a plugin, so the round trip has something to carry.
 const skillName = fc.stringMatching(/^[a-z][a-z0-9]{0,8}(-[a-z0-9]{1,4})?$/);
-const text = fc.string({ minLength: 1, maxLength: 80 }).map((s) => s.replace(/[\u0000-\u001f\u007f]/g, ' ').trim() || 'x');
+const text = fc
+  .string({ minLength: 1, maxLength: 80 })
+  .map((s) => s.replace(/[\u0000-\u001f\u007f]/g, ' ').trim() || 'x');
 const plugin = fc.record({
-  skills: fc.uniqueArray(fc.record({ name: skillName, description: text, extra: fc.option(text, { nil: undefined }), executable: fc.boolean() }), {
-    selector: (s) => s.name,
-    maxLength: 4,
-  }),
-  files: fc.uniqueArray(fc.record({ path: fc.stringMatching(/^(bin|docs)\/[a-z0-9]{1,6}(\.[a-z]{1,3})?$/), body: text, executable: fc.boolean() }), {
-    selector: (f) => f.path,
-    maxLength: 4,
-  }),
+  skills: fc.uniqueArray(
+    fc.record({
+      name: skillName,
+      description: text,
+      extra: fc.option(text, { nil: undefined }),
+      executable: fc.boolean(),
+    }),
+    {
+      selector: (s) => s.name,
+      maxLength: 4,
+    },
+  ),
+  files: fc.uniqueArray(
+    fc.record({
+      path: fc.stringMatching(/^(bin|docs)\/[a-z0-9]{1,6}(\.[a-z]{1,3})?$/),
+      body: text,
+      executable: fc.boolean(),
+    }),
+    {
+      selector: (f) => f.path,
+      maxLength: 4,
+    },
+  ),
   servers: fc.uniqueArray(
     fc.oneof(
       fc.record({ name: skillName, command: fc.constant('npx'), args: fc.array(text, { maxLength: 3 }) }),
-      fc.record({ name: skillName, transport: fc.constant('http' as const), url: skillName.map((n) => `https://mcp.example.com/${n}`) }),
+      fc.record({
+        name: skillName,
+        transport: fc.constant('http' as const),
+        url: skillName.map((n) => `https://mcp.example.com/${n}`),
+      }),
     ),
     { selector: (s) => s.name, maxLength: 3 },
   ),
@@ -114,7 +154,11 @@ describe('round trip', () => {
           };
           await mkdir(source);
           for (const skill of x.skills) {
-            await put(`skills/${skill.name}/SKILL.md`, `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description)}\n---\n# ${skill.name}\n`, false);
+            await put(
+              `skills/${skill.name}/SKILL.md`,
+              `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description)}\n---\n# ${skill.name}\n`,
+              false,
+            );
             if (skill.extra !== undefined) await put(`skills/${skill.name}/notes.md`, skill.extra, skill.executable);
           }
           for (const file of x.files) await put(file.path, file.body, file.executable);
@@ -132,7 +176,8 @@ describe('round trip', () => {
           const imported = await importPlugin(join(scratch, 'package'));
           await writePlugin(imported.content, join(scratch, 'content'));
           const second = await buildPlugin(imported.config!, { contentRoot: join(scratch, 'content'), spec: x.spec });
-          const view = (files: typeof first.files) => [...files].map(([path, file]) => [path, file.mode, Buffer.from(file.bytes).toString('base64')]);
+          const view = (files: typeof first.files) =>
+            [...files].map(([path, file]) => [path, file.mode, Buffer.from(file.bytes).toString('base64')]);
           expect(view(second.files)).toEqual(view(first.files));
         } finally {
           await rm(scratch, { recursive: true, force: true });

@@ -46,14 +46,49 @@ describe('resolveInside: link states', () => {
     ['a plain file', () => box.file('plugin.json'), 'plugin.json', { realPath: 'plugin.json' }],
     ['a "./"-prefixed path with a trailing slash', () => box.dir('skills/a'), './skills/a/', { realPath: 'skills/a' }],
     ['the root itself', () => undefined, '', { realPath: '' }],
-    ['a link inside the root to a file', () => (box.file('real.txt'), box.link('l', 'real.txt')), 'l', { realPath: 'real.txt' }],
-    ['a link inside the root to a folder', () => (box.file('d/f.txt'), box.link('dl', 'd')), 'dl/f.txt', { realPath: 'd/f.txt' }],
+    [
+      'a link inside the root to a file',
+      () => (box.file('real.txt'), box.link('l', 'real.txt')),
+      'l',
+      { realPath: 'real.txt' },
+    ],
+    [
+      'a link inside the root to a folder',
+      () => (box.file('d/f.txt'), box.link('dl', 'd')),
+      'dl/f.txt',
+      { realPath: 'd/f.txt' },
+    ],
     ['a link to a folder, itself', () => (box.dir('d'), box.link('dl', 'd')), 'dl', { realPath: 'd' }],
-    ['a chain of links within the root', () => (box.file('f'), box.link('a', 'b'), box.link('b', 'sub/c'), box.link('sub/c', '../f')), 'a', { realPath: 'f' }],
-    ['a link climbing with ".." but staying inside', () => (box.file('f'), box.link('d/back', '../f')), 'd/back', { realPath: 'f' }],
-    [`a chain of ${MAX_LINK_HOPS} links`, () => (box.file('f'), chain('h', MAX_LINK_HOPS, 'f')), 'h1', { realPath: 'f' }],
-    [`a chain of ${MAX_LINK_HOPS + 1} links`, () => (box.file('f'), chain('h', MAX_LINK_HOPS + 1, 'f')), 'h1', { reason: 'too-many-hops', at: 'h1' }],
-    ['40 hops over two components (20 + 20)', () => (box.file('d/f'), chain('x', 20, 'd'), chain('d/y', 20, 'f')), 'x1/y1', { realPath: 'd/f' }],
+    [
+      'a chain of links within the root',
+      () => (box.file('f'), box.link('a', 'b'), box.link('b', 'sub/c'), box.link('sub/c', '../f')),
+      'a',
+      { realPath: 'f' },
+    ],
+    [
+      'a link climbing with ".." but staying inside',
+      () => (box.file('f'), box.link('d/back', '../f')),
+      'd/back',
+      { realPath: 'f' },
+    ],
+    [
+      `a chain of ${MAX_LINK_HOPS} links`,
+      () => (box.file('f'), chain('h', MAX_LINK_HOPS, 'f')),
+      'h1',
+      { realPath: 'f' },
+    ],
+    [
+      `a chain of ${MAX_LINK_HOPS + 1} links`,
+      () => (box.file('f'), chain('h', MAX_LINK_HOPS + 1, 'f')),
+      'h1',
+      { reason: 'too-many-hops', at: 'h1' },
+    ],
+    [
+      '40 hops over two components (20 + 20)',
+      () => (box.file('d/f'), chain('x', 20, 'd'), chain('d/y', 20, 'f')),
+      'x1/y1',
+      { realPath: 'd/f' },
+    ],
     [
       'hops counted over the whole path, not per component (20 + 21)',
       () => (box.file('d/f'), chain('x', 20, 'd'), chain('d/y', 21, 'f')),
@@ -63,7 +98,12 @@ describe('resolveInside: link states', () => {
     ['a loop a -> b -> a', () => (box.link('a', 'b'), box.link('b', 'a')), 'a', { reason: 'loop', at: 'a' }],
     ['a self-link', () => box.link('self', 'self'), 'self', { reason: 'loop', at: 'self' }],
     ['a link into itself (l -> l/x)', () => box.link('l', 'l/x'), 'l', { reason: 'loop', at: 'l' }],
-    ['a loop reached through a folder', () => (box.link('d/a', 'b'), box.link('d/b', 'a')), 'd/a/x', { reason: 'loop', at: 'd/a' }],
+    [
+      'a loop reached through a folder',
+      () => (box.link('d/a', 'b'), box.link('d/b', 'a')),
+      'd/a/x',
+      { reason: 'loop', at: 'd/a' },
+    ],
     [
       'the same link followed twice, each time to its end, is no loop',
       () => (box.file('d/f'), box.link('d/up', '..')),
@@ -73,7 +113,12 @@ describe('resolveInside: link states', () => {
     ['a dangling link', () => box.link('gone', 'nothing-here'), 'gone', { reason: 'dangling', at: 'gone' }],
     ['a link through a file', () => (box.file('f'), box.link('l', 'f/x')), 'l', { reason: 'dangling', at: 'l' }],
     ['a missing file, no link involved', () => undefined, 'nope.txt', { reason: 'missing', at: 'nope.txt' }],
-    ['a missing file under a linked folder', () => (box.dir('d'), box.link('dl', 'd')), 'dl/nope', { reason: 'missing', at: 'dl/nope' }],
+    [
+      'a missing file under a linked folder',
+      () => (box.dir('d'), box.link('dl', 'd')),
+      'dl/nope',
+      { reason: 'missing', at: 'dl/nope' },
+    ],
     ['a path through a file', () => box.file('f'), 'f/x', { reason: 'missing', at: 'f/x' }],
     [
       'an absolute link to a file inside the root (its real path)',
@@ -87,10 +132,25 @@ describe('resolveInside: link states', () => {
       'abs',
       { reason: 'outside-root', at: 'abs' },
     ],
-    ['an absolute link outside the root', () => box.link('abs', join(box.outside, 'secret.txt')), 'abs', { reason: 'outside-root', at: 'abs' }],
+    [
+      'an absolute link outside the root',
+      () => box.link('abs', join(box.outside, 'secret.txt')),
+      'abs',
+      { reason: 'outside-root', at: 'abs' },
+    ],
     ['an absolute link to /', () => box.link('abs', '/'), 'abs/etc/passwd', { reason: 'outside-root', at: 'abs' }],
-    ['a relative link climbing out', () => box.link('up', '../outside/secret.txt'), 'up', { reason: 'outside-root', at: 'up' }],
-    ['a dangling link climbing out is reported as outside', () => box.link('up', '../no-such'), 'up', { reason: 'outside-root', at: 'up' }],
+    [
+      'a relative link climbing out',
+      () => box.link('up', '../outside/secret.txt'),
+      'up',
+      { reason: 'outside-root', at: 'up' },
+    ],
+    [
+      'a dangling link climbing out is reported as outside',
+      () => box.link('up', '../no-such'),
+      'up',
+      { reason: 'outside-root', at: 'up' },
+    ],
     [
       // d/x -> up/.. looks like d/ on paper; followed, up is the root and its parent is outside.
       'a link through a linked folder that leaves only when followed',
@@ -98,7 +158,12 @@ describe('resolveInside: link states', () => {
       'd/x/outside/secret.txt',
       { reason: 'outside-root', at: 'd/x' },
     ],
-    ['a folder link leaving the root, at the folder', () => (box.link('skills', '../outside')), 'skills/a/SKILL.md', { reason: 'outside-root', at: 'skills' }],
+    [
+      'a folder link leaving the root, at the folder',
+      () => box.link('skills', '../outside'),
+      'skills/a/SKILL.md',
+      { reason: 'outside-root', at: 'skills' },
+    ],
     ['a fifo resolves (reading judges its kind)', () => box.fifo('p'), 'p', { realPath: 'p' }],
   ];
 
@@ -117,7 +182,10 @@ describe('resolveInside: link states', () => {
     box.file('plugin.json');
     const alias = join(box.base, 'alias');
     symlinkSync(box.root, alias);
-    expect(await resolveInside(alias, 'plugin.json')).toEqual({ ok: true, realPath: join(realpathSync(box.root), 'plugin.json') });
+    expect(await resolveInside(alias, 'plugin.json')).toEqual({
+      ok: true,
+      realPath: join(realpathSync(box.root), 'plugin.json'),
+    });
   });
 
   it('an absolute link spelled through the root path as given is inside', async () => {
@@ -139,16 +207,27 @@ describe('resolveInside: link states', () => {
   });
 
   it('a missing plugin root is missing, a file as the root is not a directory', async () => {
-    expect(await resolveInside(join(box.base, 'none'), 'plugin.json')).toMatchObject({ ok: false, reason: 'missing', at: '' });
-    expect(await resolveInside(join(box.outside, 'secret.txt'), 'x')).toMatchObject({ ok: false, reason: 'not-directory', at: '' });
+    expect(await resolveInside(join(box.base, 'none'), 'plugin.json')).toMatchObject({
+      ok: false,
+      reason: 'missing',
+      at: '',
+    });
+    expect(await resolveInside(join(box.outside, 'secret.txt'), 'x')).toMatchObject({
+      ok: false,
+      reason: 'not-directory',
+      at: '',
+    });
   });
 });
 
 describe('package paths', () => {
-  it.each([['../x'], ['a/../b'], ['..'], ['/etc/passwd'], ['a\\b'], ['a\0b'], ['C:/x'], ['c:x']])('%j is refused', async (relPath) => {
-    expect(packagePathSegments(relPath)).toBeUndefined();
-    expect(await resolveInside(box.root, relPath)).toMatchObject({ ok: false, reason: 'invalid-path' });
-  });
+  it.each([['../x'], ['a/../b'], ['..'], ['/etc/passwd'], ['a\\b'], ['a\0b'], ['C:/x'], ['c:x']])(
+    '%j is refused',
+    async (relPath) => {
+      expect(packagePathSegments(relPath)).toBeUndefined();
+      expect(await resolveInside(box.root, relPath)).toMatchObject({ ok: false, reason: 'invalid-path' });
+    },
+  );
 
   it.each([
     ['', []],
@@ -168,7 +247,11 @@ describe('openPluginReader: reading files', () => {
     const reader = openPluginReader(box.root);
     const result = await reader.readFile('./alias.json');
     expect(result.ok && Buffer.from(result.bytes).toString()).toBe('{"name":"x"}');
-    expect(result).toMatchObject({ ok: true, path: 'alias.json', realPath: join(realpathSync(box.root), 'plugin.json') });
+    expect(result).toMatchObject({
+      ok: true,
+      path: 'alias.json',
+      realPath: join(realpathSync(box.root), 'plugin.json'),
+    });
     expect(reader.findings).toEqual([]);
   });
 
@@ -186,7 +269,12 @@ describe('openPluginReader: reading files', () => {
     await build();
     const reader = openPluginReader(box.root);
     const result = await reader.readFile(_name === 'a socket' ? 's' : 'p');
-    expect(result).toMatchObject({ ok: false, absent: false, scope: 'file', finding: { code: 'read.not-regular-file', rule: 'AR9O5', severity: 'warning' } });
+    expect(result).toMatchObject({
+      ok: false,
+      absent: false,
+      scope: 'file',
+      finding: { code: 'read.not-regular-file', rule: 'AR9O5', severity: 'warning' },
+    });
     expect(!result.ok && !result.absent && result.finding.message).toContain(kind);
   });
 
@@ -211,7 +299,10 @@ describe('openPluginReader: reading files', () => {
     execFileSync('mkfifo', [fifo]);
     const swapping: PackageFs = { ...nodePackageFs, open: (_p, flags) => nodePackageFs.open(fifo, flags) };
     const result = await openPluginReader(box.root, { fs: swapping }).readFile('f');
-    expect(result).toMatchObject({ ok: false, finding: { code: 'read.unreadable', message: 'changed while it was being read' } });
+    expect(result).toMatchObject({
+      ok: false,
+      finding: { code: 'read.unreadable', message: 'changed while it was being read' },
+    });
   });
 
   it('a file replaced by another between the check and the open is not read', async () => {
@@ -229,7 +320,11 @@ describe('openPluginReader: reading files', () => {
     if (isRoot) {
       expect(result.ok && Buffer.from(result.bytes).toString()).toBe('locked');
     } else {
-      expect(result).toMatchObject({ ok: false, scope: 'file', finding: { code: 'read.unreadable', message: 'cannot be opened (EACCES)' } });
+      expect(result).toMatchObject({
+        ok: false,
+        scope: 'file',
+        finding: { code: 'read.unreadable', message: 'cannot be opened (EACCES)' },
+      });
     }
     chmodSync(abs, 0o644);
   });
@@ -243,7 +338,11 @@ describe('openPluginReader: reading files', () => {
       },
     };
     const result = await openPluginReader(box.root, { fs: denying }).readFile('skills/a/SKILL.md');
-    expect(result).toMatchObject({ ok: false, scope: 'skill', finding: { code: 'read.unreadable', severity: 'error', message: 'cannot be opened (EACCES)' } });
+    expect(result).toMatchObject({
+      ok: false,
+      scope: 'skill',
+      finding: { code: 'read.unreadable', severity: 'error', message: 'cannot be opened (EACCES)' },
+    });
   });
 
   it('a folder the filesystem refuses to enter makes the paths below it unreadable at that folder', async () => {
@@ -256,7 +355,11 @@ describe('openPluginReader: reading files', () => {
       },
     };
     const result = await openPluginReader(box.root, { fs: denying }).readFile('skills/a/SKILL.md');
-    expect(result).toMatchObject({ ok: false, scope: 'skill', finding: { code: 'read.unreadable', message: 'cannot be read at skills/a (EACCES)' } });
+    expect(result).toMatchObject({
+      ok: false,
+      scope: 'skill',
+      finding: { code: 'read.unreadable', message: 'cannot be read at skills/a (EACCES)' },
+    });
   });
 });
 
@@ -270,7 +373,9 @@ describe('openPluginReader: size limits', () => {
         const handle = await nodeFs.open(path, flags);
         return {
           stat: () => handle.stat(),
-          read: (buffer, offset, length, position) => (asked.push(length), handle.read(buffer, offset, length, position)),
+          read: (buffer, offset, length, position) => (
+            asked.push(length), handle.read(buffer, offset, length, position)
+          ),
           close: () => handle.close(),
         };
       },
@@ -296,7 +401,11 @@ describe('openPluginReader: size limits', () => {
   it('an oversized SKILL.md takes its skill with it', async () => {
     box.file('skills/a/SKILL.md', 'x'.repeat(20));
     const result = await openPluginReader(box.root, { maxFileBytes: 10 }).readFile('skills/a/SKILL.md');
-    expect(result).toMatchObject({ ok: false, scope: 'skill', finding: { code: 'read.file-too-large', severity: 'error' } });
+    expect(result).toMatchObject({
+      ok: false,
+      scope: 'skill',
+      finding: { code: 'read.file-too-large', severity: 'error' },
+    });
   });
 
   it('the package limit counts every file read once, and past it rejects the plugin for every later read', async () => {
@@ -310,7 +419,11 @@ describe('openPluginReader: size limits', () => {
     expect(await reader.readFile('b')).toMatchObject({ ok: true });
     expect(reader.bytesRead).toBe(16);
     const over = await reader.readFile('c');
-    expect(over).toMatchObject({ ok: false, scope: 'plugin', finding: { code: 'read.package-too-large', severity: 'error', path: 'c' } });
+    expect(over).toMatchObject({
+      ok: false,
+      scope: 'plugin',
+      finding: { code: 'read.package-too-large', severity: 'error', path: 'c' },
+    });
     expect(await reader.readFile('d')).toEqual(over);
     expect(await reader.list('')).toEqual(over);
     expect(reader.findings.map((f) => f.code)).toEqual(['read.package-too-large']);
@@ -344,7 +457,10 @@ describe('openPluginReader: size limits', () => {
     box.file('f', '12345678');
     const { fs, asked } = growing('9');
     const result = await openPluginReader(box.root, { maxFileBytes: 10, fs }).readFile('f');
-    expect(result).toMatchObject({ ok: false, finding: { code: 'read.unreadable', message: 'changed size while it was being read' } });
+    expect(result).toMatchObject({
+      ok: false,
+      finding: { code: 'read.unreadable', message: 'changed size while it was being read' },
+    });
     expect(asked.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(9);
   });
 
@@ -352,7 +468,10 @@ describe('openPluginReader: size limits', () => {
     box.file('f', '0123456789');
     const { fs, asked } = growing('x'.repeat(1000));
     const result = await openPluginReader(box.root, { maxFileBytes: 10, fs }).readFile('f');
-    expect(result).toMatchObject({ ok: false, finding: { code: 'read.file-too-large', message: 'grew over the limit of 10 bytes while it was being read' } });
+    expect(result).toMatchObject({
+      ok: false,
+      finding: { code: 'read.file-too-large', message: 'grew over the limit of 10 bytes while it was being read' },
+    });
     expect(asked[0]).toBe(11);
     expect(asked.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(11);
   });
@@ -381,7 +500,11 @@ describe('openPluginReader: listing and resolving', () => {
   it('a skills location that is a file invalidates the skills component type (§6.2)', async () => {
     box.file('skills');
     const result = await openPluginReader(box.root).list('skills');
-    expect(result).toMatchObject({ ok: false, scope: 'skills', finding: { code: 'read.not-directory', severity: 'error' } });
+    expect(result).toMatchObject({
+      ok: false,
+      scope: 'skills',
+      finding: { code: 'read.not-directory', severity: 'error' },
+    });
   });
 
   it('a skills location leaving the root invalidates the skills component type (§4.1 item 2)', async () => {
@@ -394,7 +517,11 @@ describe('openPluginReader: listing and resolving', () => {
     box.link('bin/server', '../../outside/secret.txt');
     box.file('bin/ok');
     const reader = openPluginReader(box.root);
-    expect(await reader.resolve('./bin/server', { use: 'mcp-server' })).toMatchObject({ ok: false, scope: 'mcp-server', finding: { severity: 'error' } });
+    expect(await reader.resolve('./bin/server', { use: 'mcp-server' })).toMatchObject({
+      ok: false,
+      scope: 'mcp-server',
+      finding: { severity: 'error' },
+    });
     expect(await reader.resolve('./bin/ok', { use: 'mcp-server' })).toMatchObject({ ok: true, kind: 'file' });
   });
 
@@ -404,7 +531,13 @@ describe('openPluginReader: listing and resolving', () => {
     await reader.readFile('LICENSE');
     await reader.readFile('./LICENSE');
     expect(reader.findings).toEqual([
-      { code: 'read.outside-root', rule: 'AR9O5', severity: 'warning', path: 'LICENSE', message: 'resolves outside the plugin root' },
+      {
+        code: 'read.outside-root',
+        rule: 'AR9O5',
+        severity: 'warning',
+        path: 'LICENSE',
+        message: 'resolves outside the plugin root',
+      },
     ]);
   });
 
@@ -444,7 +577,11 @@ describe('failure boundaries (§4.1)', () => {
     const widths: Record<FailureScope, number> = { 'mcp-server': 1, skill: 1, mcp: 2, skills: 2, plugin: 3, file: 4 };
     const order = FAILURE_BOUNDARIES.slice(0, -1).map((b) => widths[b.scope]);
     expect(order).toEqual([...order].sort((a, b) => a - b));
-    expect(FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1]).toMatchObject({ scope: 'file', paths: ['**'], section: '§4.1 item 5' });
+    expect(FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1]).toMatchObject({
+      scope: 'file',
+      paths: ['**'],
+      section: '§4.1 item 5',
+    });
     for (const b of FAILURE_BOUNDARIES) expect(b.section).toMatch(/^§4\.1/);
   });
 
@@ -471,14 +608,23 @@ describe('failure boundaries (§4.1)', () => {
     expect(result).toMatchObject({
       ok: false,
       scope,
-      finding: { code: 'read.outside-root', rule: 'AR9O5', severity: scope === 'file' ? 'warning' : 'error', path: read },
+      finding: {
+        code: 'read.outside-root',
+        rule: 'AR9O5',
+        severity: scope === 'file' ? 'warning' : 'error',
+        path: read,
+      },
     });
   });
 
   it('a failure of the plugin root itself rejects the plugin', async () => {
     const file = join(box.base, 'not-a-folder');
     writeFileSync(file, '');
-    expect(await openPluginReader(file).readFile('plugin.json')).toMatchObject({ ok: false, scope: 'plugin', finding: { code: 'read.not-directory' } });
+    expect(await openPluginReader(file).readFile('plugin.json')).toMatchObject({
+      ok: false,
+      scope: 'plugin',
+      finding: { code: 'read.not-directory' },
+    });
   });
 });
 

@@ -2,7 +2,16 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PluginConfig, PluginConfigError, SIDECAR, buildPlugin, contentHash, loadPluginConfig, normalizePluginConfig, parseSidecar } from '../src/index.js';
+import {
+  type PluginConfig,
+  PluginConfigError,
+  SIDECAR,
+  buildPlugin,
+  contentHash,
+  loadPluginConfig,
+  normalizePluginConfig,
+  parseSidecar,
+} from '../src/index.js';
 import { verifyPlugin, writePlugin } from '../src/write/index.js';
 
 const made: string[] = [];
@@ -19,7 +28,11 @@ const SKILL = '---\nname: review\ndescription: Reviews a change.\n---\n# review\
 
 async function source(extra: Record<string, string> = {}): Promise<string> {
   const root = await scratch();
-  for (const [path, text] of Object.entries({ 'skills/review/SKILL.md': SKILL, 'skills/review/scripts/run.sh': '#!/bin/sh\n', ...extra })) {
+  for (const [path, text] of Object.entries({
+    'skills/review/SKILL.md': SKILL,
+    'skills/review/scripts/run.sh': '#!/bin/sh\n',
+    ...extra,
+  })) {
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), text);
   }
@@ -27,7 +40,8 @@ async function source(extra: Record<string, string> = {}): Promise<string> {
 }
 
 const text = (bytes: Uint8Array | undefined): string => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
-const json = (bytes: Uint8Array | undefined): Record<string, unknown> => JSON.parse(text(bytes)) as Record<string, unknown>;
+const json = (bytes: Uint8Array | undefined): Record<string, unknown> =>
+  JSON.parse(text(bytes)) as Record<string, unknown>;
 
 const base = { name: 'acme.tools', version: '1.2.0', description: 'Acme review tooling.' } satisfies PluginConfig;
 
@@ -92,10 +106,14 @@ describe('the opencode runtime', () => {
     const config: PluginConfig = { ...base, runtimes: ['opencode'] };
     const { out } = await generate(config, contentRoot);
     await editJson(join(out, 'package.json'), () => undefined, 4);
-    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({ ok: false, changed: ['package.json'], packageJson: ['package.json'] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({
+      ok: false,
+      changed: ['package.json'],
+      packageJson: ['package.json'],
+    });
   });
 
-  it('honours package_manager and opencode_dependency from the seed\'s TOML', async () => {
+  it("honours package_manager and opencode_dependency from the seed's TOML", async () => {
     const contentRoot = await source();
     const file = join(contentRoot, 'plugin.toml');
     await writeFile(
@@ -123,7 +141,9 @@ describe('the pi runtime', () => {
     expect(packageJson.files).toEqual(['.pi', 'plugin.json', 'skills']);
     expect(packageJson).not.toHaveProperty('dependencies');
     for (const path of ['SKILL.md', 'scripts/run.sh']) {
-      expect(text(pkg.files.get(`.pi/skills/review/${path}`)?.bytes)).toBe(text(pkg.files.get(`skills/review/${path}`)?.bytes));
+      expect(text(pkg.files.get(`.pi/skills/review/${path}`)?.bytes)).toBe(
+        text(pkg.files.get(`skills/review/${path}`)?.bytes),
+      );
     }
     expect(await readFile(join(out, '.pi/skills/review/SKILL.md'), 'utf8')).toContain('# review');
     expect(await verifyPlugin(out, config, { contentRoot })).toEqual(clean);
@@ -133,7 +153,9 @@ describe('the pi runtime', () => {
     const contentRoot = await source();
     const reuse = await buildPlugin({ ...base, runtimes: ['pi'], pi: { skillsDir: './skills/' } }, { contentRoot });
     expect(json(reuse.files.get('package.json')?.bytes).pi).toEqual({ skills: ['./skills'] });
-    expect([...reuse.files.keys()].filter((path) => path.includes('review/SKILL.md'))).toEqual(['skills/review/SKILL.md']);
+    expect([...reuse.files.keys()].filter((path) => path.includes('review/SKILL.md'))).toEqual([
+      'skills/review/SKILL.md',
+    ]);
 
     const other = await buildPlugin({ ...base, runtimes: ['pi'], pi: { skillsDir: 'pi/skills' } }, { contentRoot });
     expect(json(other.files.get('package.json')?.bytes).pi).toEqual({ skills: ['./pi/skills'] });
@@ -148,7 +170,10 @@ describe('the pi runtime', () => {
     ['skills/pi', 'lies inside the skills tree'],
   ])('writes .pi/skills instead of the unusable skills_dir %j, and says why', async (skillsDir, why) => {
     const contentRoot = await source({ 'tools/x.txt': 'x\n' });
-    const pkg = await buildPlugin({ ...base, include: ['tools/**'], runtimes: ['pi'], pi: { skillsDir } }, { contentRoot });
+    const pkg = await buildPlugin(
+      { ...base, include: ['tools/**'], runtimes: ['pi'], pi: { skillsDir } },
+      { contentRoot },
+    );
     expect(pkg.findings.map((f) => [f.code, f.path, f.message])).toEqual([
       ['runtime.pi-skills-dir-invalid', 'plugin#/pi/skillsDir', `skills_dir ${why}; .pi/skills was written instead`],
     ]);
@@ -159,7 +184,9 @@ describe('the pi runtime', () => {
   it('falls back to the skills tree when an included file takes .pi as well', async () => {
     const contentRoot = await source({ '.pi/skills/notes.md': 'mine\n' });
     const pkg = await buildPlugin({ ...base, include: ['.pi/**'], runtimes: ['pi'] }, { contentRoot });
-    expect(pkg.findings.map((f) => f.message)).toEqual(['the default .pi/skills meets a file the package already has; skills was written instead']);
+    expect(pkg.findings.map((f) => f.message)).toEqual([
+      'the default .pi/skills meets a file the package already has; skills was written instead',
+    ]);
     expect(json(pkg.files.get('package.json')?.bytes).pi).toEqual({ skills: ['./skills'] });
     expect(text(pkg.files.get('.pi/skills/notes.md')?.bytes)).toBe('mine\n');
   });
@@ -182,7 +209,7 @@ describe('the pi runtime with package_json = "merge"', () => {
     )}\n`,
   );
 
-  it('keeps the project\'s keys and their places, and updates the owned ones', async () => {
+  it("keeps the project's keys and their places, and updates the owned ones", async () => {
     const pkg = await buildPlugin(config, { contentRoot: await source(), existingPackageJson: existing });
     const packageJson = pkg.files.get('package.json');
     expect(Object.keys(json(packageJson?.bytes))).toEqual([
@@ -207,7 +234,7 @@ describe('the pi runtime with package_json = "merge"', () => {
     expect(parseSidecar(pkg.files.get(SIDECAR)!.bytes)?.files['package.json']).toBe(contentHash(packageJson!.bytes));
   });
 
-  it('does not report hand edits of the project\'s keys, in changed or edited', async () => {
+  it("does not report hand edits of the project's keys, in changed or edited", async () => {
     const contentRoot = await source();
     const { out } = await generate(config, contentRoot, existing);
     await editJson(
@@ -244,7 +271,11 @@ describe('the pi runtime with package_json = "merge"', () => {
     const contentRoot = await source();
     const { out } = await generate(config, contentRoot, existing);
     await writeFile(join(out, 'package.json'), '{ not json');
-    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({ ok: false, changed: ['package.json'], packageJson: ['package.json'] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({
+      ok: false,
+      changed: ['package.json'],
+      packageJson: ['package.json'],
+    });
   });
 
   it('writes the whole file when the folder has none yet', async () => {
@@ -255,24 +286,43 @@ describe('the pi runtime with package_json = "merge"', () => {
 });
 
 describe('opencode and pi together', () => {
-  it('write one package.json with both runtimes\' keys, owned in full', async () => {
+  it("write one package.json with both runtimes' keys, owned in full", async () => {
     const contentRoot = await source();
     const config: PluginConfig = { ...base, runtimes: ['opencode', 'pi'], packageManager: 'pnpm@9.15.0' };
     const { pkg, out } = await generate(config, contentRoot);
     const packageJson = json(pkg.files.get('package.json')?.bytes);
-    expect(Object.keys(packageJson)).toEqual(['name', 'version', 'description', 'files', 'pi', 'dependencies', 'packageManager']);
+    expect(Object.keys(packageJson)).toEqual([
+      'name',
+      'version',
+      'description',
+      'files',
+      'pi',
+      'dependencies',
+      'packageManager',
+    ]);
     expect(packageJson.dependencies).toEqual({ '@opencode/plugin': '^2.0.26' });
     expect(packageJson.pi).toEqual({ skills: ['./.pi/skills'] });
     expect(await verifyPlugin(out, config, { contentRoot })).toEqual(clean);
     await editJson(join(out, 'package.json'), (v) => (v.scripts = {}));
-    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({ ok: false, changed: ['package.json'], edited: ['package.json'] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toMatchObject({
+      ok: false,
+      changed: ['package.json'],
+      edited: ['package.json'],
+    });
   });
 
   it('refuse pi package_json = "merge", at load and at build', async () => {
     const raw = { name: 'a.b', runtimes: ['opencode', 'pi'], pi: { package_json: 'merge' } };
     expect(() => normalizePluginConfig(raw)).toThrow(PluginConfigError);
-    expect(() => normalizePluginConfig(raw)).toThrow(/pi\.packageJson is "merge", but the opencode runtime owns the whole package\.json/);
-    await expect(buildPlugin({ ...base, runtimes: ['opencode', 'pi'], pi: { packageJson: 'merge' } }, { contentRoot: await source() })).rejects.toMatchObject({
+    expect(() => normalizePluginConfig(raw)).toThrow(
+      /pi\.packageJson is "merge", but the opencode runtime owns the whole package\.json/,
+    );
+    await expect(
+      buildPlugin(
+        { ...base, runtimes: ['opencode', 'pi'], pi: { packageJson: 'merge' } },
+        { contentRoot: await source() },
+      ),
+    ).rejects.toMatchObject({
       code: 'PLUGIN_CONFIG_INVALID',
       key: 'pi.packageJson',
     });
@@ -280,22 +330,43 @@ describe('opencode and pi together', () => {
 });
 
 describe('runtimes without opencode or pi', () => {
-  it.each([[undefined], [[]], [['agent-plugins']], [['agent-plugins', 'claude', 'codex', 'copilot']]])('%j adds no package.json', async (runtimes) => {
-    const contentRoot = await source();
-    const config: PluginConfig = { ...base, ...(runtimes === undefined ? {} : { runtimes }) };
-    const { pkg, out } = await generate(config, contentRoot);
-    expect([...pkg.files.keys()]).toEqual(['plugin.json', 'skills/review/SKILL.md', 'skills/review/scripts/run.sh', SIDECAR]);
-    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
-  });
+  it.each([[undefined], [[]], [['agent-plugins']], [['agent-plugins', 'claude', 'codex', 'copilot']]])(
+    '%j adds no package.json',
+    async (runtimes) => {
+      const contentRoot = await source();
+      const config: PluginConfig = { ...base, ...(runtimes === undefined ? {} : { runtimes }) };
+      const { pkg, out } = await generate(config, contentRoot);
+      expect([...pkg.files.keys()]).toEqual([
+        'plugin.json',
+        'skills/review/SKILL.md',
+        'skills/review/scripts/run.sh',
+        SIDECAR,
+      ]);
+      expect(await verifyPlugin(out, config, { contentRoot })).toEqual({
+        ok: true,
+        changed: [],
+        missing: [],
+        unexpected: [],
+        edited: [],
+        omitted: [],
+      });
+    },
+  );
 
   it('reports a package.json left from an earlier configuration as unexpected', async () => {
     const contentRoot = await source();
     const { out } = await generate({ ...base, runtimes: ['opencode'] }, contentRoot);
-    expect(await verifyPlugin(out, { ...base, runtimes: ['agent-plugins'] }, { contentRoot })).toMatchObject({ ok: false, unexpected: ['package.json'] });
+    expect(await verifyPlugin(out, { ...base, runtimes: ['agent-plugins'] }, { contentRoot })).toMatchObject({
+      ok: false,
+      unexpected: ['package.json'],
+    });
   });
 
   it('accepts any runtime name at load, and only a list of strings', () => {
-    expect(normalizePluginConfig({ name: 'a.b', runtimes: ['agent-plugins', 'someone-elses'] }).runtimes).toEqual(['agent-plugins', 'someone-elses']);
+    expect(normalizePluginConfig({ name: 'a.b', runtimes: ['agent-plugins', 'someone-elses'] }).runtimes).toEqual([
+      'agent-plugins',
+      'someone-elses',
+    ]);
     for (const runtimes of ['opencode', [1], [['pi']]]) {
       expect(() => normalizePluginConfig({ name: 'a.b', runtimes })).toThrow(/runtimes must be a list of strings/);
     }
@@ -307,9 +378,15 @@ describe('determinism', () => {
     ['opencode', ['opencode']],
     ['pi', ['pi']],
     ['both', ['pi', 'opencode']],
-  ])('%s: the same configuration builds the same bytes, whatever the runtimes\' order', async (_, runtimes) => {
+  ])("%s: the same configuration builds the same bytes, whatever the runtimes' order", async (_, runtimes) => {
     const contentRoot = await source();
-    const config: PluginConfig = { ...base, keywords: ['review'], author: { name: 'Acme' }, packageManager: 'pnpm@9.15.0', runtimes };
+    const config: PluginConfig = {
+      ...base,
+      keywords: ['review'],
+      author: { name: 'Acme' },
+      packageManager: 'pnpm@9.15.0',
+      runtimes,
+    };
     const one = await buildPlugin(config, { contentRoot });
     const two = await buildPlugin({ ...config, runtimes: [...runtimes].reverse() }, { contentRoot: await source() });
     expect([...two.files.keys()]).toEqual([...one.files.keys()]);

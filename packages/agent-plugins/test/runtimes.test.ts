@@ -18,7 +18,13 @@ const base: RuntimePackageInput = {
   name: 'acme.tools',
   version: '1.2.0',
   description: 'Acme review tooling.',
-  paths: ['plugin.json', 'mcp.json', 'skills/review/SKILL.md', 'skills/review/scripts/x.sh', 'com.github.copilot/agents/a.agent.md'],
+  paths: [
+    'plugin.json',
+    'mcp.json',
+    'skills/review/SKILL.md',
+    'skills/review/scripts/x.sh',
+    'com.github.copilot/agents/a.agent.md',
+  ],
 };
 
 describe('runtime finding codes', () => {
@@ -51,7 +57,9 @@ describe('OpenCode package.json', () => {
   });
 
   it('takes the dependency range and packageManager from the configuration', () => {
-    const out = parse(opencodePackageJson({ ...base, config: { opencodeDependency: '^2.1.0', packageManager: 'pnpm@9.15.0' } }).bytes);
+    const out = parse(
+      opencodePackageJson({ ...base, config: { opencodeDependency: '^2.1.0', packageManager: 'pnpm@9.15.0' } }).bytes,
+    );
     expect(out.dependencies).toEqual({ '@opencode/plugin': '^2.1.0' });
     expect(out.packageManager).toBe('pnpm@9.15.0');
   });
@@ -67,7 +75,18 @@ describe('OpenCode package.json', () => {
         config: { packageManager: 'pnpm@9.15.0' },
       }).bytes,
     );
-    expect(Object.keys(full)).toEqual(['name', 'version', 'description', 'keywords', 'license', 'author', 'repository', 'files', 'dependencies', 'packageManager']);
+    expect(Object.keys(full)).toEqual([
+      'name',
+      'version',
+      'description',
+      'keywords',
+      'license',
+      'author',
+      'repository',
+      'files',
+      'dependencies',
+      'packageManager',
+    ]);
     expect(Object.keys(full.author as object)).toEqual(['name', 'url']);
     expect(full.keywords).toEqual(['review', 'lint']);
     const bare = parse(opencodePackageJson({ ...base, author: {}, keywords: [] }).bytes);
@@ -87,7 +106,14 @@ describe('OpenCode package.json', () => {
   ])('leaves the package path %j out of files: it %s', (path, problem) => {
     const { bytes, findings } = opencodePackageJson({ ...base, paths: [path, 'plugin.json', 'package.json'] });
     expect(parse(bytes).files).toEqual(['plugin.json']);
-    expect(findings).toEqual([expect.objectContaining({ code: 'runtime.file-path-invalid', rule: 'AR9O5', path: 'package.json#/files', message: `package path 1 ${problem}; it is not listed` })]);
+    expect(findings).toEqual([
+      expect.objectContaining({
+        code: 'runtime.file-path-invalid',
+        rule: 'AR9O5',
+        path: 'package.json#/files',
+        message: `package path 1 ${problem}; it is not listed`,
+      }),
+    ]);
   });
 
   it('gives identical bytes whatever order paths come in', () => {
@@ -128,7 +154,11 @@ describe('Pi package.json', () => {
   });
 
   it('writes the whole file under merge when there is no existing one', () => {
-    const input = { ...base, license: 'MIT', config: { pi: { packageJson: 'merge' as const }, packageManager: 'pnpm@9.15.0' } };
+    const input = {
+      ...base,
+      license: 'MIT',
+      config: { pi: { packageJson: 'merge' as const }, packageManager: 'pnpm@9.15.0' },
+    };
     const out = parse(piPackageJson(input).bytes);
     expect(out.license).toBe('MIT');
     expect(out.packageManager).toBe('pnpm@9.15.0');
@@ -136,7 +166,11 @@ describe('Pi package.json', () => {
 });
 
 describe('Pi package.json merge', () => {
-  const merge: RuntimePackageInput = { ...base, keywords: ['review'], config: { pi: { packageJson: 'merge' }, packageManager: 'pnpm@9.15.0' } };
+  const merge: RuntimePackageInput = {
+    ...base,
+    keywords: ['review'],
+    config: { pi: { packageJson: 'merge' }, packageManager: 'pnpm@9.15.0' },
+  };
   const existing = {
     scripts: { test: 'vitest' },
     name: 'old-name',
@@ -156,7 +190,20 @@ describe('Pi package.json merge', () => {
     const out = parse(bytes);
     // repository is owned and the manifest sets none, so it is removed; description and the
     // other missing owned keys follow the nearest owned key before them.
-    expect(Object.keys(out)).toEqual(['10', 'scripts', 'name', 'private', 'version', 'description', 'keywords', 'files', 'pi', 'devDependencies', 'packageManager', 'license']);
+    expect(Object.keys(out)).toEqual([
+      '10',
+      'scripts',
+      'name',
+      'private',
+      'version',
+      'description',
+      'keywords',
+      'files',
+      'pi',
+      'devDependencies',
+      'packageManager',
+      'license',
+    ]);
     expect(out).toMatchObject({
       name: 'acme.tools',
       version: '1.2.0',
@@ -172,7 +219,16 @@ describe('Pi package.json merge', () => {
 
   it('puts owned keys first, in their order, when the file has none', () => {
     const out = parse(piPackageJson(merge, encode('{"scripts":{},"devDependencies":{}}')).bytes);
-    expect(Object.keys(out)).toEqual(['name', 'version', 'description', 'keywords', 'files', 'pi', 'scripts', 'devDependencies']);
+    expect(Object.keys(out)).toEqual([
+      'name',
+      'version',
+      'description',
+      'keywords',
+      'files',
+      'pi',
+      'scripts',
+      'devDependencies',
+    ]);
   });
 
   it('leaves an existing file that is not a JSON object exactly as it is', () => {
@@ -189,7 +245,16 @@ describe('Pi package.json merge', () => {
   });
 
   it('lists exactly the owned keys of the seed', () => {
-    expect([...PI_OWNED_KEYS].sort()).toEqual(['author', 'description', 'files', 'keywords', 'name', 'pi', 'repository', 'version']);
+    expect([...PI_OWNED_KEYS].sort()).toEqual([
+      'author',
+      'description',
+      'files',
+      'keywords',
+      'name',
+      'pi',
+      'repository',
+      'version',
+    ]);
   });
 });
 
@@ -208,7 +273,12 @@ describe('package.json drift', () => {
     ['foreign key added', edit((v) => (v.scripts = { x: 'y' })), ['package.json'], []],
     ['packageManager added', edit((v) => (v.packageManager = 'npm@10')), ['package.json'], []],
     ['version edited', edit((v) => (v.version = '9.9.9')), ['package.json'], ['package.json#/version']],
-    ['owned keys edited and removed', edit((v) => ((v.pi = { skills: ['./x'] }), delete v.description)), ['package.json'], ['package.json#/description', 'package.json#/pi']],
+    [
+      'owned keys edited and removed',
+      edit((v) => ((v.pi = { skills: ['./x'] }), delete v.description)),
+      ['package.json'],
+      ['package.json#/description', 'package.json#/pi'],
+    ],
     ['owned key added', edit((v) => (v.author = { name: 'X' })), ['package.json'], ['package.json#/author']],
     ['unreadable file', encode('{'), ['package.json'], ['package.json']],
   ])('%s: own reports %j, merge reports %j', (_, actual, own, merge) => {

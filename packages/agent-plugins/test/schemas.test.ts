@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { PINNED_SCHEMAS, SPEC_VERSIONS, mcpSchemaId, pluginSchemaId, specOfMcpSchemaId, specOfPluginSchemaId } from '../src/index.js';
+import {
+  PINNED_SCHEMAS,
+  SPEC_VERSIONS,
+  mcpSchemaId,
+  pluginSchemaId,
+  specOfMcpSchemaId,
+  specOfPluginSchemaId,
+} from '../src/index.js';
 
 // The official schemas, pinned by the SHA-256 of their published bytes: a changed file is a
 // new schema, and a published identifier must never name different contents (§10.1).
@@ -13,7 +20,8 @@ const PINS = [
   { spec: '1.1.0', file: 'mcp', sha256: 'f227ec2c0e40cd23051bd7a6ba1f64789eff7773d4e481d80002ab9fd3c45137' },
 ] as const;
 
-const read = (spec: string, file: string) => readFileSync(new URL(`../../../schemas/agent-plugins/${spec}/${file}.schema.json`, import.meta.url));
+const read = (spec: string, file: string) =>
+  readFileSync(new URL(`../../../schemas/agent-plugins/${spec}/${file}.schema.json`, import.meta.url));
 
 describe('pinned schemas', () => {
   it.each(PINS)('schemas/agent-plugins/$spec/$file.schema.json has the pinned SHA-256', ({ spec, file, sha256 }) => {
@@ -42,7 +50,9 @@ describe('pinned schemas', () => {
 
   it('every supported version has a pin for both files', () => {
     expect(SPEC_VERSIONS.flatMap((spec) => ['plugin', 'mcp'].map((file) => `${spec}/${file}`))).toEqual(
-      [...PINS].sort((a, b) => a.spec.localeCompare(b.spec) || b.file.localeCompare(a.file)).map((p) => `${p.spec}/${p.file}`),
+      [...PINS]
+        .sort((a, b) => a.spec.localeCompare(b.spec) || b.file.localeCompare(a.file))
+        .map((p) => `${p.spec}/${p.file}`),
     );
   });
 

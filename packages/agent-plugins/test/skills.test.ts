@@ -37,7 +37,9 @@ describe('checkSkill: a valid skill', () => {
   it('every optional field in its valid form is accepted with no findings', () => {
     const result = check(
       'deploy',
-      skillMd(`${VALID}license: Apache-2.0\ncompatibility: Needs git and network access.\nmetadata:\n  author: acme\n  version: "1.0"\nallowed-tools: Bash(git:*) Read\n`),
+      skillMd(
+        `${VALID}license: Apache-2.0\ncompatibility: Needs git and network access.\nmetadata:\n  author: acme\n  version: "1.0"\nallowed-tools: Bash(git:*) Read\n`,
+      ),
     );
     expect(result.findings).toEqual([]);
     expect(result.accepted).toBe(true);
@@ -79,14 +81,30 @@ describe('checkSkill: the name rule (1-64 of a-z, 0-9, "-"; no "-" at an end; no
     ['a double hyphen', 'de--ploy', 'contains "--"'],
     // Chosen: ASCII only, although the reference validator accepts letters after NFKC.
     ['a Unicode letter (chosen: ASCII only)', 'café', 'may hold only lower-case ASCII letters a-z, digits and "-"'],
-    ['a letter NFKC maps to ASCII (chosen: ASCII only)', 'ｄeploy', 'may hold only lower-case ASCII letters a-z, digits and "-"'],
-    ['a Cyrillic look-alike (chosen: ASCII only)', 'dеploy', 'may hold only lower-case ASCII letters a-z, digits and "-"'],
+    [
+      'a letter NFKC maps to ASCII (chosen: ASCII only)',
+      'ｄeploy',
+      'may hold only lower-case ASCII letters a-z, digits and "-"',
+    ],
+    [
+      'a Cyrillic look-alike (chosen: ASCII only)',
+      'dеploy',
+      'may hold only lower-case ASCII letters a-z, digits and "-"',
+    ],
   ])('a name with %s is refused (skill.name-invalid, error)', (_label, name, message) => {
     expect(skillNameProblem(name)).toBe(message);
     // The directory has the same name, so only the name rule can fail.
     const result = check(name, skillMd(`name: "${name}"\ndescription: d\n`));
     expect(result.accepted).toBe(false);
-    expect(result.findings).toEqual([{ code: 'skill.name-invalid', rule: 'AR9O1', severity: 'error', path: `skills/${name}/SKILL.md#/frontmatter/name`, message }]);
+    expect(result.findings).toEqual([
+      {
+        code: 'skill.name-invalid',
+        rule: 'AR9O1',
+        severity: 'error',
+        path: `skills/${name}/SKILL.md#/frontmatter/name`,
+        message,
+      },
+    ]);
   });
 
   it('the length is counted in characters, not UTF-16 units', () => {
@@ -102,7 +120,10 @@ describe('checkSkill: the name rule (1-64 of a-z, 0-9, "-"; no "-" at an end; no
     const result = check('deploy', skillMd(`${name}description: d\n`));
     expect(result.accepted).toBe(false);
     expect(codeList(result.findings)).toContain('skill.name-mismatch');
-    expect(result.findings.find((f) => f.code === 'skill.name-mismatch')).toMatchObject({ severity: 'error', path: 'skills/deploy/SKILL.md#/frontmatter/name' });
+    expect(result.findings.find((f) => f.code === 'skill.name-mismatch')).toMatchObject({
+      severity: 'error',
+      path: 'skills/deploy/SKILL.md#/frontmatter/name',
+    });
   });
 
   it('a missing name is refused (skill.name-missing, error)', () => {
@@ -116,13 +137,30 @@ describe('checkSkill: the description rule (required, 1-1024 characters, not bla
   it.each([
     ['missing', 'name: deploy\n', 'skill.description-missing', 'is required; the skill is not packaged'],
     ['empty', 'name: deploy\ndescription: ""\n', 'skill.description-missing', 'is empty; the skill is not packaged'],
-    ['only whitespace', 'name: deploy\ndescription: "  \\t "\n', 'skill.description-missing', 'is empty; the skill is not packaged'],
-    ['null (an empty value)', 'name: deploy\ndescription:\n', 'skill.field-not-string', 'must be a string, not null; quote the value'],
-    ['1025 characters', `name: deploy\ndescription: ${'x'.repeat(1025)}\n`, 'skill.description-too-long', 'is 1025 characters, more than 1024'],
+    [
+      'only whitespace',
+      'name: deploy\ndescription: "  \\t "\n',
+      'skill.description-missing',
+      'is empty; the skill is not packaged',
+    ],
+    [
+      'null (an empty value)',
+      'name: deploy\ndescription:\n',
+      'skill.field-not-string',
+      'must be a string, not null; quote the value',
+    ],
+    [
+      '1025 characters',
+      `name: deploy\ndescription: ${'x'.repeat(1025)}\n`,
+      'skill.description-too-long',
+      'is 1025 characters, more than 1024',
+    ],
   ] as const)('a description that is %s is not packaged', (_label, frontmatter, code, message) => {
     const result = check('deploy', skillMd(frontmatter));
     expect(result.accepted).toBe(false);
-    expect(result.findings).toEqual([{ code, rule: 'AR9O1', severity: 'error', path: 'skills/deploy/SKILL.md#/frontmatter/description', message }]);
+    expect(result.findings).toEqual([
+      { code, rule: 'AR9O1', severity: 'error', path: 'skills/deploy/SKILL.md#/frontmatter/description', message },
+    ]);
   });
 
   it('a description of exactly 1024 characters, counted in code points, is accepted', () => {
@@ -133,7 +171,13 @@ describe('checkSkill: the description rule (required, 1-1024 characters, not bla
   it('"<" or ">" in the description is packaged with a warning (chosen: the reference accepts it)', () => {
     const result = check('deploy', skillMd('name: deploy\ndescription: Use for <xml> files\n'));
     expect(result.accepted).toBe(true);
-    expect(result.findings).toMatchObject([{ code: 'skill.description-angle-brackets', severity: 'warning', path: 'skills/deploy/SKILL.md#/frontmatter/description' }]);
+    expect(result.findings).toMatchObject([
+      {
+        code: 'skill.description-angle-brackets',
+        severity: 'warning',
+        path: 'skills/deploy/SKILL.md#/frontmatter/description',
+      },
+    ]);
   });
 });
 
@@ -155,12 +199,32 @@ describe('checkSkill: optional fields', () => {
     ['a metadata value that is a map', 'metadata:\n  team: {name: infra}\n', false, ['skill.metadata-invalid']],
     ['a metadata value that is a list', 'metadata:\n  tags: [a]\n', false, ['skill.metadata-invalid']],
     // Chosen: unquoted scalars in metadata are packaged with a warning (the reference reads them as strings).
-    ['a metadata value that is a number (chosen: warning)', 'metadata:\n  version: 1.0\n', true, ['skill.metadata-value-not-string']],
-    ['a metadata value that is a boolean (chosen: warning)', 'metadata:\n  beta: true\n', true, ['skill.metadata-value-not-string']],
-    ['a metadata value that is null (chosen: warning)', 'metadata:\n  owner:\n', true, ['skill.metadata-value-not-string']],
+    [
+      'a metadata value that is a number (chosen: warning)',
+      'metadata:\n  version: 1.0\n',
+      true,
+      ['skill.metadata-value-not-string'],
+    ],
+    [
+      'a metadata value that is a boolean (chosen: warning)',
+      'metadata:\n  beta: true\n',
+      true,
+      ['skill.metadata-value-not-string'],
+    ],
+    [
+      'a metadata value that is null (chosen: warning)',
+      'metadata:\n  owner:\n',
+      true,
+      ['skill.metadata-value-not-string'],
+    ],
     ['allowed-tools as a space-separated string', 'allowed-tools: Read Grep\n', true, []],
     // Chosen: allowed-tools is experimental; another form is packaged with a warning.
-    ['allowed-tools as a list (chosen: warning)', 'allowed-tools: [Read, Grep]\n', true, ['skill.allowed-tools-invalid']],
+    [
+      'allowed-tools as a list (chosen: warning)',
+      'allowed-tools: [Read, Grep]\n',
+      true,
+      ['skill.allowed-tools-invalid'],
+    ],
   ])('%s: accepted=%s', (_label, extra, accepted, expected) => {
     const result = check('deploy', skillMd(`${VALID}${extra}`));
     expect(codeList(result.findings)).toEqual(expected);
@@ -169,22 +233,32 @@ describe('checkSkill: optional fields', () => {
 
   it('a metadata finding points at the key inside metadata', () => {
     const result = check('deploy', skillMd(`${VALID}metadata:\n  a/b: 1\n`));
-    expect(codes(result.findings)).toEqual(['skill.metadata-value-not-string skills/deploy/SKILL.md#/frontmatter/metadata/a~1b']);
+    expect(codes(result.findings)).toEqual([
+      'skill.metadata-value-not-string skills/deploy/SKILL.md#/frontmatter/metadata/a~1b',
+    ]);
   });
 });
 
 describe('checkSkill: unknown frontmatter keys (chosen: warning, packaged unchanged)', () => {
-  it.each([['user-invocable: false\n', 'user-invocable'], ['argument-hint: "[file]"\n', 'argument-hint'], ['version: "1"\n', 'version'], ['__proto__: {polluted: true}\n', '__proto__']])(
-    '%s is a warning and the skill is packaged',
-    (extra, key) => {
-      const result = check('deploy', skillMd(`${VALID}${extra}`));
-      expect(result.accepted).toBe(true);
-      expect(result.findings).toEqual([
-        { code: 'skill.unknown-field', rule: 'AR9O1', severity: 'warning', path: `skills/deploy/SKILL.md#/frontmatter/${key}`, message: 'is not an Agent Skills field; clients that do not know it ignore it' },
-      ]);
-      expect(Object.hasOwn(result.frontmatter ?? {}, key)).toBe(true);
-    },
-  );
+  it.each([
+    ['user-invocable: false\n', 'user-invocable'],
+    ['argument-hint: "[file]"\n', 'argument-hint'],
+    ['version: "1"\n', 'version'],
+    ['__proto__: {polluted: true}\n', '__proto__'],
+  ])('%s is a warning and the skill is packaged', (extra, key) => {
+    const result = check('deploy', skillMd(`${VALID}${extra}`));
+    expect(result.accepted).toBe(true);
+    expect(result.findings).toEqual([
+      {
+        code: 'skill.unknown-field',
+        rule: 'AR9O1',
+        severity: 'warning',
+        path: `skills/deploy/SKILL.md#/frontmatter/${key}`,
+        message: 'is not an Agent Skills field; clients that do not know it ignore it',
+      },
+    ]);
+    expect(Object.hasOwn(result.frontmatter ?? {}, key)).toBe(true);
+  });
 
   it('a __proto__ key stays data and never becomes the prototype', () => {
     const result = check('deploy', skillMd(`${VALID}__proto__: {polluted: true}\n`));
@@ -231,10 +305,26 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
     ['a list', '---\n- name\n- deploy\n---\n', ['skill.frontmatter-not-mapping']],
     ['a scalar', '---\ndeploy\n---\n', ['skill.frontmatter-not-mapping']],
     ['a duplicate key', `---\n${VALID}name: deploy\n---\n`, ['skill.frontmatter-duplicate-key']],
-    ['a duplicate key inside metadata', `---\n${VALID}metadata:\n  a: x\n  a: y\n---\n`, ['skill.frontmatter-duplicate-key']],
-    ['keys 1 and "1", one key once read as strings', `---\n${VALID}1: a\n"1": b\n---\n`, ['skill.frontmatter-duplicate-key']],
-    ['invalid YAML (an unclosed flow list)', '---\nname: [deploy\ndescription: d\n---\n', ['skill.frontmatter-invalid-yaml']],
-    ['invalid YAML (a colon in a plain value)', '---\nname: deploy\ndescription: Use when: deploying\n---\n', ['skill.frontmatter-invalid-yaml']],
+    [
+      'a duplicate key inside metadata',
+      `---\n${VALID}metadata:\n  a: x\n  a: y\n---\n`,
+      ['skill.frontmatter-duplicate-key'],
+    ],
+    [
+      'keys 1 and "1", one key once read as strings',
+      `---\n${VALID}1: a\n"1": b\n---\n`,
+      ['skill.frontmatter-duplicate-key'],
+    ],
+    [
+      'invalid YAML (an unclosed flow list)',
+      '---\nname: [deploy\ndescription: d\n---\n',
+      ['skill.frontmatter-invalid-yaml'],
+    ],
+    [
+      'invalid YAML (a colon in a plain value)',
+      '---\nname: deploy\ndescription: Use when: deploying\n---\n',
+      ['skill.frontmatter-invalid-yaml'],
+    ],
     ['an explicit known tag (!!binary)', `---\n${VALID}icon: !!binary eA==\n---\n`, ['skill.frontmatter-invalid-yaml']],
     ['a custom tag', `---\n${VALID}run: !shell rm -rf /\n---\n`, ['skill.frontmatter-invalid-yaml']],
     ['a list as a key', `---\n${VALID}? [a, b]\n: c\n---\n`, ['skill.frontmatter-invalid-yaml']],
@@ -242,13 +332,19 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
     ['invalid UTF-8', new Uint8Array([...bytes(`---\n${VALID}`), 0xff, 0x0a, ...bytes('---\n')]), ['skill.not-utf8']],
     ['a byte order mark before the opening line', `\uFEFF---\n${VALID}---\n`, ['skill.bom']],
     ['frontmatter over 32 KiB', `---\n${VALID}x: "${'y'.repeat(32 * 1024)}"\n---\n`, ['skill.frontmatter-too-large']],
-    ['lists nested 65 deep', `---\n${VALID}x: ${'['.repeat(65)}${']'.repeat(65)}\n---\n`, ['skill.frontmatter-too-deep']],
+    [
+      'lists nested 65 deep',
+      `---\n${VALID}x: ${'['.repeat(65)}${']'.repeat(65)}\n---\n`,
+      ['skill.frontmatter-too-deep'],
+    ],
   ])('a file with %s is not packaged', (_label, input, expected) => {
     const file = typeof input === 'string' ? bytes(input) : input;
     const result = check('deploy', file);
     expect(result.accepted).toBe(false);
     expect(codeList(result.findings)).toEqual(expected);
-    expect(result.findings.every((f) => f.rule === 'AR9O1' && f.severity === 'error' && f.path.startsWith(FILE))).toBe(true);
+    expect(result.findings.every((f) => f.rule === 'AR9O1' && f.severity === 'error' && f.path.startsWith(FILE))).toBe(
+      true,
+    );
   });
 
   it('a YAML error names the file line and column, counting the opening "---" as line 1', () => {
@@ -266,7 +362,11 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
     ['CRLF line endings', `---\r\nname: deploy\r\ndescription: Deploys.\r\n---\r\n# Deploy\r\n`, '# Deploy\r\n'],
     ['mixed CRLF and LF line endings', `---\r\nname: deploy\ndescription: Deploys.\r\n---\n# Deploy\n`, '# Deploy\n'],
     ['a closing line at the end of the file with no line ending', `---\nname: deploy\ndescription: Deploys.\n---`, ''],
-    ['a "---" line in the body', `---\nname: deploy\ndescription: Deploys.\n---\nabove\n---\nbelow\n`, 'above\n---\nbelow\n'],
+    [
+      'a "---" line in the body',
+      `---\nname: deploy\ndescription: Deploys.\n---\nabove\n---\nbelow\n`,
+      'above\n---\nbelow\n',
+    ],
     ['a YAML comment in the frontmatter', `---\n# a note\nname: deploy # inline\ndescription: Deploys.\n---\n`, ''],
   ])('a file with %s is accepted and the body is kept as written', (_label, text, body) => {
     const parsed = parseFrontmatter(bytes(text), FILE);
@@ -276,7 +376,8 @@ describe('parseFrontmatter and checkSkill: the frontmatter block', () => {
 
   it('an alias bomb is refused rather than expanded', () => {
     const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 8; i++) lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 8; i++)
+      lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
     const result = check('deploy', skillMd(`${VALID}${lines.join('\n')}\n`));
     expect(result.accepted).toBe(false);
     expect(codeList(result.findings)).toEqual(['skill.frontmatter-too-complex']);
@@ -327,11 +428,31 @@ describe('selectSkills: only immediate children of skills/ holding SKILL.md are 
 
   it.each<[string, string[], string[], string[]]>([
     ['a SKILL.md directly in skills/', ['skills/SKILL.md'], [], ['skill.not-in-directory skills/SKILL.md']],
-    ['a SKILL.md two levels down, under a directory that is no skill', ['skills/group/deploy/SKILL.md'], [], ['skill.nested skills/group/deploy/SKILL.md']],
-    ['a SKILL.md deeper inside a skill (a file it carries)', ['skills/creator/SKILL.md', 'skills/creator/templates/x/SKILL.md'], ['creator'], []],
-    ['a lower-case skill.md (Agent Plugins requires SKILL.md)', ['skills/deploy/skill.md'], [], ['skill.file-name-case skills/deploy/skill.md']],
+    [
+      'a SKILL.md two levels down, under a directory that is no skill',
+      ['skills/group/deploy/SKILL.md'],
+      [],
+      ['skill.nested skills/group/deploy/SKILL.md'],
+    ],
+    [
+      'a SKILL.md deeper inside a skill (a file it carries)',
+      ['skills/creator/SKILL.md', 'skills/creator/templates/x/SKILL.md'],
+      ['creator'],
+      [],
+    ],
+    [
+      'a lower-case skill.md (Agent Plugins requires SKILL.md)',
+      ['skills/deploy/skill.md'],
+      [],
+      ['skill.file-name-case skills/deploy/skill.md'],
+    ],
     ['a Skill.md beside a SKILL.md', ['skills/deploy/SKILL.md', 'skills/deploy/Skill.md'], ['deploy'], []],
-    ['paths with empty, "." or ".." segments', ['skills//SKILL.md', 'skills/./SKILL.md', 'skills/../SKILL.md', 'skills/a/../SKILL.md'], [], []],
+    [
+      'paths with empty, "." or ".." segments',
+      ['skills//SKILL.md', 'skills/./SKILL.md', 'skills/../SKILL.md', 'skills/a/../SKILL.md'],
+      [],
+      [],
+    ],
   ])('%s', (_label, paths, skills, expected) => {
     const result = selectSkills(paths);
     produced.push(...result.findings);
@@ -383,15 +504,24 @@ describe('provenance header', () => {
   });
 
   it('remove returns the header it took off', () => {
-    expect(removeProvenanceHeader(addProvenanceHeader(skillMd(VALID), SOURCE))).toEqual({ bytes: skillMd(VALID), header: SOURCE });
+    expect(removeProvenanceHeader(addProvenanceHeader(skillMd(VALID), SOURCE))).toEqual({
+      bytes: skillMd(VALID),
+      header: SOURCE,
+    });
   });
 
   it.each([
     ['no frontmatter', '# Deploy\n'],
     ['a BOM before the frontmatter', `\uFEFF---\n${VALID}---\n`],
     ['an ordinary YAML comment', `---\n# Generated by hand\n${VALID}---\n`],
-    ['a header spelled differently from what add writes', `---\n# Generated by "a\\u002db" from "x". DO NOT EDIT.\n${VALID}---\n`],
-    ['a header with the wrong line ending for the file', `---\r\n# Generated by "g" from "s". DO NOT EDIT.\n${VALID}---\n`],
+    [
+      'a header spelled differently from what add writes',
+      `---\n# Generated by "a\\u002db" from "x". DO NOT EDIT.\n${VALID}---\n`,
+    ],
+    [
+      'a header with the wrong line ending for the file',
+      `---\r\n# Generated by "g" from "s". DO NOT EDIT.\n${VALID}---\n`,
+    ],
     ['a header that is the last line with no line ending', '---\n# Generated by "g" from "s". DO NOT EDIT.'],
     ['an empty file', ''],
   ])('a file with %s has no header and is returned unchanged', (_label, input) => {
@@ -409,10 +539,20 @@ describe('provenance header', () => {
   // Inputs biased towards files that open frontmatter or already carry a header.
   const files = fc.oneof(
     fc.uint8Array({ maxLength: 64 }),
-    fc.tuple(fc.constantFrom('---\n', '---\r\n', '---', '--- \n', '\uFEFF---\n'), fc.string({ unit: 'binary', maxLength: 64 })).map(([a, b]) => bytes(a + b)),
-    fc.tuple(fc.constantFrom('---\n', '---\r\n'), fc.uint8Array({ maxLength: 64 })).map(([a, b]) => new Uint8Array([...bytes(a), ...b])),
+    fc
+      .tuple(
+        fc.constantFrom('---\n', '---\r\n', '---', '--- \n', '\uFEFF---\n'),
+        fc.string({ unit: 'binary', maxLength: 64 }),
+      )
+      .map(([a, b]) => bytes(a + b)),
+    fc
+      .tuple(fc.constantFrom('---\n', '---\r\n'), fc.uint8Array({ maxLength: 64 }))
+      .map(([a, b]) => new Uint8Array([...bytes(a), ...b])),
   );
-  const sources = fc.record({ generator: fc.string({ unit: 'binary', maxLength: 24 }), sourcePath: fc.string({ unit: 'binary', maxLength: 48 }) });
+  const sources = fc.record({
+    generator: fc.string({ unit: 'binary', maxLength: 24 }),
+    sourcePath: fc.string({ unit: 'binary', maxLength: 48 }),
+  });
   const headedFiles = fc.tuple(files, sources).map(([f, s]) => addProvenanceHeader(f, s));
 
   it('remove(add(x)) is x byte for byte, for every input (property)', () => {
@@ -420,7 +560,10 @@ describe('provenance header', () => {
       fc.property(fc.oneof(files, headedFiles), sources, (file, source) => {
         const removed = removeProvenanceHeader(addProvenanceHeader(file, source));
         expect(removed.bytes).toEqual(file);
-        if (removed.bytes.length !== 0 && (text(file.subarray(0, 4)) === '---\n' || text(file.subarray(0, 5)) === '---\r\n')) {
+        if (
+          removed.bytes.length !== 0 &&
+          (text(file.subarray(0, 4)) === '---\n' || text(file.subarray(0, 5)) === '---\r\n')
+        ) {
           expect(removed.header).toEqual(source);
         }
       }),

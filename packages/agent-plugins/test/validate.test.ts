@@ -25,7 +25,9 @@ describe('validatePlugin and importPlugin reach the same verdict', () => {
     expect(imported.rejected).toBe(validated.rejected);
     expect(imported.spec).toBe(validated.spec);
     expect(imported.findings).toEqual(validated.findings);
-    const importedSkills = [...new Set([...imported.content.keys()].filter((p) => p.startsWith('skills/')).map((p) => p.split('/')[1]))];
+    const importedSkills = [
+      ...new Set([...imported.content.keys()].filter((p) => p.startsWith('skills/')).map((p) => p.split('/')[1])),
+    ];
     expect(importedSkills).toEqual(validated.skills);
     expect((imported.config?.mcp ?? []).map((s) => s.name)).toEqual(validated.servers);
     expect(imported.report.map((r) => r.path)).toEqual(expect.arrayContaining(c.reported));
@@ -81,7 +83,10 @@ describe('validatePlugin', () => {
     box.dir('mcp.json');
     const result = await validatePlugin(box.root);
     expect(result).toMatchObject({ rejected: false, skills: [], servers: [], mcpDisabled: true });
-    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toEqual(['read.not-regular-file mcp.json', 'read.not-directory skills']);
+    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toEqual([
+      'read.not-regular-file mcp.json',
+      'read.not-directory skills',
+    ]);
   });
 
   it('loads a skill whose own script is unreadable, and warns about that file', async () => {
@@ -91,7 +96,9 @@ describe('validatePlugin', () => {
     box.link('skills/a/scripts/leak.sh', `${box.outside}/secret.txt`);
     const result = await validatePlugin(box.root);
     expect(result.skills).toEqual(['a']);
-    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['read.outside-root warning skills/a/scripts/leak.sh']);
+    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'read.outside-root warning skills/a/scripts/leak.sh',
+    ]);
   });
 
   it('warns about a ./ command that is a folder and a ./ cwd that does not exist; both servers load', async () => {
@@ -100,7 +107,13 @@ describe('validatePlugin', () => {
     box.dir('bin/tool');
     box.file(
       'mcp.json',
-      json({ $schema: MCP_100, mcpServers: { a: { type: 'stdio', command: './bin/tool' }, b: { type: 'stdio', command: 'npx', cwd: '${PLUGIN_ROOT}/work' } } }),
+      json({
+        $schema: MCP_100,
+        mcpServers: {
+          a: { type: 'stdio', command: './bin/tool' },
+          b: { type: 'stdio', command: 'npx', cwd: '${PLUGIN_ROOT}/work' },
+        },
+      }),
     );
     const result = await validatePlugin(box.root);
     expect(result.servers).toEqual(['a', 'b']);
@@ -126,17 +139,25 @@ describe('validatePlugin', () => {
     box.file('com.anthropic.claude-code/agents/review.md', 'agent');
     box.file('com.anthropic.claude-code/notes.txt', 'x');
     const result = await validatePlugin(box.root);
-    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toEqual(['extension.layout-unknown com.anthropic.claude-code/notes.txt']);
+    expect(result.findings.map((f) => `${f.code} ${f.path}`)).toEqual([
+      'extension.layout-unknown com.anthropic.claude-code/notes.txt',
+    ]);
   });
 
   it('rejects the plugin when its files exceed the package limit, and an over-large file is only denied', async () => {
     const box = sandbox();
     box.file('plugin.json', json({ $schema: PLUGIN_100, name: 'p' }));
     box.file('big.bin', 'x'.repeat(200));
-    expect(await validatePlugin(box.root, { maxPackageBytes: 150 })).toMatchObject({ rejected: true, skills: [], servers: [] });
+    expect(await validatePlugin(box.root, { maxPackageBytes: 150 })).toMatchObject({
+      rejected: true,
+      skills: [],
+      servers: [],
+    });
     const denied = await validatePlugin(box.root, { maxFileBytes: 150 });
     expect(denied.rejected).toBe(false);
-    expect(denied.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['read.file-too-large warning big.bin']);
+    expect(denied.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'read.file-too-large warning big.bin',
+    ]);
   });
 
   it('denies an unreadable bundled file and loads the rest, whoever runs', async () => {
@@ -153,6 +174,8 @@ describe('validatePlugin', () => {
     };
     const result = await validatePlugin(box.root, { fs: denying });
     expect(result.rejected).toBe(false);
-    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['read.unreadable warning locked.txt']);
+    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'read.unreadable warning locked.txt',
+    ]);
   });
 });

@@ -19,7 +19,11 @@ const SKILL = '---\nname: review\ndescription: Reviews a change.\n---\n# review\
 
 async function source(): Promise<string> {
   const root = await scratch();
-  for (const [path, text] of Object.entries({ 'skills/review/SKILL.md': SKILL, 'skills/review/run.sh': '#!/bin/sh\n', 'tools/x.txt': 'x\n' })) {
+  for (const [path, text] of Object.entries({
+    'skills/review/SKILL.md': SKILL,
+    'skills/review/run.sh': '#!/bin/sh\n',
+    'tools/x.txt': 'x\n',
+  })) {
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), text);
   }
@@ -36,7 +40,8 @@ describe('writePlugin', () => {
     await writePlugin(pkg.files, out);
     const files = await readPackageFiles(out);
     expect([...files.keys()].sort()).toEqual([...pkg.files.keys()].sort());
-    for (const [path, file] of pkg.files) expect(Buffer.from(files.get(path)!).equals(Buffer.from(file.bytes)), path).toBe(true);
+    for (const [path, file] of pkg.files)
+      expect(Buffer.from(files.get(path)!).equals(Buffer.from(file.bytes)), path).toBe(true);
     expect((await stat(join(out, 'skills/review/run.sh'))).mode & 0o777).toBe(0o755);
     expect((await stat(join(out, 'plugin.json'))).mode & 0o777).toBe(0o644);
     // No staging folder is left beside it.
@@ -68,7 +73,14 @@ describe('verifyPlugin', () => {
     const contentRoot = await source();
     const out = join(await scratch(), 'plugin');
     await writePlugin((await buildPlugin(config, { contentRoot })).files, out);
-    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({ ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
+    expect(await verifyPlugin(out, config, { contentRoot })).toEqual({
+      ok: true,
+      changed: [],
+      missing: [],
+      unexpected: [],
+      edited: [],
+      omitted: [],
+    });
   });
 
   it('reports an edited, a missing and an extra file, and an edit the sidecar sees', async () => {

@@ -1,7 +1,17 @@
 // AIP-26 `code` and `run` blocks: schema, defineCode, resolveRun, and what they stand on.
 export { defineCode, defineCodeWithReport, scanCode } from './code/define-code.js';
 export type { BundleReport, CodeReport, DefineCodeOptions, SourceReport } from './code/define-code.js';
-export type { BundleLimits, Code, CodeSpec, DefineCodeArgs, GithubAccess, GithubFetchLimits, Source, WorkspaceEntry, WorkspaceFs } from './code/types.js';
+export type {
+  BundleLimits,
+  Code,
+  CodeSpec,
+  DefineCodeArgs,
+  GithubAccess,
+  GithubFetchLimits,
+  Source,
+  WorkspaceEntry,
+  WorkspaceFs,
+} from './code/types.js';
 export { DEFAULT_LIMITS } from './code/types.js';
 export { desugarCode, planCode, MAX_REF_DEPTH } from './code/plan.js';
 export type { CodePlan, PlannedSource, ReferencedWorkspace } from './code/plan.js';
@@ -9,7 +19,12 @@ export { inheritBlocks, assertRunnerFitsRun, languageOfRunFile, RunnerConflictEr
 export type { InheritedBlocks, InheritingWorkspace } from './code/inherit.js';
 export { SourceResolutionError, BundleSizeError } from './code/errors.js';
 export type { SourceProblem } from './code/errors.js';
-export { nodeWorkspaceFs, WorkspaceChangedError, WorkspaceLinkError, WorkspaceManifestError } from './workspace/node-workspace-fs.js';
+export {
+  nodeWorkspaceFs,
+  WorkspaceChangedError,
+  WorkspaceLinkError,
+  WorkspaceManifestError,
+} from './workspace/node-workspace-fs.js';
 export { githubConnector, GithubRefNotFoundError, PinRequiredError } from './github/connector.js';
 export type { GithubConnectorOptions, ResolvedGithubRef } from './github/connector.js';
 export { subprocessRunner } from './runner/subprocess-runner.js';

@@ -14,7 +14,9 @@ import {
 import { extractWithGnuTar, makeWorkspace, snapshot } from './support/workspace.js';
 
 /** An in-memory GitHub stand-in: repo → commit → files; refs map names to commits. */
-function fakeGithub(repos: Record<string, { refs: Record<string, string>; commits: Record<string, Record<string, string>> }>) {
+function fakeGithub(
+  repos: Record<string, { refs: Record<string, string>; commits: Record<string, Record<string, string>> }>,
+) {
   const calls: string[] = [];
   const access: GithubAccess = {
     async resolveRef(repo, ref) {
@@ -44,7 +46,12 @@ describe('defineCode', () => {
     const workspaceRoot = await makeWorkspace({});
     const bundle = await defineCode({
       workspaceRoot,
-      code: { sources: [{ inline: { path: 'tool.ts', content: 'export default 1\n' } }, { inline: { path: 'package.json', content: '{"type":"module"}\n' } }] },
+      code: {
+        sources: [
+          { inline: { path: 'tool.ts', content: 'export default 1\n' } },
+          { inline: { path: 'package.json', content: '{"type":"module"}\n' } },
+        ],
+      },
     });
     const files = await extractWithGnuTar(bundle);
     expect([...files.keys()].sort()).toEqual(['package.json', 'tool.ts']);
@@ -52,8 +59,14 @@ describe('defineCode', () => {
   });
 
   it('gives the same bytes for the same inputs', async () => {
-    const workspaceRoot = await makeWorkspace({ 'lib/a.ts': 'a', 'lib/b/c.ts': 'c', 'run.sh': { content: 'echo', mode: 0o755 } });
-    const code: Code = { sources: [{ local: 'lib/' }, { local: 'run.sh' }, { inline: { path: 'z.txt', content: 'z' } }] };
+    const workspaceRoot = await makeWorkspace({
+      'lib/a.ts': 'a',
+      'lib/b/c.ts': 'c',
+      'run.sh': { content: 'echo', mode: 0o755 },
+    });
+    const code: Code = {
+      sources: [{ local: 'lib/' }, { local: 'run.sh' }, { inline: { path: 'z.txt', content: 'z' } }],
+    };
     const a = await defineCode({ workspaceRoot, code });
     const b = await defineCode({ workspaceRoot, code });
     expect(createHash('sha256').update(a).digest('hex')).toBe(createHash('sha256').update(b).digest('hex'));
@@ -80,7 +93,12 @@ describe('defineCode', () => {
         ],
       },
     });
-    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual(['lib/render-mustache.ts', 'templates/bye.html', 'templates/welcome.html', 'tool.ts']);
+    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual([
+      'lib/render-mustache.ts',
+      'templates/bye.html',
+      'templates/welcome.html',
+      'tool.ts',
+    ]);
     expect(report.sources.map((s) => [s.source, s.files])).toEqual([
       ['sources[0]', 1],
       ['sources[1]', 1],
@@ -93,23 +111,30 @@ describe('defineCode', () => {
     const workspaceRoot = await makeWorkspace({ 'src/a.ts': 'a', 'src/b.js': 'b', 'src/x/c.ts': 'c' });
     const folder = await extractWithGnuTar(await defineCode({ workspaceRoot, code: { sources: [{ local: 'src' }] } }));
     expect([...folder.keys()].sort()).toEqual(['src/a.ts', 'src/b.js', 'src/x/c.ts']);
-    const glob = await extractWithGnuTar(await defineCode({ workspaceRoot, code: { sources: [{ local: 'src/**/*.ts' }] } }));
+    const glob = await extractWithGnuTar(
+      await defineCode({ workspaceRoot, code: { sources: [{ local: 'src/**/*.ts' }] } }),
+    );
     expect([...glob.keys()].sort()).toEqual(['src/a.ts', 'src/x/c.ts']);
   });
 
   it('lets the last source win on a path collision (overlay)', async () => {
     const workspaceRoot = await makeWorkspace({ 'tool.ts': 'from workspace' });
     const files = await extractWithGnuTar(
-      await defineCode({ workspaceRoot, code: { sources: [{ local: 'tool.ts' }, { inline: { path: 'tool.ts', content: 'from inline' } }] } }),
+      await defineCode({
+        workspaceRoot,
+        code: { sources: [{ local: 'tool.ts' }, { inline: { path: 'tool.ts', content: 'from inline' } }] },
+      }),
     );
     expect(files.get('tool.ts')?.text).toBe('from inline');
   });
 
   it('resolves a ref to a rich code-workspace and a lean CODE.md', async () => {
     const workspaceRoot = await makeWorkspace({
-      '.code-workspaces/utils/manifest.yaml': 'kind: code-workspace\nname: utils\ncode:\n  sources:\n    - local: shared/utils/\n    - ref: .code/py\n',
+      '.code-workspaces/utils/manifest.yaml':
+        'kind: code-workspace\nname: utils\ncode:\n  sources:\n    - local: shared/utils/\n    - ref: .code/py\n',
       'shared/utils/fmt.ts': 'fmt',
-      '.code/py/CODE.md': '---\nschema: code/v2\nsource: { local: "./search.py" }\nrun: "python search.py"\n---\n# search\n',
+      '.code/py/CODE.md':
+        '---\nschema: code/v2\nsource: { local: "./search.py" }\nrun: "python search.py"\n---\n# search\n',
       '.code/py/search.py': 'print(1)',
     });
     const { bundle, report } = await defineCodeWithReport({ workspaceRoot, code: './.code-workspaces/utils' });
@@ -123,23 +148,51 @@ describe('defineCode', () => {
   });
 
   it('follows workspace links that stay inside, bundling their content', async () => {
-    const workspaceRoot = await makeWorkspace({ 'real/a.ts': 'A', 'lib/alias.ts': { symlink: '../real/a.ts' }, 'dirlink': { symlink: 'real' } });
-    const files = await extractWithGnuTar(await defineCode({ workspaceRoot, code: { sources: [{ local: 'lib/' }, { local: { path: 'dirlink', as: 'd/' } }] } }));
+    const workspaceRoot = await makeWorkspace({
+      'real/a.ts': 'A',
+      'lib/alias.ts': { symlink: '../real/a.ts' },
+      dirlink: { symlink: 'real' },
+    });
+    const files = await extractWithGnuTar(
+      await defineCode({
+        workspaceRoot,
+        code: { sources: [{ local: 'lib/' }, { local: { path: 'dirlink', as: 'd/' } }] },
+      }),
+    );
     expect(files.get('lib/alias.ts')?.text).toBe('A');
     expect(files.get('d/a.ts')?.text).toBe('A');
   });
 
   it('fetches a github source through the connector, by resolved commit, under as', async () => {
     const workspaceRoot = await makeWorkspace({});
-    const { access, calls } = fakeGithub({ 'mycompany/shell': { refs: { 'v1.2.3': SHELL_SHA }, commits: { [SHELL_SHA]: { 'package.json': '{}', 'lib/base.ts': 'base', 'src/x.ts': 'x' } } } });
+    const { access, calls } = fakeGithub({
+      'mycompany/shell': {
+        refs: { 'v1.2.3': SHELL_SHA },
+        commits: { [SHELL_SHA]: { 'package.json': '{}', 'lib/base.ts': 'base', 'src/x.ts': 'x' } },
+      },
+    });
     const { bundle, report } = await defineCodeWithReport({
       workspaceRoot,
       github: access,
-      code: { sources: [{ github: { repo: 'mycompany/shell', ref: 'v1.2.3' } }, { github: { repo: 'mycompany/shell', ref: SHELL_SHA, path: 'src/', as: 'vendor/' } }] },
+      code: {
+        sources: [
+          { github: { repo: 'mycompany/shell', ref: 'v1.2.3' } },
+          { github: { repo: 'mycompany/shell', ref: SHELL_SHA, path: 'src/', as: 'vendor/' } },
+        ],
+      },
     });
-    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual(['lib/base.ts', 'package.json', 'src/x.ts', 'vendor/x.ts']);
+    expect([...(await extractWithGnuTar(bundle)).keys()].sort()).toEqual([
+      'lib/base.ts',
+      'package.json',
+      'src/x.ts',
+      'vendor/x.ts',
+    ]);
     expect(report.sources.map((s) => s.commit)).toEqual([SHELL_SHA, SHELL_SHA]);
-    expect(calls).toEqual([`resolve mycompany/shell v1.2.3`, `fetch mycompany/shell ${SHELL_SHA} `, `fetch mycompany/shell ${SHELL_SHA} src`]);
+    expect(calls).toEqual([
+      `resolve mycompany/shell v1.2.3`,
+      `fetch mycompany/shell ${SHELL_SHA} `,
+      `fetch mycompany/shell ${SHELL_SHA} src`,
+    ]);
   });
 
   it('builds a plan of pinned sources once, then reads it back from the cache without fetching', async () => {
@@ -162,7 +215,10 @@ describe('defineCode', () => {
 
   it('scans every source without building a tarball', async () => {
     const workspaceRoot = await makeWorkspace({ 'a.ts': 'aaaa' });
-    const report = await scanCode({ workspaceRoot, code: { sources: [{ local: 'a.ts' }, { inline: { path: 'b.ts', content: 'bb' } }] } });
+    const report = await scanCode({
+      workspaceRoot,
+      code: { sources: [{ local: 'a.ts' }, { inline: { path: 'b.ts', content: 'bb' } }] },
+    });
     expect(report).toMatchObject({ files: 2, bytes: 6 });
   });
 });
@@ -225,8 +281,16 @@ const badInputs: [string, unknown, Expectation][] = [
   ['ref %2F..', { sources: [{ github: { repo: 'o/r', ref: '%2F..' } }] }, unsafe('ref-unresolved')],
   // A short hex name is a ref like any other (it may be a branch): only the connector can
   // resolve it, so without one it is refused for that (test/conformance/github-refs-and-cache).
-  ['a short hex ref without a connector', { sources: [{ github: { repo: 'o/r', ref: '4f3a2b1c' } }] }, unsafe('no-github-connector')],
-  ['an upper-case SHA', { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA.toUpperCase() } }] }, unsafe('ref-unresolved')],
+  [
+    'a short hex ref without a connector',
+    { sources: [{ github: { repo: 'o/r', ref: '4f3a2b1c' } }] },
+    unsafe('no-github-connector'),
+  ],
+  [
+    'an upper-case SHA',
+    { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA.toUpperCase() } }] },
+    unsafe('ref-unresolved'),
+  ],
   ['an absolute code shorthand', '/abs/workspace', invalid],
   ['a code shorthand with ..', '../outside', unsafe()],
   ['a ref cycle A → A', './.cw/self', unsafe('cycle')],
@@ -242,10 +306,27 @@ const badInputs: [string, unknown, Expectation][] = [
   ['an escaping link inside a bundled folder', { sources: [{ local: 'links/' }] }, unsafe('unsafe-link')],
   ['a missing local file', { sources: [{ local: 'missing.ts' }] }, unsafe('not-found')],
   ['a file with a trailing /', { sources: [{ local: 'tool.ts/' }] }, unsafe('not-found')],
-  ['a file in one source and a folder in another', { sources: [{ inline: { path: 'lib', content: 'x' } }, { local: 'lib/' }] }, unsafe('file-directory-clash')],
+  [
+    'a file in one source and a folder in another',
+    { sources: [{ inline: { path: 'lib', content: 'x' } }, { local: 'lib/' }] },
+    unsafe('file-directory-clash'),
+  ],
   ['case twins', { sources: [{ local: 'lib/' }, { local: 'Lib/' }] }, unsafe('case-twin')],
-  ['NFC/NFD twins that differ by case too', { sources: [{ inline: { path: 'Caf\u00e9.ts', content: '1' } }, { inline: { path: 'cafe\u0301.ts', content: '2' } }] }, unsafe('case-twin')],
-  ['a github source without a connector', { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA } }] }, unsafe('no-github-connector')],
+  [
+    'NFC/NFD twins that differ by case too',
+    {
+      sources: [
+        { inline: { path: 'Caf\u00e9.ts', content: '1' } },
+        { inline: { path: 'cafe\u0301.ts', content: '2' } },
+      ],
+    },
+    unsafe('case-twin'),
+  ],
+  [
+    'a github source without a connector',
+    { sources: [{ github: { repo: 'o/r', ref: SHELL_SHA } }] },
+    unsafe('no-github-connector'),
+  ],
   ['a source with two variants', { sources: [{ inline: { path: 'a', content: '' }, local: 'tool.ts' }] }, invalid],
   ['a source with none', { sources: [{}] }, invalid],
   ['an empty source list', { sources: [] }, invalid],
@@ -256,23 +337,36 @@ describe('defineCode refuses bad manifests before any runner starts', () => {
   it.each(badInputs)('refuses %s with a typed error and writes nothing', async (_name, code, expected) => {
     const workspaceRoot = await makeWorkspace(workspaceSpec);
     const before = await snapshot(workspaceRoot);
-    const error = await defineCode({ workspaceRoot, code: code as Code, limits: { maxBytes: 1024 } } as never).catch((e: unknown) => e);
+    const error = await defineCode({ workspaceRoot, code: code as Code, limits: { maxBytes: 1024 } } as never).catch(
+      (e: unknown) => e,
+    );
     expect(error, String(error)).toBeInstanceOf(expected.error);
     if (expected.reason) expect((error as SourceResolutionError).reason, String(error)).toBe(expected.reason);
     expect(await snapshot(workspaceRoot)).toEqual(before);
   });
 
   it('names the offending source: its index and the ref chain that led to it', async () => {
-    const workspaceRoot = await makeWorkspace({ '.cw/x/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { local: missing.ts } ] }\n' });
-    const error = (await defineCode({ workspaceRoot, code: { sources: [{ inline: { path: 'a', content: '' } }, { ref: './.cw/x' }] } }).catch((e: unknown) => e)) as SourceResolutionError;
+    const workspaceRoot = await makeWorkspace({
+      '.cw/x/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { local: missing.ts } ] }\n',
+    });
+    const error = (await defineCode({
+      workspaceRoot,
+      code: { sources: [{ inline: { path: 'a', content: '' } }, { ref: './.cw/x' }] },
+    }).catch((e: unknown) => e)) as SourceResolutionError;
     expect(error.source).toBe('sources[1] → ref ".cw/x" → sources[0]');
     expect(error.declaration).toEqual({ local: 'missing.ts' });
     expect(error.code).toBe('AIP26_SOURCE_UNRESOLVED');
   });
 
   it('refuses a bundle over the file-count cap while reading', async () => {
-    const workspaceRoot = await makeWorkspace(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`many/f${i}`, 'x'])));
-    const error = await defineCode({ workspaceRoot, code: { sources: [{ local: 'many/' }] }, limits: { maxFiles: 5 } } as never).catch((e: unknown) => e);
+    const workspaceRoot = await makeWorkspace(
+      Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`many/f${i}`, 'x'])),
+    );
+    const error = await defineCode({
+      workspaceRoot,
+      code: { sources: [{ local: 'many/' }] },
+      limits: { maxFiles: 5 },
+    } as never).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BundleSizeError);
     expect(error).toMatchObject({ limit: 'files', max: 5 });
   });

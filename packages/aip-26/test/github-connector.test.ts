@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContentStore } from '@agentproto/content-cache';
-import { type GitHttpServer, type MadeRepo, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type MadeRepo,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+} from '@agentproto/testkit';
 import { SourceResolutionError, defineCodeWithReport, scanCode } from '../src/index.js';
 import { PinRequiredError, type ResolvedGithubRef, githubConnector } from '../src/github/connector.js';
 import { extractWithGnuTar, makeWorkspace } from './support/workspace.js';
@@ -20,7 +27,15 @@ beforeAll(async () => {
     root: root.path,
     name: 'mycompany/mastra-tool-shell.git',
     commits: [
-      { message: 'v1', files: { 'package.json': '{"v":1}\n', 'lib/base.ts': 'export const base = 1\n', 'bin/run.sh': { content: '#!/bin/sh\n', mode: 0o755 }, 'src/x.ts': 'x1' } },
+      {
+        message: 'v1',
+        files: {
+          'package.json': '{"v":1}\n',
+          'lib/base.ts': 'export const base = 1\n',
+          'bin/run.sh': { content: '#!/bin/sh\n', mode: 0o755 },
+          'src/x.ts': 'x1',
+        },
+      },
       { message: 'v2', files: { 'package.json': '{"v":2}\n', 'src/x.ts': 'x2' } },
     ],
     tags: [
@@ -46,7 +61,11 @@ describe('githubConnector', () => {
     const resolved: ResolvedGithubRef[] = [];
     const github = githubConnector({ baseUrl: open.url, onResolved: (r) => resolved.push(r) });
     const workspaceRoot = await makeWorkspace({});
-    const { bundle, report } = await defineCodeWithReport({ workspaceRoot, github, code: { sources: [{ github: { repo, ref: 'v1.0.0' } }, { inline: { path: 'tool.ts', content: 't' } }] } });
+    const { bundle, report } = await defineCodeWithReport({
+      workspaceRoot,
+      github,
+      code: { sources: [{ github: { repo, ref: 'v1.0.0' } }, { inline: { path: 'tool.ts', content: 't' } }] },
+    });
     const files = await extractWithGnuTar(bundle);
     expect(files.get('package.json')?.text).toBe('{"v":1}\n');
     expect(files.get('bin/run.sh')?.mode).toBe(0o755);
@@ -81,7 +100,11 @@ describe('githubConnector', () => {
 
   it('refuses a name that is both a branch and a tag, naming the full names', async () => {
     const github = githubConnector({ baseUrl: open.url });
-    const error = (await scanCode({ workspaceRoot: await makeWorkspace({}), github, code: { sources: [{ github: { repo, ref: 'same' } }] } }).catch((e: unknown) => e)) as SourceResolutionError;
+    const error = (await scanCode({
+      workspaceRoot: await makeWorkspace({}),
+      github,
+      code: { sources: [{ github: { repo, ref: 'same' } }] },
+    }).catch((e: unknown) => e)) as SourceResolutionError;
     expect(error).toBeInstanceOf(SourceResolutionError);
     expect(error.reason).toBe('ref-unresolved');
     expect(error.message).toContain('refs/heads/same');
@@ -118,13 +141,27 @@ describe('githubConnector', () => {
     const wrong = `${TOKEN}-WRONG`;
     const github = githubConnector({ baseUrl: privateServer.url, getToken: () => wrong });
     const workspaceRoot = await makeWorkspace({});
-    const error = (await defineCodeWithReport({ workspaceRoot, github, code: { sources: [{ github: { repo, ref: 'main' } }] } }).catch((e: unknown) => e)) as Error;
+    const error = (await defineCodeWithReport({
+      workspaceRoot,
+      github,
+      code: { sources: [{ github: { repo, ref: 'main' } }] },
+    }).catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(SourceResolutionError);
-    const seen = [String(error), error.stack ?? '', JSON.stringify(error), String((error as { cause?: unknown }).cause), (error.cause as Error | undefined)?.stack ?? ''].join('\n');
+    const seen = [
+      String(error),
+      error.stack ?? '',
+      JSON.stringify(error),
+      String((error as { cause?: unknown }).cause),
+      (error.cause as Error | undefined)?.stack ?? '',
+    ].join('\n');
     expect(seen).not.toContain(TOKEN);
     expect(seen).not.toContain(Buffer.from(`x-access-token:${wrong}`).toString('base64'));
     const ok = githubConnector({ baseUrl: privateServer.url, token: TOKEN });
-    const { report } = await defineCodeWithReport({ workspaceRoot, github: ok, code: { sources: [{ github: { repo, ref: shell.commits[0]! } }] } });
+    const { report } = await defineCodeWithReport({
+      workspaceRoot,
+      github: ok,
+      code: { sources: [{ github: { repo, ref: shell.commits[0]! } }] },
+    });
     expect(JSON.stringify(report)).not.toContain(TOKEN);
   });
 });

@@ -1,12 +1,39 @@
 import { posix } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PathError, findPathTwins, normalizeBundlePath, normalizeRemotePath, normalizeWorkspacePath, pathKey } from '../src/paths/index.js';
+import {
+  PathError,
+  findPathTwins,
+  normalizeBundlePath,
+  normalizeRemotePath,
+  normalizeWorkspacePath,
+  pathKey,
+} from '../src/paths/index.js';
 
 // Path-shaped strings rich in the pieces that matter: dots, slashes, backslashes, drive
 // letters, percent escapes, controls, combining marks, case, long names.
 const piece = fc.oneof(
-  fc.constantFrom('', '.', '..', '...', 'a', 'B', 'tool.ts', 'C:', 'c:', '%2e', '%2F', '%5c', '%41', '~', ' ', '\u00e9', 'e\u0301', '\u0130', '\u212a'),
+  fc.constantFrom(
+    '',
+    '.',
+    '..',
+    '...',
+    'a',
+    'B',
+    'tool.ts',
+    'C:',
+    'c:',
+    '%2e',
+    '%2F',
+    '%5c',
+    '%41',
+    '~',
+    ' ',
+    '\u00e9',
+    'e\u0301',
+    '\u0130',
+    '\u212a',
+  ),
   fc.constantFrom('\0', '\n', '\t', '\u007f', '\u0085', '\u202e', '\ud800', '\udfff'),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
   fc.string({ unit: 'binary', maxLength: 8 }),

@@ -92,10 +92,13 @@ describe('unsafe paths are refused with a PathError naming the reason', () => {
     expect(error.input).toBe(input);
   });
 
-  it.each(UNSAFE.filter(([, reason]) => reason !== 'dot'))('refuses %j as a workspace path and as a repository path too', (input, reason) => {
-    expect(refusal(() => normalizeWorkspacePath(input)).reason).toBe(reason);
-    expect(refusal(() => normalizeRemotePath(input)).reason).toBe(reason);
-  });
+  it.each(UNSAFE.filter(([, reason]) => reason !== 'dot'))(
+    'refuses %j as a workspace path and as a repository path too',
+    (input, reason) => {
+      expect(refusal(() => normalizeWorkspacePath(input)).reason).toBe(reason);
+      expect(refusal(() => normalizeRemotePath(input)).reason).toBe(reason);
+    },
+  );
 
   it('refuses a value that is not a string', () => {
     expect(refusal(() => normalizeBundlePath(42 as unknown as string)).reason).toBe('not-a-string');
@@ -172,7 +175,12 @@ describe('safe paths normalise to one canonical form', () => {
   });
 
   it('accepts the root only where asked, as path ""', () => {
-    expect(normalizeBundlePath('./', { allowRoot: true })).toEqual({ kind: 'bundle', path: '', isRoot: true, trailingSlash: true });
+    expect(normalizeBundlePath('./', { allowRoot: true })).toEqual({
+      kind: 'bundle',
+      path: '',
+      isRoot: true,
+      trailingSlash: true,
+    });
     expect(refusal(() => normalizeBundlePath('.')).reason).toBe('dot');
     expect(refusal(() => normalizeBundlePath('.', { allowRoot: true, file: true })).reason).toBe('dot');
     expect(refusal(() => normalizeBundlePath('', { allowRoot: true })).reason).toBe('empty');
@@ -227,12 +235,18 @@ describe('twins: paths that are one file somewhere', () => {
   });
 
   it('finds case twins among files', () => {
-    expect(findPathTwins(['README.md', 'src/a.ts', 'readme.md'])).toEqual([{ kind: 'case', first: 'README.md', second: 'readme.md' }]);
+    expect(findPathTwins(['README.md', 'src/a.ts', 'readme.md'])).toEqual([
+      { kind: 'case', first: 'README.md', second: 'readme.md' },
+    ]);
   });
 
   it('finds case twins among folders, once per clash', () => {
-    expect(findPathTwins(['Lib/a.ts', 'lib/b.ts', 'lib/c.ts'])).toEqual([{ kind: 'case', first: 'Lib', second: 'lib' }]);
-    expect(findPathTwins(['src/Util.ts', 'src/util.ts'])).toEqual([{ kind: 'case', first: 'src/Util.ts', second: 'src/util.ts' }]);
+    expect(findPathTwins(['Lib/a.ts', 'lib/b.ts', 'lib/c.ts'])).toEqual([
+      { kind: 'case', first: 'Lib', second: 'lib' },
+    ]);
+    expect(findPathTwins(['src/Util.ts', 'src/util.ts'])).toEqual([
+      { kind: 'case', first: 'src/Util.ts', second: 'src/util.ts' },
+    ]);
   });
 
   it('folds case per character, beyond ASCII', () => {

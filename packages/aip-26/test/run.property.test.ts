@@ -27,7 +27,13 @@ describe('resolveRun, for all inputs', () => {
         const resolved = resolveRun(file, ROOT);
         const canonical = file.replace(/^\.\//, '').normalize('NFC');
         const [cmd, ...prefix] = DEFAULT_RUNNERS[posix.extname(canonical)]!;
-        expect(resolved).toEqual({ cmd, args: [...prefix, `${ROOT}/${canonical}`], form: 'file', file: canonical, cwd: ROOT });
+        expect(resolved).toEqual({
+          cmd,
+          args: [...prefix, `${ROOT}/${canonical}`],
+          form: 'file',
+          file: canonical,
+          cwd: ROOT,
+        });
       }),
       { numRuns: 3000 },
     );
@@ -39,7 +45,12 @@ describe('resolveRun, for all inputs', () => {
         const command = before + meta + after;
         fc.pre(noNul(command));
         expect(resolveRun(command, ROOT)).toEqual({ cmd: 'bash', args: ['-c', command], form: 'shell', cwd: ROOT });
-        expect(resolveRun({ shell: command }, ROOT)).toEqual({ cmd: 'bash', args: ['-c', command], form: 'shell', cwd: ROOT });
+        expect(resolveRun({ shell: command }, ROOT)).toEqual({
+          cmd: 'bash',
+          args: ['-c', command],
+          form: 'shell',
+          cwd: ROOT,
+        });
       }),
       { numRuns: 3000 },
     );
@@ -59,7 +70,27 @@ describe('resolveRun, for all inputs', () => {
     const hostile = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 40 }),
       fc
-        .array(fc.constantFrom('..', '.', '/', '\\', 'a', 'x.ts', '.js', ' ', '"', "'", '%2e', 'C:', '\0', '\n', '&&', ' --x'), { maxLength: 10 })
+        .array(
+          fc.constantFrom(
+            '..',
+            '.',
+            '/',
+            '\\',
+            'a',
+            'x.ts',
+            '.js',
+            ' ',
+            '"',
+            "'",
+            '%2e',
+            'C:',
+            '\0',
+            '\n',
+            '&&',
+            ' --x',
+          ),
+          { maxLength: 10 },
+        )
         .map((parts) => parts.join('')),
     );
     const run = fc.oneof(

@@ -54,15 +54,28 @@ describe('the file form: the runner is inferred from the extension (seed step 3)
   it('honours a host runner table', () => {
     const runners = { ...DEFAULT_RUNNERS, '.rb': ['ruby'] as const, '.ts': ['deno', 'run', '-A'] as const };
     expect(resolveRun('tool.rb', ROOT, { runners })).toMatchObject({ cmd: 'ruby', args: ['/bundle/tool.rb'] });
-    expect(resolveRun('tool.ts', ROOT, { runners })).toMatchObject({ cmd: 'deno', args: ['run', '-A', '/bundle/tool.ts'] });
+    expect(resolveRun('tool.ts', ROOT, { runners })).toMatchObject({
+      cmd: 'deno',
+      args: ['run', '-A', '/bundle/tool.ts'],
+    });
   });
 
   it('unquotes a quoted path: "\\"my tool.ts\\"" is the file my tool.ts', () => {
-    expect(resolveRun('"my tool.ts"', ROOT)).toMatchObject({ form: 'file', file: 'my tool.ts', args: ['--yes', 'tsx', '/bundle/my tool.ts'] });
+    expect(resolveRun('"my tool.ts"', ROOT)).toMatchObject({
+      form: 'file',
+      file: 'my tool.ts',
+      args: ['--yes', 'tsx', '/bundle/my tool.ts'],
+    });
   });
 
   it('passes the words after a runnable file as its arguments (ADAPTER.md: not shell when the first word is a known file)', () => {
-    expect(resolveRun('tool.py --port 8080', ROOT)).toEqual({ cmd: 'python', args: ['/bundle/tool.py', '--port', '8080'], form: 'file', file: 'tool.py', cwd: ROOT });
+    expect(resolveRun('tool.py --port 8080', ROOT)).toEqual({
+      cmd: 'python',
+      args: ['/bundle/tool.py', '--port', '8080'],
+      form: 'file',
+      file: 'tool.py',
+      cwd: ROOT,
+    });
     expect(resolveRun("deploy.sh 'two words'", ROOT).args).toEqual(['/bundle/deploy.sh', 'two words']);
   });
 });
@@ -127,9 +140,12 @@ describe('the shell form: bash -c with the string verbatim', () => {
     expect(looksLikeShell(run)).toBe(true);
   });
 
-  it.each(['tool.ts', 'src/index.ts', '"my tool.ts"', 'tool.py --port 8080', '$HOME/x.ts', '*.ts'])('%j is not a shell command', (run) => {
-    expect(looksLikeShell(run)).toBe(false);
-  });
+  it.each(['tool.ts', 'src/index.ts', '"my tool.ts"', 'tool.py --port 8080', '$HOME/x.ts', '*.ts'])(
+    '%j is not a shell command',
+    (run) => {
+      expect(looksLikeShell(run)).toBe(false);
+    },
+  );
 });
 
 describe('the exec form: argv verbatim, no shell', () => {
@@ -155,11 +171,20 @@ describe('the exec form: argv verbatim, no shell', () => {
 
 describe('the explicit object form is honoured whatever the value looks like', () => {
   it.each([
-    [{ file: 'tool.ts' }, { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT }],
-    [{ file: 'my tool.ts' }, { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/my tool.ts'], form: 'file', file: 'my tool.ts', cwd: ROOT }],
+    [
+      { file: 'tool.ts' },
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT },
+    ],
+    [
+      { file: 'my tool.ts' },
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/my tool.ts'], form: 'file', file: 'my tool.ts', cwd: ROOT },
+    ],
     [{ file: 'a&&b.sh' }, { cmd: 'bash', args: ['/bundle/a&&b.sh'], form: 'file', file: 'a&&b.sh', cwd: ROOT }],
     [{ shell: 'tool.ts' }, { cmd: 'bash', args: ['-c', 'tool.ts'], form: 'shell', cwd: ROOT }],
-    [{ shell: 'npm run build && node dist/tool.js' }, { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT }],
+    [
+      { shell: 'npm run build && node dist/tool.js' },
+      { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT },
+    ],
     [{ exec: ['tool.ts'] }, { cmd: 'tool.ts', args: [], form: 'exec', cwd: ROOT }],
   ] as const)('%j', (run, expected) => {
     expect(resolveRun(run, ROOT)).toEqual(expected);
@@ -193,7 +218,7 @@ describe('malformed run blocks are refused with RunResolutionError', () => {
     [null, 'invalid-shape'],
     [undefined, 'invalid-shape'],
     [42, 'invalid-shape'],
-    ['it\'s.ts', 'unbalanced-quote'],
+    ["it's.ts", 'unbalanced-quote'],
     ['"tool.ts', 'unbalanced-quote'],
   ])('%j → %s', (run, reason) => {
     const error = failure(() => resolveRun(run as RunValue, ROOT));
@@ -202,7 +227,9 @@ describe('malformed run blocks are refused with RunResolutionError', () => {
   });
 
   it('names both discriminators when there are two', () => {
-    expect(failure(() => resolveRun({ file: 'tool.ts', exec: ['node'] } as RunValue, ROOT)).message).toContain('has "file" and "exec"');
+    expect(failure(() => resolveRun({ file: 'tool.ts', exec: ['node'] } as RunValue, ROOT)).message).toContain(
+      'has "file" and "exec"',
+    );
   });
 
   it.each(['', 'a\0b'])('refuses the bundle root %j', (root) => {
@@ -212,20 +239,70 @@ describe('malformed run blocks are refused with RunResolutionError', () => {
 
 describe('the run values of AIP-26 and its EXAMPLES.md', () => {
   it.each([
-    ['EXAMPLES 1, 3, 5', 'tool.ts', { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT }],
+    [
+      'EXAMPLES 1, 3, 5',
+      'tool.ts',
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT },
+    ],
     ['EXAMPLES 2', ['python', 'tool.py'], { cmd: 'python', args: ['tool.py'], form: 'exec', cwd: ROOT }],
-    ['EXAMPLES 4, invoice', 'invoice.ts', { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/invoice.ts'], form: 'file', file: 'invoice.ts', cwd: ROOT }],
-    ['EXAMPLES 4, receipt', 'receipt.ts', { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/receipt.ts'], form: 'file', file: 'receipt.ts', cwd: ROOT }],
-    ['EXAMPLES 6', 'reports/quarterly.ts', { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/reports/quarterly.ts'], form: 'file', file: 'reports/quarterly.ts', cwd: ROOT }],
-    ['spec, file', 'src/index.ts', { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/src/index.ts'], form: 'file', file: 'src/index.ts', cwd: ROOT }],
-    ['spec, file', 'workflow.py', { cmd: 'python', args: ['/bundle/workflow.py'], form: 'file', file: 'workflow.py', cwd: ROOT }],
+    [
+      'EXAMPLES 4, invoice',
+      'invoice.ts',
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/invoice.ts'], form: 'file', file: 'invoice.ts', cwd: ROOT },
+    ],
+    [
+      'EXAMPLES 4, receipt',
+      'receipt.ts',
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/receipt.ts'], form: 'file', file: 'receipt.ts', cwd: ROOT },
+    ],
+    [
+      'EXAMPLES 6',
+      'reports/quarterly.ts',
+      {
+        cmd: 'npx',
+        args: ['--yes', 'tsx', '/bundle/reports/quarterly.ts'],
+        form: 'file',
+        file: 'reports/quarterly.ts',
+        cwd: ROOT,
+      },
+    ],
+    [
+      'spec, file',
+      'src/index.ts',
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/src/index.ts'], form: 'file', file: 'src/index.ts', cwd: ROOT },
+    ],
+    [
+      'spec, file',
+      'workflow.py',
+      { cmd: 'python', args: ['/bundle/workflow.py'], form: 'file', file: 'workflow.py', cwd: ROOT },
+    ],
     ['spec, exec', ['python', '-m', 'mytool'], { cmd: 'python', args: ['-m', 'mytool'], form: 'exec', cwd: ROOT }],
-    ['spec, exec', ['node', '--experimental-vm-modules', 'tool.js'], { cmd: 'node', args: ['--experimental-vm-modules', 'tool.js'], form: 'exec', cwd: ROOT }],
-    ['spec, shell', 'npm run build && node dist/tool.js', { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT }],
+    [
+      'spec, exec',
+      ['node', '--experimental-vm-modules', 'tool.js'],
+      { cmd: 'node', args: ['--experimental-vm-modules', 'tool.js'], form: 'exec', cwd: ROOT },
+    ],
+    [
+      'spec, shell',
+      'npm run build && node dist/tool.js',
+      { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT },
+    ],
     ['spec, shell', 'tail -f /dev/null', { cmd: 'bash', args: ['-c', 'tail -f /dev/null'], form: 'shell', cwd: ROOT }],
-    ['spec, explicit shell', { shell: 'npm run build && node dist/tool.js' }, { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT }],
-    ['spec, explicit exec', { exec: ['python', '-m', 'mytool'] }, { cmd: 'python', args: ['-m', 'mytool'], form: 'exec', cwd: ROOT }],
-    ['spec, explicit file', { file: 'tool.ts' }, { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT }],
+    [
+      'spec, explicit shell',
+      { shell: 'npm run build && node dist/tool.js' },
+      { cmd: 'bash', args: ['-c', 'npm run build && node dist/tool.js'], form: 'shell', cwd: ROOT },
+    ],
+    [
+      'spec, explicit exec',
+      { exec: ['python', '-m', 'mytool'] },
+      { cmd: 'python', args: ['-m', 'mytool'], form: 'exec', cwd: ROOT },
+    ],
+    [
+      'spec, explicit file',
+      { file: 'tool.ts' },
+      { cmd: 'npx', args: ['--yes', 'tsx', '/bundle/tool.ts'], form: 'file', file: 'tool.ts', cwd: ROOT },
+    ],
   ] as const)('%s: %j', (_, run, expected) => {
     expect(resolveRun(run as RunValue, ROOT)).toEqual(expected);
   });
@@ -268,7 +345,10 @@ describe('assertRunFileInBundle: the run file must be in the bundle', () => {
   });
 
   it('points at a file that differs only by case', () => {
-    expect(failure(() => assertRunFileInBundle('reports/quarterly.ts', bundle))).toMatchObject({ file: 'reports/quarterly.ts', didYouMean: 'Reports/quarterly.ts' });
+    expect(failure(() => assertRunFileInBundle('reports/quarterly.ts', bundle))).toMatchObject({
+      file: 'reports/quarterly.ts',
+      didYouMean: 'Reports/quarterly.ts',
+    });
   });
 
   it('reads the bundle listing once, from any iterable', () => {

@@ -4,12 +4,18 @@ import { makeWorkspace } from './support/workspace.js';
 
 async function bundleOf(files: Record<string, string>): Promise<Buffer> {
   const workspaceRoot = await makeWorkspace({});
-  return defineCode({ workspaceRoot, code: { sources: Object.entries(files).map(([path, content]) => ({ inline: { path, content } })) } });
+  return defineCode({
+    workspaceRoot,
+    code: { sources: Object.entries(files).map(([path, content]) => ({ inline: { path, content } })) },
+  });
 }
 
 describe('subprocessRunner (AIP-17 hand-off)', () => {
   it('runs the resolved command in the bundle root and returns exit code and output', async () => {
-    const bundle = await bundleOf({ 'tool.js': 'const fs = require("node:fs"); console.log(fs.readFileSync("data.txt", "utf8")); process.exit(3)\n', 'data.txt': 'from the bundle' });
+    const bundle = await bundleOf({
+      'tool.js': 'const fs = require("node:fs"); console.log(fs.readFileSync("data.txt", "utf8")); process.exit(3)\n',
+      'data.txt': 'from the bundle',
+    });
     const result = await subprocessRunner().run({ bundle, run: 'tool.js' });
     expect(result).toMatchObject({ exitCode: 3, timedOut: false });
     expect(result.stdout.toString()).toBe('from the bundle\n');

@@ -142,36 +142,132 @@ code:
 `,
 };
 
-const tool = (overrides: Record<string, unknown>) => ({ kind: 'tool', name: 't', code: { sources: [{ inline: { path: 'tool.ts', content: '' } }] }, run: 'tool.ts', ...overrides });
+const tool = (overrides: Record<string, unknown>) => ({
+  kind: 'tool',
+  name: 't',
+  code: { sources: [{ inline: { path: 'tool.ts', content: '' } }] },
+  run: 'tool.ts',
+  ...overrides,
+});
 const sources = (...list: unknown[]) => tool({ code: { sources: list } });
 
 type Expected = [pointer: string, keyword: string, message: string][];
 
 // [what, host manifest, every problem expected, in order]
 const BAD_TOOLS: [string, unknown, Expected][] = [
-  ['an empty inline path', sources({ inline: { path: '', content: '' } }), [['/code/sources/0/inline/path', 'minLength', 'must not be empty']]],
-  ['a source with none of the four keys', sources({}), [['/code/sources/0', 'oneOf', 'must have exactly one of the keys "inline", "local", "github", "ref"; found none']]],
-  ['a misspelt source key', sources({ inlin: { path: 'a', content: '' } }), [['/code/sources/0', 'oneOf', 'must have exactly one of the keys "inline", "local", "github", "ref"; found none (it has "inlin")']]],
-  ['a source with two keys', sources({ inline: { path: 'a', content: '' }, local: 'b' }), [['/code/sources/0', 'oneOf', 'must have exactly one of the keys "inline", "local", "github", "ref"; found "inline", "local"']]],
+  [
+    'an empty inline path',
+    sources({ inline: { path: '', content: '' } }),
+    [['/code/sources/0/inline/path', 'minLength', 'must not be empty']],
+  ],
+  [
+    'a source with none of the four keys',
+    sources({}),
+    [['/code/sources/0', 'oneOf', 'must have exactly one of the keys "inline", "local", "github", "ref"; found none']],
+  ],
+  [
+    'a misspelt source key',
+    sources({ inlin: { path: 'a', content: '' } }),
+    [
+      [
+        '/code/sources/0',
+        'oneOf',
+        'must have exactly one of the keys "inline", "local", "github", "ref"; found none (it has "inlin")',
+      ],
+    ],
+  ],
+  [
+    'a source with two keys',
+    sources({ inline: { path: 'a', content: '' }, local: 'b' }),
+    [
+      [
+        '/code/sources/0',
+        'oneOf',
+        'must have exactly one of the keys "inline", "local", "github", "ref"; found "inline", "local"',
+      ],
+    ],
+  ],
   ['a source that is not an object', sources('tool.ts'), [['/code/sources/0', 'type', 'must be an object']]],
-  ['an absolute code shorthand', tool({ code: '/etc' }), [['/code', 'pattern', 'must not start with "/": it is a workspace-relative path']]],
+  [
+    'an absolute code shorthand',
+    tool({ code: '/etc' }),
+    [['/code', 'pattern', 'must not start with "/": it is a workspace-relative path']],
+  ],
   ['an empty code shorthand', tool({ code: '' }), [['/code', 'pattern', 'must not be empty']]],
   ['code of the wrong type', tool({ code: 5 }), [['/code', 'oneOf', 'must be a string or an object']]],
   ['code without sources', tool({ code: {} }), [['/code', 'required', 'is missing the required property "sources"']]],
-  ['an empty sources list', tool({ code: { sources: [] } }), [['/code/sources', 'minItems', 'must have at least one item']]],
-  ['an unknown key beside sources', tool({ code: { sources: [{ ref: 'x' }], exclude: ['a'] } }), [['/code/exclude', 'additionalProperties', 'is not an allowed property (allowed: sources)']]],
-  ['inline without content', sources({ inline: { path: 'a.ts' } }), [['/code/sources/0/inline', 'required', 'is missing the required property "content"']]],
-  ['inline with content of the wrong type', sources({ inline: { path: 'a.ts', content: 5 } }), [['/code/sources/0/inline/content', 'type', 'must be a string']]],
-  ['inline with an unknown key', sources({ inline: { path: 'a.ts', content: '', mode: 493 } }), [['/code/sources/0/inline/mode', 'additionalProperties', 'is not an allowed property (allowed: path, content)']]],
+  [
+    'an empty sources list',
+    tool({ code: { sources: [] } }),
+    [['/code/sources', 'minItems', 'must have at least one item']],
+  ],
+  [
+    'an unknown key beside sources',
+    tool({ code: { sources: [{ ref: 'x' }], exclude: ['a'] } }),
+    [['/code/exclude', 'additionalProperties', 'is not an allowed property (allowed: sources)']],
+  ],
+  [
+    'inline without content',
+    sources({ inline: { path: 'a.ts' } }),
+    [['/code/sources/0/inline', 'required', 'is missing the required property "content"']],
+  ],
+  [
+    'inline with content of the wrong type',
+    sources({ inline: { path: 'a.ts', content: 5 } }),
+    [['/code/sources/0/inline/content', 'type', 'must be a string']],
+  ],
+  [
+    'inline with an unknown key',
+    sources({ inline: { path: 'a.ts', content: '', mode: 493 } }),
+    [['/code/sources/0/inline/mode', 'additionalProperties', 'is not an allowed property (allowed: path, content)']],
+  ],
   ['an empty local shorthand', sources({ local: '' }), [['/code/sources/0/local', 'minLength', 'must not be empty']]],
-  ['local without path', sources({ local: { as: 'x' } }), [['/code/sources/0/local', 'required', 'is missing the required property "path"']]],
-  ['local of the wrong type', sources({ local: 5 }), [['/code/sources/0/local', 'oneOf', 'must be a string or an object']]],
-  ['local with an empty as', sources({ local: { path: 'a', as: '' } }), [['/code/sources/0/local/as', 'minLength', 'must not be empty']]],
-  ['github repo without owner', sources({ github: { repo: 'noslash', ref: 'main' } }), [['/code/sources/0/github/repo', 'pattern', 'must have the form "<owner>/<name>"']]],
-  ['github without ref', sources({ github: { repo: 'a/b' } }), [['/code/sources/0/github', 'required', 'is missing the required property "ref"']]],
-  ['github with an empty ref', sources({ github: { repo: 'a/b', ref: '' } }), [['/code/sources/0/github/ref', 'minLength', 'must not be empty']]],
-  ['github with a token in it', sources({ github: { repo: 'a/b', ref: 'v1', token: 'x' } }), [['/code/sources/0/github/token', 'additionalProperties', 'is not an allowed property (allowed: repo, ref, path, as)']]],
-  ['ref with an empty path', sources({ ref: { path: '' } }), [['/code/sources/0/ref/path', 'minLength', 'must not be empty']]],
+  [
+    'local without path',
+    sources({ local: { as: 'x' } }),
+    [['/code/sources/0/local', 'required', 'is missing the required property "path"']],
+  ],
+  [
+    'local of the wrong type',
+    sources({ local: 5 }),
+    [['/code/sources/0/local', 'oneOf', 'must be a string or an object']],
+  ],
+  [
+    'local with an empty as',
+    sources({ local: { path: 'a', as: '' } }),
+    [['/code/sources/0/local/as', 'minLength', 'must not be empty']],
+  ],
+  [
+    'github repo without owner',
+    sources({ github: { repo: 'noslash', ref: 'main' } }),
+    [['/code/sources/0/github/repo', 'pattern', 'must have the form "<owner>/<name>"']],
+  ],
+  [
+    'github without ref',
+    sources({ github: { repo: 'a/b' } }),
+    [['/code/sources/0/github', 'required', 'is missing the required property "ref"']],
+  ],
+  [
+    'github with an empty ref',
+    sources({ github: { repo: 'a/b', ref: '' } }),
+    [['/code/sources/0/github/ref', 'minLength', 'must not be empty']],
+  ],
+  [
+    'github with a token in it',
+    sources({ github: { repo: 'a/b', ref: 'v1', token: 'x' } }),
+    [
+      [
+        '/code/sources/0/github/token',
+        'additionalProperties',
+        'is not an allowed property (allowed: repo, ref, path, as)',
+      ],
+    ],
+  ],
+  [
+    'ref with an empty path',
+    sources({ ref: { path: '' } }),
+    [['/code/sources/0/ref/path', 'minLength', 'must not be empty']],
+  ],
   [
     'several bad sources: every problem',
     sources({ inline: { path: '', content: '' } }, { ref: 'ok' }, { github: { repo: 'x', ref: '' } }),
@@ -185,12 +281,32 @@ const BAD_TOOLS: [string, unknown, Expected][] = [
   ['an empty run', tool({ run: '' }), [['/run', 'minLength', 'must not be empty']]],
   ['an empty exec array', tool({ run: [] }), [['/run', 'minItems', 'must have at least one item']]],
   ['exec with a number', tool({ run: ['node', 1] }), [['/run/1', 'type', 'must be a string']]],
-  ['an explicit run with no form', tool({ run: {} }), [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found none']]],
-  ['an explicit run with an empty file', tool({ run: { file: '' } }), [['/run/file', 'minLength', 'must not be empty']]],
-  ['an explicit run with two forms', tool({ run: { file: 'a.ts', exec: ['b'] } }), [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found "file", "exec"']]],
-  ['an explicit exec that is empty', tool({ run: { exec: [] } }), [['/run/exec', 'minItems', 'must have at least one item']]],
+  [
+    'an explicit run with no form',
+    tool({ run: {} }),
+    [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found none']],
+  ],
+  [
+    'an explicit run with an empty file',
+    tool({ run: { file: '' } }),
+    [['/run/file', 'minLength', 'must not be empty']],
+  ],
+  [
+    'an explicit run with two forms',
+    tool({ run: { file: 'a.ts', exec: ['b'] } }),
+    [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found "file", "exec"']],
+  ],
+  [
+    'an explicit exec that is empty',
+    tool({ run: { exec: [] } }),
+    [['/run/exec', 'minItems', 'must have at least one item']],
+  ],
   ['an explicit shell that is not a string', tool({ run: { shell: 5 } }), [['/run/shell', 'type', 'must be a string']]],
-  ['the host manifest misses code', { kind: 'tool', name: 't', run: 'x.ts' }, [['', 'required', 'is missing the required property "code"']]],
+  [
+    'the host manifest misses code',
+    { kind: 'tool', name: 't', run: 'x.ts' },
+    [['', 'required', 'is missing the required property "code"']],
+  ],
   [
     'host and AIP-26 problems together',
     { kind: 'workflow', name: 't', code: { sources: [{}] }, run: [] },
@@ -202,7 +318,8 @@ const BAD_TOOLS: [string, unknown, Expected][] = [
   ],
 ];
 
-const asTriples = (problems: readonly { pointer: string; keyword: string; message: string }[]) => problems.map((p) => [p.pointer, p.keyword, p.message]);
+const asTriples = (problems: readonly { pointer: string; keyword: string; message: string }[]) =>
+  problems.map((p) => [p.pointer, p.keyword, p.message]);
 
 describe('the published schema', () => {
   it('is CODE.schema.json byte for byte, under schemas/aip-26/, with the agentproto.sh $id', () => {
@@ -236,7 +353,9 @@ describe('the published schema', () => {
 
   it('checks with strict mode, but lets host schemas leave out "type" (strictTypes off)', () => {
     expect(CODE_AJV_OPTIONS).toEqual({ allErrors: true, verbose: true, strict: true, strictTypes: false });
-    expect(() => createCodeValidator().compile({ type: 'object', properties: { x: { typo: 1 } } })).toThrow(/unknown keyword/);
+    expect(() => createCodeValidator().compile({ type: 'object', properties: { x: { typo: 1 } } })).toThrow(
+      /unknown keyword/,
+    );
   });
 });
 
@@ -270,7 +389,7 @@ describe('a host manifest schema $refs the AIP-26 definitions, offline', () => {
     });
   });
 
-  it('compiles the usage skill\'s step 1 fragment verbatim, and the code-workspace $ref beside it', () => {
+  it("compiles the usage skill's step 1 fragment verbatim, and the code-workspace $ref beside it", () => {
     const ajv = createCodeValidator();
     const step1 = {
       properties: {
@@ -281,8 +400,12 @@ describe('a host manifest schema $refs the AIP-26 definitions, offline', () => {
     const validate = ajv.compile(step1);
     expect(validate({ code: './shared/render-utils', run: 'tool.ts' })).toBe(true);
     expect(validate({ code: { sources: [{ ref: '' }] }, run: 'tool.ts' })).toBe(false);
-    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([['/code/sources/0/ref', 'minLength', 'must not be empty']]);
-    const workspace = ajv.compile({ $ref: 'https://agentproto.dev/schemas/aip-26/CODE.schema.json#/$defs/codeWorkspaceManifest' });
+    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([
+      ['/code/sources/0/ref', 'minLength', 'must not be empty'],
+    ]);
+    const workspace = ajv.compile({
+      $ref: 'https://agentproto.dev/schemas/aip-26/CODE.schema.json#/$defs/codeWorkspaceManifest',
+    });
     expect(workspace(parseYaml(GOOD_WORKSPACES['finance-tools (EXAMPLES 6)']))).toBe(true);
   });
 
@@ -291,7 +414,9 @@ describe('a host manifest schema $refs the AIP-26 definitions, offline', () => {
     expect(addCodeSchemas(ajv)).toBe(ajv);
     const validate = ajv.compile(hostSchema(CODE_SCHEMA_LEGACY_ID, 'https://host.example/mine.json'));
     expect(validate(tool({ code: '/abs' }))).toBe(false);
-    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([['/code', 'pattern', 'must not start with "/": it is a workspace-relative path']]);
+    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([
+      ['/code', 'pattern', 'must not start with "/": it is a workspace-relative path'],
+    ]);
   });
 
   it('refuses an Ajv that does not speak JSON Schema 2020-12, saying so', () => {
@@ -313,38 +438,59 @@ describe('checkCode, checkRun, checkCodeWorkspaceManifest', () => {
     expect(checkRun(manifest.run)).toEqual({ ok: true });
   });
 
-  it.each(BAD_TOOLS.filter(([, , expected]) => expected.every(([p]) => p.startsWith('/code'))))('checkCode finds %s at the same pointers', (_, manifest, expected) => {
-    const result = checkCode((manifest as { code: unknown }).code, { pointer: '/code' });
-    expect(result.ok).toBe(false);
-    expect(asTriples(result.ok ? [] : result.problems)).toEqual(expected);
-  });
+  it.each(BAD_TOOLS.filter(([, , expected]) => expected.every(([p]) => p.startsWith('/code'))))(
+    'checkCode finds %s at the same pointers',
+    (_, manifest, expected) => {
+      const result = checkCode((manifest as { code: unknown }).code, { pointer: '/code' });
+      expect(result.ok).toBe(false);
+      expect(asTriples(result.ok ? [] : result.problems)).toEqual(expected);
+    },
+  );
 
-  it.each(BAD_TOOLS.filter(([, , expected]) => expected.every(([p]) => p.startsWith('/run'))))('checkRun finds %s at the same pointers', (_, manifest, expected) => {
-    const result = checkRun((manifest as { run: unknown }).run, { pointer: '/run' });
-    expect(result.ok).toBe(false);
-    expect(asTriples(result.ok ? [] : result.problems)).toEqual(expected);
-  });
+  it.each(BAD_TOOLS.filter(([, , expected]) => expected.every(([p]) => p.startsWith('/run'))))(
+    'checkRun finds %s at the same pointers',
+    (_, manifest, expected) => {
+      const result = checkRun((manifest as { run: unknown }).run, { pointer: '/run' });
+      expect(result.ok).toBe(false);
+      expect(asTriples(result.ok ? [] : result.problems)).toEqual(expected);
+    },
+  );
 
   it('points at the value itself without a pointer option', () => {
     expect(checkCode({ sources: [{ inline: { path: '', content: '' } }] })).toEqual({
       ok: false,
       problems: [{ pointer: '/sources/0/inline/path', keyword: 'minLength', message: 'must not be empty' }],
     });
-    expect(checkRun(5)).toEqual({ ok: false, problems: [{ pointer: '', keyword: 'oneOf', message: 'must be a string, an array or an object' }] });
+    expect(checkRun(5)).toEqual({
+      ok: false,
+      problems: [{ pointer: '', keyword: 'oneOf', message: 'must be a string, an array or an object' }],
+    });
   });
 
   it('refuses a source with two keys even when one of them is invalid (the schema alone lets it through)', () => {
     const code = { sources: [{ inline: { path: '', content: '' }, local: 'lib/' }] };
     expect(checkCode(code)).toEqual({
       ok: false,
-      problems: [{ pointer: '/sources/0', keyword: 'oneOf', message: 'must have exactly one of the keys "inline", "local", "github", "ref"; found "inline", "local"' }],
+      problems: [
+        {
+          pointer: '/sources/0',
+          keyword: 'oneOf',
+          message: 'must have exactly one of the keys "inline", "local", "github", "ref"; found "inline", "local"',
+        },
+      ],
     });
   });
 
   it('refuses an explicit run with two forms even when one is invalid', () => {
     expect(checkRun({ file: '', shell: 'x' })).toEqual({
       ok: false,
-      problems: [{ pointer: '', keyword: 'oneOf', message: 'must have exactly one of the keys "file", "exec", "shell"; found "file", "shell"' }],
+      problems: [
+        {
+          pointer: '',
+          keyword: 'oneOf',
+          message: 'must have exactly one of the keys "file", "exec", "shell"; found "file", "shell"',
+        },
+      ],
     });
   });
 
@@ -353,19 +499,32 @@ describe('checkCode, checkRun, checkCodeWorkspaceManifest', () => {
   });
 
   it.each([
-    ['a tool, not a code-workspace', { kind: 'tool', name: 'x', code: 'a' }, [['/kind', 'const', 'must be "code-workspace"']]],
+    [
+      'a tool, not a code-workspace',
+      { kind: 'tool', name: 'x', code: 'a' },
+      [['/kind', 'const', 'must be "code-workspace"']],
+    ],
     ['no name', { kind: 'code-workspace', code: 'a' }, [['', 'required', 'is missing the required property "name"']]],
     ['no code', { kind: 'code-workspace', name: 'x' }, [['', 'required', 'is missing the required property "code"']]],
     ['an empty name', { kind: 'code-workspace', name: '', code: 'a' }, [['/name', 'minLength', 'must not be empty']]],
     [
       'bad code and run',
-      { kind: 'code-workspace', name: 'x', code: { sources: [{ github: { repo: 'a/b', ref: 'v1', path: 5 } }] }, run: { exec: 'node' } },
+      {
+        kind: 'code-workspace',
+        name: 'x',
+        code: { sources: [{ github: { repo: 'a/b', ref: 'v1', path: 5 } }] },
+        run: { exec: 'node' },
+      },
       [
         ['/code/sources/0/github/path', 'type', 'must be a string'],
         ['/run/exec', 'type', 'must be an array'],
       ],
     ],
-    ['two forms of run', { kind: 'code-workspace', name: 'x', code: 'a', run: { exec: [], shell: 'x' } }, [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found "exec", "shell"']]],
+    [
+      'two forms of run',
+      { kind: 'code-workspace', name: 'x', code: 'a', run: { exec: [], shell: 'x' } },
+      [['/run', 'oneOf', 'must have exactly one of the keys "file", "exec", "shell"; found "exec", "shell"']],
+    ],
     ['not an object', 'code-workspace', [['', 'type', 'must be an object']]],
   ] as const)('refuses a code-workspace manifest with %s', (_, manifest, expected) => {
     const result = checkCodeWorkspaceManifest(manifest);
@@ -378,7 +537,9 @@ describe('checkCode, checkRun, checkCodeWorkspaceManifest', () => {
     const validate = ajv.compile({ $ref: `${CODE_SCHEMA_LEGACY_ID}#/$defs/codeWorkspaceManifest` });
     expect(validate(parseYaml(GOOD_WORKSPACES['render-utils (EXAMPLES 4)']))).toBe(true);
     expect(validate({ kind: 'code-workspace', name: 'x', code: 5 })).toBe(false);
-    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([['/code', 'oneOf', 'must be a string or an object']]);
+    expect(asTriples(explainSchemaErrors(validate.errors))).toEqual([
+      ['/code', 'oneOf', 'must be a string or an object'],
+    ]);
   });
 });
 

@@ -64,9 +64,24 @@ const hostile: [string, Buffer, string, string | undefined][] = [
   ['a Windows drive letter and slash', tarGz(file('c:/evil')), 'drive-letter', 'c:/evil'],
   ['backslashes', tarGz(file('..\\..\\evil')), 'backslash', '..\\..\\evil'],
   ['a symlink to an absolute path', tarGz(entry({ name: 'link', type: '2', linkname: '/etc/passwd' })), 'link', 'link'],
-  ['a symlink to a relative path', tarGz(file('a.txt'), entry({ name: 'link', type: '2', linkname: 'a.txt' })), 'link', 'link'],
-  ['a hard link to an absolute path', tarGz(entry({ name: 'hard', type: '1', linkname: '/etc/passwd' })), 'link', 'hard'],
-  ['a hard link to a relative path', tarGz(file('a.txt'), entry({ name: 'hard', type: '1', linkname: 'a.txt' })), 'link', 'hard'],
+  [
+    'a symlink to a relative path',
+    tarGz(file('a.txt'), entry({ name: 'link', type: '2', linkname: 'a.txt' })),
+    'link',
+    'link',
+  ],
+  [
+    'a hard link to an absolute path',
+    tarGz(entry({ name: 'hard', type: '1', linkname: '/etc/passwd' })),
+    'link',
+    'hard',
+  ],
+  [
+    'a hard link to a relative path',
+    tarGz(file('a.txt'), entry({ name: 'hard', type: '1', linkname: 'a.txt' })),
+    'link',
+    'hard',
+  ],
   [
     'a symlink, then a file written through it',
     tarGz(entry({ name: 'dir', type: '2', linkname: '/tmp' }), file('dir/evil')),
@@ -76,19 +91,55 @@ const hostile: [string, Buffer, string, string | undefined][] = [
   ['a character device', tarGz(entry({ name: 'null', type: '3' })), 'special-entry', 'null'],
   ['a block device', tarGz(entry({ name: 'sda', type: '4' })), 'special-entry', 'sda'],
   ['a FIFO', tarGz(entry({ name: 'pipe', type: '6' })), 'special-entry', 'pipe'],
-  ['an entry type the reader does not know (GNU sparse "S")', tarGz(entry({ name: 'sparse', type: 'S' }, 'x')), 'special-entry', 'sparse'],
-  ['a pax path that escapes', tarGz(pax('x', [['path', '../../etc/passwd']]), file('innocent.txt')), 'dot-dot', '../../etc/passwd'],
-  ['a pax path that is absolute', tarGz(pax('x', [['path', '/etc/passwd']]), file('innocent.txt')), 'absolute-name', '/etc/passwd'],
-  ['a pax path holding NUL', tarGz(pax('x', [['path', 'a.txt\0.sh']]), file('innocent.txt')), 'nul-in-name', 'a.txt\0.sh'],
-  ['a GNU long name that escapes', tarGz(gnuLongName('../../x'), file('innocent.txt')), 'dot-dot', '../../x'],
-  ['a pax global header setting a path', tarGz(pax('g', [['path', 'evil']]), file('a.txt')), 'global-pax-header', 'a.txt'],
   [
-    'a pax global header with a comment and a size',
-    tarGz(pax('g', [['comment', 'abc'], ['size', '0']]), file('a.txt')),
+    'an entry type the reader does not know (GNU sparse "S")',
+    tarGz(entry({ name: 'sparse', type: 'S' }, 'x')),
+    'special-entry',
+    'sparse',
+  ],
+  [
+    'a pax path that escapes',
+    tarGz(pax('x', [['path', '../../etc/passwd']]), file('innocent.txt')),
+    'dot-dot',
+    '../../etc/passwd',
+  ],
+  [
+    'a pax path that is absolute',
+    tarGz(pax('x', [['path', '/etc/passwd']]), file('innocent.txt')),
+    'absolute-name',
+    '/etc/passwd',
+  ],
+  [
+    'a pax path holding NUL',
+    tarGz(pax('x', [['path', 'a.txt\0.sh']]), file('innocent.txt')),
+    'nul-in-name',
+    'a.txt\0.sh',
+  ],
+  ['a GNU long name that escapes', tarGz(gnuLongName('../../x'), file('innocent.txt')), 'dot-dot', '../../x'],
+  [
+    'a pax global header setting a path',
+    tarGz(pax('g', [['path', 'evil']]), file('a.txt')),
     'global-pax-header',
     'a.txt',
   ],
-  ['a pax global header after the last entry', tarGz(file('a.txt'), pax('g', [['path', 'evil']])), 'global-pax-header', undefined],
+  [
+    'a pax global header with a comment and a size',
+    tarGz(
+      pax('g', [
+        ['comment', 'abc'],
+        ['size', '0'],
+      ]),
+      file('a.txt'),
+    ),
+    'global-pax-header',
+    'a.txt',
+  ],
+  [
+    'a pax global header after the last entry',
+    tarGz(file('a.txt'), pax('g', [['path', 'evil']])),
+    'global-pax-header',
+    undefined,
+  ],
   ['a file given twice', tarGz(file('a.txt', 'one'), file('a.txt', 'two')), 'duplicate', 'a.txt'],
   ['a file given twice, spelled "./a" and "a"', tarGz(file('./a'), file('a')), 'duplicate', 'a'],
   ['a directory given twice', tarGz(dir('d/'), dir('d/')), 'duplicate', 'd/'],
@@ -97,7 +148,12 @@ const hostile: [string, Buffer, string, string | undefined][] = [
   ['a file in a folder, then the folder as a file', tarGz(file('a/b'), file('a')), 'file-dir-conflict', 'a'],
   ['a directory, then a file of the same name', tarGz(dir('a/'), file('a')), 'file-dir-conflict', 'a'],
   ['a file, then a directory of the same name', tarGz(file('a'), dir('a/')), 'file-dir-conflict', 'a/'],
-  ['a directory entry with data', tarGz(entry({ name: 'd/', type: '5', size: 512 }, Buffer.alloc(512, 0x41))), 'directory-with-data', 'd/'],
+  [
+    'a directory entry with data',
+    tarGz(entry({ name: 'd/', type: '5', size: 512 }, Buffer.alloc(512, 0x41))),
+    'directory-with-data',
+    'd/',
+  ],
   ['a file named "."', tarGz(file('.')), 'empty-name', '.'],
 ];
 
@@ -107,10 +163,18 @@ const broken: [string, Buffer, string][] = [
   ['gzip cut in the middle', validTarGz.subarray(0, Math.floor(validTarGz.length / 2)), 'truncated'],
   ['gzip without its trailer', validTarGz.subarray(0, validTarGz.length - 8), 'truncated'],
   ['tar cut inside an entry, then gzipped', gzipSync(validTar.subarray(0, 2000)), 'truncated'],
-  ['tar cut between two entries, so without its end-of-archive marker', gzipSync(validTar.subarray(0, 512 + 3072)), 'truncated'],
+  [
+    'tar cut between two entries, so without its end-of-archive marker',
+    gzipSync(validTar.subarray(0, 512 + 3072)),
+    'truncated',
+  ],
   ['an empty input', Buffer.alloc(0), 'truncated'],
   ['bytes that are not gzip', Buffer.from('this is not a gzip stream at all, just text'), 'malformed'],
-  ['a header with a bad checksum', tarGz(Buffer.concat([entry({ name: 'a.txt', badChecksum: true }, 'x')])), 'malformed'],
+  [
+    'a header with a bad checksum',
+    tarGz(Buffer.concat([entry({ name: 'a.txt', badChecksum: true }, 'x')])),
+    'malformed',
+  ],
   ['a pax size that is not a number', tarGz(pax('x', [['size', 'many']]), file('a.txt')), 'malformed'],
 ];
 
@@ -149,7 +213,10 @@ describe('extractTarGz: limits, counted while streaming', () => {
 
   it('accepts exactly maxFiles files', async () => {
     const dest = join(await tempDir(), 'out');
-    expect((await extractTarGz(files(2, 10), dest, { maxBytes: 1 << 20, maxFiles: 2 })).files).toEqual(['f0.bin', 'f1.bin']);
+    expect((await extractTarGz(files(2, 10), dest, { maxBytes: 1 << 20, maxFiles: 2 })).files).toEqual([
+      'f0.bin',
+      'f1.bin',
+    ]);
   });
 
   it('refuses an archive whose entries add up past maxBytes', async () => {
@@ -160,7 +227,11 @@ describe('extractTarGz: limits, counted while streaming', () => {
   });
 
   it('refuses one file over maxEntryBytes', async () => {
-    const { error } = await extractExpectingError(files(2, 4096), { maxBytes: 1 << 20, maxFiles: 100, maxEntryBytes: 4095 });
+    const { error } = await extractExpectingError(files(2, 4096), {
+      maxBytes: 1 << 20,
+      maxFiles: 100,
+      maxEntryBytes: 4095,
+    });
     expect(error).toMatchObject({ reason: 'entry-too-large', entry: 'f0.bin' });
   });
 
@@ -190,7 +261,10 @@ describe('extractTarGz: limits, counted while streaming', () => {
 
   it('stops many small entries of zeros adding up past maxBytes', async () => {
     const many = Buffer.concat(Array.from({ length: 64 }, (_, i) => entry({ name: `z${i}` }, Buffer.alloc(1 << 20))));
-    const { error } = await extractExpectingError(gzipSync(Buffer.concat([many, END])), { maxBytes: 10 << 20, maxFiles: 1000 });
+    const { error } = await extractExpectingError(gzipSync(Buffer.concat([many, END])), {
+      maxBytes: 10 << 20,
+      maxFiles: 1000,
+    });
     expect(error).toMatchObject({ reason: 'too-large', entry: 'z9' });
   });
 
@@ -236,7 +310,11 @@ describe('extractTarGz: what it writes', () => {
 
   it('returns the files sorted by the bytes of their paths, and their total size', async () => {
     const dest = join(await tempDir(), 'out');
-    const result = await extractTarGz(tarGz(file('b/z', '12'), file('a', '3'), file('B', '456'), file('é', '7')), dest, limits);
+    const result = await extractTarGz(
+      tarGz(file('b/z', '12'), file('a', '3'), file('B', '456'), file('é', '7')),
+      dest,
+      limits,
+    );
     expect(result).toEqual({ files: ['B', 'a', 'b/z', 'é'], bytes: 7 });
   });
 
@@ -249,7 +327,10 @@ describe('extractTarGz: what it writes', () => {
     ]);
     await writeFile(join(parent, 'bundle.tgz'), bundle);
     const dest = join(parent, 'out');
-    const result = await extractTarGz(createReadStream(join(parent, 'bundle.tgz')), dest, { maxBytes: 8 << 20, maxFiles: 10 });
+    const result = await extractTarGz(createReadStream(join(parent, 'bundle.tgz')), dest, {
+      maxBytes: 8 << 20,
+      maxFiles: 10,
+    });
     expect(result).toEqual({ files: ['run.sh', 'src/big.bin', 'src/small.txt'], bytes: 10 + (3 << 20) + 5 });
     expect((await readFile(join(dest, 'src/big.bin'))).equals(Buffer.alloc(3 << 20, 7))).toBe(true);
     expect((await stat(join(dest, 'run.sh'))).mode & 0o777).toBe(0o755);
@@ -299,7 +380,11 @@ describe('extractTarGz: what it writes', () => {
       ['vendor/tool/bin/run', 'run', 0o755],
       ['vendor/tool/index.js', 'index', 0o644],
     ]);
-    const inMemory = await readBundleEntries(archive, { ...limits, stripComponents: 1, select: selectFolder('packages/tool') });
+    const inMemory = await readBundleEntries(archive, {
+      ...limits,
+      stripComponents: 1,
+      select: selectFolder('packages/tool'),
+    });
     expect(inMemory.map((e) => [e.path, e.data.toString(), e.executable])).toEqual([
       ['bin/run', 'run', true],
       ['index.js', 'index', false],
@@ -315,7 +400,10 @@ describe('extractTarGz: what it writes', () => {
 
   it('skips entries that strip to nothing, like tar --strip-components', async () => {
     const dest = join(await tempDir(), 'out');
-    const result = await extractTarGz(tarGz(file('top-level-file'), file('a/b/c.txt', 'c')), dest, { ...limits, stripComponents: 2 });
+    const result = await extractTarGz(tarGz(file('top-level-file'), file('a/b/c.txt', 'c')), dest, {
+      ...limits,
+      stripComponents: 2,
+    });
     expect(result.files).toEqual(['c.txt']);
   });
 
@@ -333,7 +421,10 @@ describe('extractTarGz: what it writes', () => {
 
   it('fails with ExtractIOError when the destination folder has no parent', async () => {
     const dest = join(await tempDir(), 'missing', 'out');
-    await expect(extractTarGz(tarGz(file('a.txt')), dest, limits)).rejects.toMatchObject({ code: 'AIP26_EXTRACT_IO', errno: 'ENOENT' });
+    await expect(extractTarGz(tarGz(file('a.txt')), dest, limits)).rejects.toMatchObject({
+      code: 'AIP26_EXTRACT_IO',
+      errno: 'ENOENT',
+    });
   });
 
   it('passes an error of the source stream through, leaving nothing', async () => {

@@ -6,7 +6,10 @@ import { readTarGz, writeBundle } from '../src/index.js';
 
 describe('gzip in independent blocks', () => {
   it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
-    const entries = Array.from({ length: 5 }, (_, i) => ({ path: `blob${i}.bin`, data: i % 2 ? randomBytes(1_300_000) : Buffer.alloc(1_300_000, i) }));
+    const entries = Array.from({ length: 5 }, (_, i) => ({
+      path: `blob${i}.bin`,
+      data: i % 2 ? randomBytes(1_300_000) : Buffer.alloc(1_300_000, i),
+    }));
     const bundle = await writeBundle(entries);
     execFileSync('gzip', ['-t'], { input: bundle });
     expect(gunzipSync(bundle).length).toBeGreaterThan(5 * 1_300_000);
@@ -17,7 +20,10 @@ describe('gzip in independent blocks', () => {
   });
 
   it('round-trips many small files spanning several blocks (batched writes are copied before reuse)', async () => {
-    const entries = Array.from({ length: 3000 }, (_, i) => ({ path: `s/${String(i).padStart(4, '0')}.txt`, data: randomBytes(1000 + (i % 1000)) }));
+    const entries = Array.from({ length: 3000 }, (_, i) => ({
+      path: `s/${String(i).padStart(4, '0')}.txt`,
+      data: randomBytes(1000 + (i % 1000)),
+    }));
     const bundle = await writeBundle(entries);
     const read = await readTarGz(bundle, { maxBytes: 64 * 1024 * 1024, maxFiles: 5000 });
     expect(read.size).toBe(entries.length);
@@ -28,9 +34,11 @@ describe('gzip in independent blocks', () => {
   it('gives the same bytes however the entries are ordered or wrapped', async () => {
     const entries = Array.from({ length: 40 }, (_, i) => ({ path: `d/f${i}`, data: Buffer.alloc(100_000 + i, i) }));
     const a = await writeBundle(entries);
-    const b = await writeBundle((async function* () {
-      yield* [...entries].reverse();
-    })());
+    const b = await writeBundle(
+      (async function* () {
+        yield* [...entries].reverse();
+      })(),
+    );
     expect(b.equals(a)).toBe(true);
   });
 });
@@ -39,7 +47,13 @@ describe('lazily read entries', () => {
   it('reads each file only when the archive reaches it, giving the same bytes as in-memory entries', async () => {
     const data = Array.from({ length: 50 }, (_, i) => randomBytes(20_000 + i));
     const order: number[] = [];
-    const lazy = await writeBundle(data.map((d, i) => ({ path: `f${String(i).padStart(2, '0')}`, size: d.length, read: async () => (order.push(i), d) })));
+    const lazy = await writeBundle(
+      data.map((d, i) => ({
+        path: `f${String(i).padStart(2, '0')}`,
+        size: d.length,
+        read: async () => (order.push(i), d),
+      })),
+    );
     const eager = await writeBundle(data.map((d, i) => ({ path: `f${String(i).padStart(2, '0')}`, data: d })));
     expect(lazy.equals(eager)).toBe(true);
     expect(order).toEqual(data.map((_, i) => i));
@@ -64,7 +78,9 @@ describe('lazily read entries', () => {
   });
 
   it('refuses a file whose size changed between planning and reading', async () => {
-    const error = await writeBundle([{ path: 'a', size: 3, read: async () => Buffer.from('four') }]).catch((e: unknown) => e);
+    const error = await writeBundle([{ path: 'a', size: 3, read: async () => Buffer.from('four') }]).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 'AIP26_BUNDLE_ENTRY', reason: 'size-changed', path: 'a' });
   });
 });

@@ -2,7 +2,13 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bundlePathProblem, extractTarGz, readBundleEntries, writeBundle, type InMemoryEntry as BundleEntry } from '../src/tar/index.js';
+import {
+  bundlePathProblem,
+  extractTarGz,
+  readBundleEntries,
+  writeBundle,
+  type InMemoryEntry as BundleEntry,
+} from '../src/tar/index.js';
 import { sha256 } from './fixtures/tar/sample-bundle.js';
 import { tempDir } from './fixtures/tar/temp.js';
 
@@ -24,9 +30,17 @@ const paths = fc
   .uniqueArray(path, { minLength: 0, maxLength: 25 })
   .map((all) => all.filter((p) => !all.some((q) => q.startsWith(`${p}/`))));
 
-const entries = paths.chain((ps) =>
-  fc.tuple(...ps.map((p) => fc.record({ path: fc.constant(p), data: fc.uint8Array({ maxLength: 3000 }), executable: fc.boolean() }))),
-).map((records) => records.map((r): BundleEntry => ({ path: r.path, data: Buffer.from(r.data), executable: r.executable })));
+const entries = paths
+  .chain((ps) =>
+    fc.tuple(
+      ...ps.map((p) =>
+        fc.record({ path: fc.constant(p), data: fc.uint8Array({ maxLength: 3000 }), executable: fc.boolean() }),
+      ),
+    ),
+  )
+  .map((records) =>
+    records.map((r): BundleEntry => ({ path: r.path, data: Buffer.from(r.data), executable: r.executable })),
+  );
 
 /**
  * The archive order (GNU tar --sort=name), written out here independently of the code under
@@ -53,7 +67,9 @@ describe('writeBundle and the readers, for all safe inputs', () => {
   it('writeBundle of a shuffled input is byte-identical to writeBundle of the input', async () => {
     await fc.assert(
       fc.asyncProperty(
-        entries.chain((list) => fc.tuple(fc.constant(list), fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length }))),
+        entries.chain((list) =>
+          fc.tuple(fc.constant(list), fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length })),
+        ),
         async ([list, reordered]) => {
           expect(sha256(await writeBundle(reordered))).toBe(sha256(await writeBundle(list)));
         },

@@ -11,7 +11,11 @@ import { sampleEntries, sha256, shuffled } from './fixtures/tar/sample-bundle.js
 import { tempDir } from './fixtures/tar/temp.js';
 
 const run = promisify(execFile);
-const file = (path: string, text = path, executable = false): BundleEntry => ({ path, data: Buffer.from(text), executable });
+const file = (path: string, text = path, executable = false): BundleEntry => ({
+  path,
+  data: Buffer.from(text),
+  executable,
+});
 
 async function tarNames(entries: BundleEntry[]): Promise<string[]> {
   return listNames(gunzipSync(await writeBundle(entries))).map((e) => e.name);
@@ -37,7 +41,14 @@ describe('writeBundle: layout', () => {
     // JavaScript's default sort compares UTF-16 units and would put the emoji (a surrogate
     // pair, 0xD83D...) before U+FF61; in UTF-8 bytes U+FF61 (EF BD A1) comes first.
     const names = ['\u{1F600}', '\uFF61', 'b', 'B', 'a-b', 'a.txt', 'é'];
-    expect(await tarNames(shuffled(names.map((n) => file(n)), 7))).toEqual(['B', 'a-b', 'a.txt', 'b', 'é', '\uFF61', '\u{1F600}']);
+    expect(
+      await tarNames(
+        shuffled(
+          names.map((n) => file(n)),
+          7,
+        ),
+      ),
+    ).toEqual(['B', 'a-b', 'a.txt', 'b', 'é', '\uFF61', '\u{1F600}']);
   });
 
   it('writes a 0755 directory entry for every parent folder, right before its subtree', async () => {
@@ -58,11 +69,14 @@ describe('writeBundle: layout', () => {
       'z/y/x/w.txt',
     ]);
     const headers = listHeaders(gunzipSync(await writeBundle(entries)));
-    for (const h of headers.filter((x) => x.name.endsWith('/'))) expect([h.type, h.mode, h.size]).toEqual(['5', 0o755, 0]);
+    for (const h of headers.filter((x) => x.name.endsWith('/')))
+      expect([h.type, h.mode, h.size]).toEqual(['5', 0o755, 0]);
   });
 
   it('pins every header field that could vary: mtime 0, uid and gid 0, empty owner names, ustar magic, modes 0644 and 0755', async () => {
-    const headers = listHeaders(gunzipSync(await writeBundle([file('run.sh', '#!/bin/sh\n', true), file('lib/a.js'), file('b.txt')])));
+    const headers = listHeaders(
+      gunzipSync(await writeBundle([file('run.sh', '#!/bin/sh\n', true), file('lib/a.js'), file('b.txt')])),
+    );
     expect(headers.map((h) => [h.name, h.type, h.mode.toString(8)])).toEqual([
       ['b.txt', '0', '644'],
       ['lib/', '5', '755'],
@@ -143,13 +157,18 @@ describe('writeBundle: determinism', () => {
     const script = fileURLToPath(new URL('./fixtures/tar/print-sample-digest.ts', import.meta.url));
     const digestInChild = () =>
       new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', script], {
+          cwd: repoRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         let err = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk));
         child.stderr.on('data', (chunk: Buffer) => (err += chunk));
         child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited ${code}: ${err}`))));
+        child.on('close', (code) =>
+          code === 0 ? resolve(out.trim()) : reject(new Error(`child exited ${code}: ${err}`)),
+        );
       });
     const [first, second] = await Promise.all([digestInChild(), digestInChild()]);
     expect(first).toMatch(/^[0-9a-f]{64}$/);
@@ -213,7 +232,9 @@ describe('writeBundle: GNU tar reads it', () => {
       }
     };
     await walk('');
-    const expected = new Map(entries().map((e) => [e.path, { sha: sha256(e.data), mode: e.executable ? 0o755 : 0o644 }]));
+    const expected = new Map(
+      entries().map((e) => [e.path, { sha: sha256(e.data), mode: e.executable ? 0o755 : 0o644 }]),
+    );
     expect(new Map([...found].sort())).toEqual(new Map([...expected].sort()));
     expect(folders.length).toBeGreaterThan(0);
     for (const [, mode] of folders) expect(mode).toBe(0o755);
@@ -223,9 +244,13 @@ describe('writeBundle: GNU tar reads it', () => {
     const dir = await tempDir();
     const bundlePath = join(dir, 'bundle.tar.gz');
     await writeFile(bundlePath, await writeBundle(entries()));
-    const { stdout } = await run('tar', ['--numeric-owner', '--utc', '-tvzf', bundlePath], { env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' } });
+    const { stdout } = await run('tar', ['--numeric-owner', '--utc', '-tvzf', bundlePath], {
+      env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' },
+    });
     const lines = stdout.trim().split('\n');
-    expect(lines.length).toBe(listHeaders(gunzipSync(await writeBundle(entries()))).filter((h) => h.type !== 'x').length);
+    expect(lines.length).toBe(
+      listHeaders(gunzipSync(await writeBundle(entries()))).filter((h) => h.type !== 'x').length,
+    );
     for (const line of lines) expect(line).toMatch(/^[-d]rw[-x]r-[-x]r-[-x] 0\/0 +\d+ 1970-01-01 00:00 /);
   });
 });
@@ -234,12 +259,22 @@ describe('writeBundle: refused input', () => {
   it('refuses a path given twice', async () => {
     const error = await thrown(writeBundle([file('a/b.txt', 'one'), file('c'), file('a/b.txt', 'two')]));
     expect(error).toBeInstanceOf(BundleEntryError);
-    expect(error).toMatchObject({ code: 'AIP26_BUNDLE_ENTRY', reason: 'duplicate-path', path: 'a/b.txt', other: 'a/b.txt' });
+    expect(error).toMatchObject({
+      code: 'AIP26_BUNDLE_ENTRY',
+      reason: 'duplicate-path',
+      path: 'a/b.txt',
+      other: 'a/b.txt',
+    });
   });
 
   it('refuses a path that is a file and also a folder of another file, naming both', async () => {
     const error = (await thrown(writeBundle([file('lib/x/y.js'), file('lib')]))) as BundleEntryError;
-    expect(error).toMatchObject({ code: 'AIP26_BUNDLE_ENTRY', reason: 'file-is-parent', path: 'lib', other: 'lib/x/y.js' });
+    expect(error).toMatchObject({
+      code: 'AIP26_BUNDLE_ENTRY',
+      reason: 'file-is-parent',
+      path: 'lib',
+      other: 'lib/x/y.js',
+    });
     expect(error.message).toContain('"lib"');
     expect(error.message).toContain('"lib/x/y.js"');
   });
@@ -247,7 +282,8 @@ describe('writeBundle: refused input', () => {
   it('reports the same refusal for any order of the same entries', async () => {
     const entries = [file('a'), file('a/x'), file('b'), file('b/y'), file('c'), file('c')];
     const messages = new Set<string>();
-    for (const seed of [1, 2, 3, 4, 5, 6]) messages.add(((await thrown(writeBundle(shuffled(entries, seed)))) as Error).message);
+    for (const seed of [1, 2, 3, 4, 5, 6])
+      messages.add(((await thrown(writeBundle(shuffled(entries, seed)))) as Error).message);
     expect(messages.size).toBe(1);
   });
 

@@ -17,7 +17,9 @@ main(process.argv.slice(2), io).then(
   },
   (error: unknown) => {
     // main reports every failure itself; this is a bug in it, so the stack is worth having.
-    process.stderr.write(`agentproto: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `agentproto: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -52,7 +52,11 @@ export function reportFailure(error: unknown, term: Terminal, group: Group | und
     return EXIT_FAILURE;
   }
   const message = error instanceof Error ? error.message : String(error);
-  printFailure(term, { message: `unexpected error: ${message}`, error, ...(term.verbose ? {} : { hint: 'run again with --verbose to see its cause and stack trace' }) });
+  printFailure(term, {
+    message: `unexpected error: ${message}`,
+    error,
+    ...(term.verbose ? {} : { hint: 'run again with --verbose to see its cause and stack trace' }),
+  });
   if (term.verbose && error instanceof Error) term.stderr.write(stackFrames(error));
   return EXIT_FAILURE;
 }

@@ -19,14 +19,17 @@ function storeFlag(group: Group | undefined): string {
   return '--root';
 }
 
-const CREDENTIALS_IN_URL = 'remove the user and password from the URL; give HTTPS credentials through --vault FILE, SSH keys through AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
-const KNOWN_HOSTS = "the source's config.known_hosts must hold the server's verified host key, as a known_hosts line for this host ([host]:port for a nonstandard port)";
-const UNTRUSTED_ARCHIVE = 'nothing was extracted: the archive breaks a rule of the safe reader (the reason in parentheses), so it cannot be used as it is; tell whoever publishes it';
+const CREDENTIALS_IN_URL =
+  'remove the user and password from the URL; give HTTPS credentials through --vault FILE, SSH keys through AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
+const KNOWN_HOSTS =
+  "the source's config.known_hosts must hold the server's verified host key, as a known_hosts line for this host ([host]:port for a nonstandard port)";
+const UNTRUSTED_ARCHIVE =
+  'nothing was extracted: the archive breaks a rule of the safe reader (the reason in parentheses), so it cannot be used as it is; tell whoever publishes it';
 
 function gitCredentials(group: Group | undefined): string {
   return group === 'code'
     ? 'set GITHUB_TOKEN to a token that can read the repository'
-    : "check the --vault entry for this URL (its passwordEnv variable must hold the password) or, for SSH, the deploy key named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES";
+    : 'check the --vault entry for this URL (its passwordEnv variable must hold the password) or, for SSH, the deploy key named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
 }
 
 /**
@@ -35,14 +38,21 @@ function gitCredentials(group: Group | undefined): string {
  */
 const HINTS: Readonly<Record<string, Hint>> = {
   REGISTRY_AUTH: `set ${REGISTRY_ENV.username} and ${REGISTRY_ENV.password}, or ${REGISTRY_ENV.token}, to credentials the registry accepts for this repository`,
-  REGISTRY_UNREACHABLE: 'is the registry up and reachable from here? A registry on plain http (e.g. on localhost) needs --insecure-http',
-  REGISTRY_DIGEST_MISMATCH: 'the registry sent content that does not match its digest, and nothing of it was kept; push a good copy again',
+  REGISTRY_UNREACHABLE:
+    'is the registry up and reachable from here? A registry on plain http (e.g. on localhost) needs --insecure-http',
+  REGISTRY_DIGEST_MISMATCH:
+    'the registry sent content that does not match its digest, and nothing of it was kept; push a good copy again',
 
-  CACHE_ROOT_IN_WORKSPACE: (_error, { group }) => `choose a ${storeFlag(group)} outside the folder being stored (the default store is)`,
-  CACHE_ROOT_UNUSABLE: (_error, { group }) => `${storeFlag(group)} must name a folder you can write to, or a path where one can be created`,
-  CACHE_UNSAFE_TREE: 'the folder holds a link that is absolute or leaves it, or a special file: make the link relative and inside the folder, or copy the file in',
-  CACHE_CORRUPT_OBJECT: (_error, { group }) => `run 'agentproto cache verify --quarantine' (with the same ${storeFlag(group)}) to set corrupt objects aside; the next run fetches them again`,
-  CACHE_LOCK_COMPROMISED: 'another process removed the lock while this one held it; nothing half-written was published, run the command again',
+  CACHE_ROOT_IN_WORKSPACE: (_error, { group }) =>
+    `choose a ${storeFlag(group)} outside the folder being stored (the default store is)`,
+  CACHE_ROOT_UNUSABLE: (_error, { group }) =>
+    `${storeFlag(group)} must name a folder you can write to, or a path where one can be created`,
+  CACHE_UNSAFE_TREE:
+    'the folder holds a link that is absolute or leaves it, or a special file: make the link relative and inside the folder, or copy the file in',
+  CACHE_CORRUPT_OBJECT: (_error, { group }) =>
+    `run 'agentproto cache verify --quarantine' (with the same ${storeFlag(group)}) to set corrupt objects aside; the next run fetches them again`,
+  CACHE_LOCK_COMPROMISED:
+    'another process removed the lock while this one held it; nothing half-written was published, run the command again',
   UNSAFE_ARCHIVE: UNTRUSTED_ARCHIVE,
 
   GIT_AUTH_FAILED: (_error, { group }) => gitCredentials(group),
@@ -51,8 +61,12 @@ const HINTS: Readonly<Record<string, Hint>> = {
   SKILL_URL_HAS_CREDENTIALS: CREDENTIALS_IN_URL,
   // Preparation keeps the git failure's own code in `reason`: a host key is not a password.
   SKILL_AUTH_FAILED: (error, { group }) => (error.reason === 'GIT_HOST_KEY' ? KNOWN_HOSTS : gitCredentials(group)),
-  SKILL_SECRET_MISSING: (error) => (typeof error.secretName === 'string' ? `put the deploy key's private key in the environment variable ${error.secretName}` : undefined),
-  SKILL_PROVIDER_UNKNOWN: '--local-root DIR enables the local provider for folders under DIR; --provider-package SPEC loads providers from an installed package',
+  SKILL_SECRET_MISSING: (error) =>
+    typeof error.secretName === 'string'
+      ? `put the deploy key's private key in the environment variable ${error.secretName}`
+      : undefined,
+  SKILL_PROVIDER_UNKNOWN:
+    '--local-root DIR enables the local provider for folders under DIR; --provider-package SPEC loads providers from an installed package',
   SKILL_NOT_FOUND: 'check the repository URL, the version (branch, tag or commit) and the path of the entry',
   SKILL_UNSAFE_TREE: 'the skill holds a link that leaves its directory; it cannot be used as it is',
 
@@ -72,11 +86,14 @@ const HINTS: Readonly<Record<string, Hint>> = {
   AIP26_PIN_REQUIRED: 'pin the github source to a full 40-character commit id',
   AIP26_RUN_FILE_MISSING: 'the run block names a file the bundle does not hold; check it against code.sources',
 
-  PLUGIN_OCI_DESTINATION_EXISTS: 'pull into a folder that does not exist yet or is empty; the existing one was left untouched',
-  PLUGIN_OCI_INVALID_PACKAGE: "the findings above say what to fix; 'agentproto plugin explain <code>' explains a finding code",
+  PLUGIN_OCI_DESTINATION_EXISTS:
+    'pull into a folder that does not exist yet or is empty; the existing one was left untouched',
+  PLUGIN_OCI_INVALID_PACKAGE:
+    "the findings above say what to fix; 'agentproto plugin explain <code>' explains a finding code",
   PLUGIN_OCI_UNSUPPORTED_ENTRY: 'replace links and special files in the package with regular files, then push again',
   PLUGIN_OCI_UNSAFE_LAYER: UNTRUSTED_ARCHIVE,
-  PLUGIN_WRITE_FAILED: (error) => (/not empty/.test(error.message) ? 'pass --replace to replace the folder, or choose a new --out' : undefined),
+  PLUGIN_WRITE_FAILED: (error) =>
+    /not empty/.test(error.message) ? 'pass --replace to replace the folder, or choose a new --out' : undefined,
 };
 
 /** The hint line for an error with a stable code, or undefined when there is none. */

@@ -50,7 +50,9 @@ async function dispatch(args: readonly string[], term: Terminal): Promise<number
     return EXIT_OK;
   }
   if (!isGroup(command)) {
-    throw new UsageError(command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`);
+    throw new UsageError(
+      command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`,
+    );
   }
   // `-h` or `--help` anywhere asks for the group's help, whatever else the line holds.
   if (beforeSeparator(rest).some((arg) => arg === '-h' || arg === '--help')) return printHelp(term, groupHelp(command));

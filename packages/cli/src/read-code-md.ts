@@ -25,13 +25,20 @@ export async function readCodeMdFrontmatter(path: string): Promise<unknown> {
       await file.close();
     }
   } catch (error) {
-    throw new CommandError(`cannot read manifest ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new CommandError(
+      `cannot read manifest ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
   }
   const block = findFrontmatter(text, FRONTMATTER_LIMITS.maxBytes);
   if (block.found === 'too-large' || (block.found !== 'block' && !whole)) {
-    throw new CommandError(`manifest ${shellQuote(path)}: its front matter is over the ${FRONTMATTER_LIMITS.maxBytes}-character limit`);
+    throw new CommandError(
+      `manifest ${shellQuote(path)}: its front matter is over the ${FRONTMATTER_LIMITS.maxBytes}-character limit`,
+    );
   }
-  if (block.found !== 'block') throw new CommandError(`manifest ${shellQuote(path)} has no YAML front matter (a first line "---" and a closing "---")`);
+  if (block.found !== 'block')
+    throw new CommandError(
+      `manifest ${shellQuote(path)} has no YAML front matter (a first line "---" and a closing "---")`,
+    );
   try {
     return parseUntrustedYaml(block.yaml, { source: `${path}#/frontmatter`, limits: FRONTMATTER_LIMITS });
   } catch (error) {

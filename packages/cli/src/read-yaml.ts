@@ -13,8 +13,13 @@ export async function readYamlFile(path: string, what: string): Promise<unknown>
   try {
     bytes = await readBoundedFile(path, DOCUMENT_LIMITS.maxBytes, 'yaml');
   } catch (error) {
-    if (error instanceof DocumentError) throw new CommandError(`${what} ${shellQuote(path)} is over the ${DOCUMENT_LIMITS.maxBytes}-byte limit`, { cause: error });
-    throw new CommandError(`cannot read ${what} ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    if (error instanceof DocumentError)
+      throw new CommandError(`${what} ${shellQuote(path)} is over the ${DOCUMENT_LIMITS.maxBytes}-byte limit`, {
+        cause: error,
+      });
+    throw new CommandError(
+      `cannot read ${what} ${shellQuote(path)}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
   }
   try {
     return parseUntrustedYaml(bytes, { source: path });

@@ -54,7 +54,8 @@ export function openRemote(command: string, values: RemoteFlags): OciRemote {
   if (url === undefined || url === '') throw new UsageError(`${command} needs --remote URL (https://host[:port])`);
   if (repository === undefined || repository === '') throw new UsageError(`${command} needs --repository NAME`);
   const insecure = values['insecure-http'] === true;
-  if (/^http:/i.test(url) && !insecure) throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
+  if (/^http:/i.test(url) && !insecure)
+    throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
   const auth = registryAuthFromEnv();
   return ociRemote({ url, repository, allowInsecureHttp: insecure, ...(auth === undefined ? {} : { auth }) });
 }
@@ -65,7 +66,11 @@ export function openRemote(command: string, values: RemoteFlags): OciRemote {
  * the first of each code (a registry that is down or sends bad content never fails the
  * command).
  */
-export function remoteTier(command: string, values: RemoteFlags, term: Terminal): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
+export function remoteTier(
+  command: string,
+  values: RemoteFlags,
+  term: Terminal,
+): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
   if (values.remote === undefined) {
     if (values.repository !== undefined) throw new UsageError(`${command}: --repository needs --remote`);
     return {};
@@ -78,7 +83,9 @@ export function remoteTier(command: string, values: RemoteFlags, term: Terminal)
     onEvent: (event) => {
       if (event.type !== 'remote-warning' || shown.has(event.code)) return;
       shown.add(event.code);
-      term.stderr.write(`${term.yellow('warning:')} ${printable(`${event.operation} at ${event.remote} failed (${event.code}): ${event.message}`)}\n`);
+      term.stderr.write(
+        `${term.yellow('warning:')} ${printable(`${event.operation} at ${event.remote} failed (${event.code}): ${event.message}`)}\n`,
+      );
     },
   };
 }

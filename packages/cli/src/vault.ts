@@ -65,7 +65,8 @@ function pathSegments(url: string): { origin: string; segments: string[] } | { p
     } catch {
       return { problem: 'its path has a malformed percent escape' };
     }
-    if (/[/\\\u0000-\u001f\u007f]|%(?:2f|5c|00)/i.test(decoded)) return { problem: 'its path has an encoded separator (%2f, %5c) or control character' };
+    if (/[/\\\u0000-\u001f\u007f]|%(?:2f|5c|00)/i.test(decoded))
+      return { problem: 'its path has an encoded separator (%2f, %5c) or control character' };
     if (/^(?:\.|%2e){1,2}$/i.test(decoded)) return { problem: 'its path has a . or .. segment' };
     segments.push(decoded);
   }
@@ -80,7 +81,10 @@ function pathSegments(url: string): { origin: string; segments: string[] } | { p
  * cannot borrow a scope by spelling). The most specific prefix wins. A prefix that is not
  * a plain http(s) URL is refused when the vault is read.
  */
-export function basicVault(entries: Readonly<Record<string, VaultEntry>>, env: NodeJS.ProcessEnv = process.env): BasicVault {
+export function basicVault(
+  entries: Readonly<Record<string, VaultEntry>>,
+  env: NodeJS.ProcessEnv = process.env,
+): BasicVault {
   const scopes: Scope[] = [];
   for (const [prefix, entry] of Object.entries(entries)) {
     const parsed = pathSegments(prefix);
@@ -93,7 +97,9 @@ export function basicVault(entries: Readonly<Record<string, VaultEntry>>, env: N
     const parsed = pathSegments(url);
     if ('problem' in parsed) throw new VaultScopeError(url, parsed.problem);
     const scope = scopes.find(
-      (candidate) => candidate.origin === parsed.origin && candidate.segments.every((segment, index) => parsed.segments[index] === segment),
+      (candidate) =>
+        candidate.origin === parsed.origin &&
+        candidate.segments.every((segment, index) => parsed.segments[index] === segment),
     );
     if (!scope) return undefined;
     const password = env[scope.entry.passwordEnv];
@@ -108,16 +114,23 @@ export function basicVault(entries: Readonly<Record<string, VaultEntry>>, env: N
  */
 export async function vaultFile(path: string): Promise<BasicVault> {
   try {
-    const value = JSON.parse(await readFile(path, 'utf8')) as Record<string, { username?: unknown; passwordEnv?: unknown }>;
+    const value = JSON.parse(await readFile(path, 'utf8')) as Record<
+      string,
+      { username?: unknown; passwordEnv?: unknown }
+    >;
     const entries: Record<string, VaultEntry> = {};
     for (const [prefix, entry] of Object.entries(value)) {
-      if (typeof entry?.username !== 'string' || typeof entry.passwordEnv !== 'string') throw new Error(`${prefix}: needs "username" and "passwordEnv"`);
+      if (typeof entry?.username !== 'string' || typeof entry.passwordEnv !== 'string')
+        throw new Error(`${prefix}: needs "username" and "passwordEnv"`);
       entries[prefix] = { username: entry.username, passwordEnv: entry.passwordEnv };
     }
     return basicVault(entries);
   } catch (error) {
-    throw new CommandError(`cannot read vault ${shellQuote(path)}: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'the vault is JSON: {"<url prefix>": {"username": "…", "passwordEnv": "<variable holding the password>"}}',
-    });
+    throw new CommandError(
+      `cannot read vault ${shellQuote(path)}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'the vault is JSON: {"<url prefix>": {"username": "…", "passwordEnv": "<variable holding the password>"}}',
+      },
+    );
   }
 }

@@ -14,12 +14,17 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /** Runs the real bin in a child node, loading workspace packages from their TypeScript source. */
 function agentproto(args: string[], cwd?: string) {
-  return run(process.execPath, ['--conditions=@agentproto/source', '--import', TSX, BIN, ...args], { encoding: 'utf8', cwd });
+  return run(process.execPath, ['--conditions=@agentproto/source', '--import', TSX, BIN, ...args], {
+    encoding: 'utf8',
+    cwd,
+  });
 }
 
 describe('the agentproto bin', () => {
   it('prints the version of package.json when node runs it', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     const { stdout, stderr } = await agentproto(['--version']);
     expect(stdout).toBe(`${version}\n`);
     expect(stderr).toBe('');

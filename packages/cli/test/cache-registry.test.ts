@@ -17,7 +17,8 @@ afterAll(async () => {
   await registry?.close();
 });
 beforeEach(() => {
-  for (const name of ['AGENTPROTO_REGISTRY_USERNAME', 'AGENTPROTO_REGISTRY_PASSWORD', 'AGENTPROTO_REGISTRY_TOKEN']) vi.stubEnv(name, '');
+  for (const name of ['AGENTPROTO_REGISTRY_USERNAME', 'AGENTPROTO_REGISTRY_PASSWORD', 'AGENTPROTO_REGISTRY_TOKEN'])
+    vi.stubEnv(name, '');
 });
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -59,17 +60,31 @@ describe('agentproto cache push and pull', () => {
     const flags = remote();
     const pushed = await runJson<PushReport>(['cache', 'push', '--root', first, ...flags]);
     expect(pushed.failed).toEqual([]);
-    expect(pushed.pushed).toEqual([{ key: expect.objectContaining({ declaration: { name: 'hello' } }), objectId: put.objectId }]);
+    expect(pushed.pushed).toEqual([
+      { key: expect.objectContaining({ declaration: { name: 'hello' } }), objectId: put.objectId },
+    ]);
     const key = pushed.pushed[0]!.key;
 
     const pulled = await runJson<PullReport>(['cache', 'pull', '--root', second, ...flags]);
-    expect(pulled).toMatchObject({ failed: [], present: [], pulled: [{ key, objectId: put.objectId, digest: put.digest, files: put.files, bytes: put.bytes }] });
+    expect(pulled).toMatchObject({
+      failed: [],
+      present: [],
+      pulled: [{ key, objectId: put.objectId, digest: put.digest, files: put.files, bytes: put.bytes }],
+    });
 
     const store = await openContentStore({ root: second });
     const found = await store.lookup(key);
-    expect(found).toMatchObject({ objectId: put.objectId, digest: put.digest, files: put.files, bytes: put.bytes, source: 'store' });
+    expect(found).toMatchObject({
+      objectId: put.objectId,
+      digest: put.digest,
+      files: put.files,
+      bytes: put.bytes,
+      source: 'store',
+    });
     expect(found!.path).not.toBe(put.path);
-    expect(await readFile(join(found!.path, 'SKILL.md'), 'utf8')).toBe(await readFile(join(put.path, 'SKILL.md'), 'utf8'));
+    expect(await readFile(join(found!.path, 'SKILL.md'), 'utf8')).toBe(
+      await readFile(join(put.path, 'SKILL.md'), 'utf8'),
+    );
     expect(await readlink(join(found!.path, 'GREETING.md'))).toBe('references/greeting.md');
 
     // Pulled again: already present, nothing fetched twice.
@@ -83,10 +98,18 @@ describe('agentproto cache push and pull', () => {
     const label = `${registry.url}/${flags[3]}`;
     const pushed = await run(['cache', 'push', '--root', first, ...flags]);
     const keyText = `provider=local version=${put.digest.slice(0, 19)} declaration={"name":"hello"}`;
-    expect(pushed).toEqual({ code: 0, stdout: `pushed ${put.objectId.slice(0, 12)}  ${keyText}\npushed 1 key to ${label}\n`, stderr: '' });
+    expect(pushed).toEqual({
+      code: 0,
+      stdout: `pushed ${put.objectId.slice(0, 12)}  ${keyText}\npushed 1 key to ${label}\n`,
+      stderr: '',
+    });
     const pulled = await run(['cache', 'pull', '--root', second, ...flags]);
     expect(pulled.code).toBe(0);
-    expect(pulled.stdout).toMatch(new RegExp(`^pulled ${put.objectId.slice(0, 12)}  .+  3 files \\(.+\\)\\npulled 1 key from .+ into ${second}, 0 already present\\n$`));
+    expect(pulled.stdout).toMatch(
+      new RegExp(
+        `^pulled ${put.objectId.slice(0, 12)}  .+  3 files \\(.+\\)\\npulled 1 key from .+ into ${second}, 0 already present\\n$`,
+      ),
+    );
   });
 
   it('a tampered object in the registry is reported as failed with REGISTRY_DIGEST_MISMATCH, exit 1, and not stored; the others are pulled', async () => {
@@ -105,7 +128,9 @@ describe('agentproto cache push and pull', () => {
     const outcome = await run(['cache', 'pull', '--root', second, ...flags, '--json']);
     expect(outcome.code).toBe(1);
     const report = JSON.parse(outcome.stdout) as PullReport;
-    expect(report.failed).toEqual([expect.objectContaining({ objectId: otherPut.objectId, code: 'REGISTRY_DIGEST_MISMATCH' })]);
+    expect(report.failed).toEqual([
+      expect.objectContaining({ objectId: otherPut.objectId, code: 'REGISTRY_DIGEST_MISMATCH' }),
+    ]);
     expect(report.pulled.map((p) => p.key.declaration)).toEqual([{ name: 'hello' }]);
     const store = await openContentStore({ root: second });
     expect(await store.lookup(report.failed[0]!.key)).toBeUndefined();
@@ -115,8 +140,16 @@ describe('agentproto cache push and pull', () => {
   it('an empty store pushes nothing and exits 0; an empty registry pulls nothing', async () => {
     const base = await scratch();
     const flags = remote();
-    expect(await runJson<PushReport>(['cache', 'push', '--root', join(base, 'a'), ...flags])).toEqual({ remote: `${registry.url}/${flags[3]}`, pushed: [], failed: [] });
-    expect(await runJson<PullReport>(['cache', 'pull', '--root', join(base, 'b'), ...flags])).toMatchObject({ pulled: [], present: [], failed: [] });
+    expect(await runJson<PushReport>(['cache', 'push', '--root', join(base, 'a'), ...flags])).toEqual({
+      remote: `${registry.url}/${flags[3]}`,
+      pushed: [],
+      failed: [],
+    });
+    expect(await runJson<PullReport>(['cache', 'pull', '--root', join(base, 'b'), ...flags])).toMatchObject({
+      pulled: [],
+      present: [],
+      failed: [],
+    });
   });
 
   it('an unreachable registry: push reports each key as failed, pull exits 1 with REGISTRY_UNREACHABLE', async () => {
@@ -124,7 +157,9 @@ describe('agentproto cache push and pull', () => {
     const flags = ['--remote', 'http://127.0.0.1:1', '--repository', 'cache/none', '--insecure-http'];
     const push = await run(['cache', 'push', '--root', first, ...flags, '--json']);
     expect(push.code).toBe(1);
-    expect((JSON.parse(push.stdout) as PushReport).failed).toEqual([expect.objectContaining({ code: 'REGISTRY_UNREACHABLE' })]);
+    expect((JSON.parse(push.stdout) as PushReport).failed).toEqual([
+      expect.objectContaining({ code: 'REGISTRY_UNREACHABLE' }),
+    ]);
     const pull = await run(['cache', 'pull', '--root', second, ...flags]);
     expect(pull.code).toBe(1);
     expect(pull.stderr).toMatch(/^agentproto: REGISTRY_UNREACHABLE: http:\/\/127\.0\.0\.1:1: /);
@@ -134,7 +169,10 @@ describe('agentproto cache push and pull', () => {
     [['cache', 'push', '--repository', 'cache/x'], '--remote URL'],
     [['cache', 'pull', '--remote', 'https://registry.example.com'], '--repository NAME'],
     [['cache', 'push', '--remote', 'http://127.0.0.1:5000', '--repository', 'cache/x'], '--insecure-http'],
-    [['cache', 'pull', '--remote', 'https://registry.example.com', '--repository', 'cache/x', '--password', 'hunter2'], "Unknown option '--password'"],
+    [
+      ['cache', 'pull', '--remote', 'https://registry.example.com', '--repository', 'cache/x', '--password', 'hunter2'],
+      "Unknown option '--password'",
+    ],
   ])('%j is a wrong command line: exit 2 naming %s', async (argv, named) => {
     const outcome = await run([...argv, '--root', await scratch()]);
     expect(outcome.code).toBe(2);

@@ -79,7 +79,11 @@ describe('cache put', () => {
   it('a path that is not a folder exits 1 and names it', async () => {
     const { root, base } = await setup();
     const outcome = await run(['cache', 'put', join(base, 'missing'), '--root', root]);
-    expect(outcome).toEqual({ code: 1, stdout: '', stderr: `agentproto: cache put: ${join(base, 'missing')} is not a folder\n` });
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `agentproto: cache put: ${join(base, 'missing')} is not a folder\n`,
+    });
   });
 
   it('refuses a store root inside the folder it stores', async () => {
@@ -106,7 +110,13 @@ describe('cache ls', () => {
     const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
     const listing = await runJson<StoreListing>(['cache', 'ls', '--root', root]);
     expect(listing.objects).toEqual([
-      expect.objectContaining({ objectId: tree.objectId, provider: 'local', digest: tree.digest, files: 3, bytes: tree.bytes }),
+      expect.objectContaining({
+        objectId: tree.objectId,
+        provider: 'local',
+        digest: tree.digest,
+        files: 3,
+        bytes: tree.bytes,
+      }),
     ]);
     expect(listing.keys).toEqual([expect.objectContaining({ objectId: tree.objectId })]);
     expect(listing.links).toEqual([{ name: expect.any(String), objectId: tree.objectId }]);
@@ -122,7 +132,9 @@ describe('cache ls', () => {
     const lines = stdout.trimEnd().split('\n');
     const header = lines[0]!;
     const rows = lines.filter((line) => /^[0-9a-f]{12} /.test(line));
-    expect(rows.map((row) => row.slice(0, 12)).sort()).toEqual([a.objectId.slice(0, 12), b.objectId.slice(0, 12)].sort());
+    expect(rows.map((row) => row.slice(0, 12)).sort()).toEqual(
+      [a.objectId.slice(0, 12), b.objectId.slice(0, 12)].sort(),
+    );
     for (const column of ['PROVIDER', 'FILES', 'SIZE', 'LINKS', 'DIGEST']) {
       const at = header.indexOf(column);
       for (const row of rows) expect(row[at - 1], `${column} in ${row}`).toBe(' ');
@@ -135,7 +147,11 @@ describe('cache ls', () => {
 
   it('of an empty store says it holds nothing', async () => {
     const { root } = await setup();
-    expect(await run(['cache', 'ls', '--root', root])).toEqual({ code: 0, stdout: `0 objects, 0 keys, 0 links in ${root}\n`, stderr: '' });
+    expect(await run(['cache', 'ls', '--root', root])).toEqual({
+      code: 0,
+      stdout: `0 objects, 0 keys, 0 links in ${root}\n`,
+      stderr: '',
+    });
   });
 });
 
@@ -145,7 +161,11 @@ describe('cache verify', () => {
     const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
     const outcome = await run(['cache', 'verify', '--root', root]);
     expect(outcome).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: '' });
-    expect(await runJson<VerifyReport>(['cache', 'verify', '--root', root])).toEqual({ checked: 1, ok: [tree.objectId], corrupt: [] });
+    expect(await runJson<VerifyReport>(['cache', 'verify', '--root', root])).toEqual({
+      checked: 1,
+      ok: [tree.objectId],
+      corrupt: [],
+    });
   });
 
   it('exits 1 and names the corrupt object', async () => {
@@ -158,7 +178,9 @@ describe('cache verify', () => {
     expect(outcome.stdout).toContain(`corrupt ${tree.objectId}: `);
     const json = await run(['cache', 'verify', '--root', root, '--json']);
     expect(json.code).toBe(1);
-    expect((JSON.parse(json.stdout) as VerifyReport).corrupt).toEqual([{ objectId: tree.objectId, reason: expect.any(String) }]);
+    expect((JSON.parse(json.stdout) as VerifyReport).corrupt).toEqual([
+      { objectId: tree.objectId, reason: expect.any(String) },
+    ]);
   });
 
   it('--quarantine sets the corrupt object aside, so the next put stores the folder afresh', async () => {
@@ -223,6 +245,10 @@ describe('every cache command', () => {
     const outcome = await run(['cache', 'ls', '--root', join(base, 'a-file'), '--json']);
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
-    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\nhint: --root must name a folder .*\\n$`));
+    expect(outcome.stderr).toMatch(
+      new RegExp(
+        `^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\nhint: --root must name a folder .*\\n$`,
+      ),
+    );
   });
 });

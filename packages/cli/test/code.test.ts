@@ -7,7 +7,10 @@ import { scratchFolders } from './support/scratch.js';
 
 const scratch = scratchFolders();
 
-async function manifestIn(text: string, files: Record<string, string> = {}): Promise<{ dir: string; manifest: string }> {
+async function manifestIn(
+  text: string,
+  files: Record<string, string> = {},
+): Promise<{ dir: string; manifest: string }> {
   const dir = await scratch();
   for (const [path, content] of Object.entries(files)) {
     await mkdir(join(dir, path, '..'), { recursive: true });
@@ -38,14 +41,18 @@ describe('agentproto code', () => {
   });
 
   it('code check exits 1 with the stable code of a bad manifest', async () => {
-    const { manifest, dir } = await manifestIn('code:\n  sources:\n    - inline: { path: ../escape.js, content: x }\nrun: tool.js\n');
+    const { manifest, dir } = await manifestIn(
+      'code:\n  sources:\n    - inline: { path: ../escape.js, content: x }\nrun: tool.js\n',
+    );
     const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^agentproto: AIP26_SOURCE_UNRESOLVED: sources\[0\]/);
   });
 
   it('code check refuses a run block that fails the schema, with its pointer', async () => {
-    const { manifest, dir } = await manifestIn('code: { sources: [ { inline: { path: a.js, content: x } } ] }\nrun: []\n');
+    const { manifest, dir } = await manifestIn(
+      'code: { sources: [ { inline: { path: a.js, content: x } } ] }\nrun: []\n',
+    );
     const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain('AIP26_MANIFEST_INVALID');
@@ -53,7 +60,11 @@ describe('agentproto code', () => {
   });
 
   it('code check refuses a runner language that contradicts the run file, inherited or not', async () => {
-    const { manifest, dir } = await manifestIn('code: ./cw\nrun: tool.js\n', { 'cw/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { local: cw/tool.js } ] }\nrunner: { needs: { language: python } }\n', 'cw/tool.js': '' });
+    const { manifest, dir } = await manifestIn('code: ./cw\nrun: tool.js\n', {
+      'cw/manifest.yaml':
+        'kind: code-workspace\ncode: { sources: [ { local: cw/tool.js } ] }\nrunner: { needs: { language: python } }\n',
+      'cw/tool.js': '',
+    });
     const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain('AIP26_RUNNER_CONFLICT');
@@ -64,7 +75,11 @@ describe('agentproto code', () => {
     const out = join(dir, 'bundle.tar.gz');
     const outcome = await run(['code', 'bundle', manifest, '--out', out, '--cache-root', join(dir, 'cache')]);
     expect(outcome.code).toBe(0);
-    expect(execFileSync('tar', ['-tzf', out]).toString().split('\n').filter(Boolean)).toEqual(['lib/', 'lib/a.txt', 'tool.js']);
+    expect(execFileSync('tar', ['-tzf', out]).toString().split('\n').filter(Boolean)).toEqual([
+      'lib/',
+      'lib/a.txt',
+      'tool.js',
+    ]);
   });
 
   it('code run starts the bundle with only PATH and the --env pairs, and returns its exit status', async () => {

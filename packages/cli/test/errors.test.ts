@@ -44,12 +44,17 @@ describe('an error is one line, then a hint when one helps', () => {
     const base = await scratch();
     await mkdir(join(base, 'skills/review'), { recursive: true });
     await writeFile(join(base, 'skills/review/SKILL.md'), '---\nname: review\ndescription: Reviews.\n---\n');
-    await writeFile(join(base, 'plugin.toml'), '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "Acme."\n');
+    await writeFile(
+      join(base, 'plugin.toml'),
+      '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "Acme."\n',
+    );
     await mkdir(join(base, 'out'));
     await writeFile(join(base, 'out/keep.txt'), 'mine');
     const outcome = await run(['plugin', 'build', join(base, 'plugin.toml'), '--out', join(base, 'out')]);
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toMatch(/^agentproto: PLUGIN_WRITE_FAILED: .*\nhint: pass --replace to replace the folder, or choose a new --out\n$/);
+    expect(outcome.stderr).toMatch(
+      /^agentproto: PLUGIN_WRITE_FAILED: .*\nhint: pass --replace to replace the folder, or choose a new --out\n$/,
+    );
   });
 
   it('SKILL_AUTH_FAILED: check --vault; the password is never printed, not even with --verbose', async () => {
@@ -57,17 +62,30 @@ describe('an error is one line, then a hint when one helps', () => {
     const declaration = join(dir, 'skills.json');
     await writeFile(declaration, JSON.stringify([`${skillsRepo.url}#skills/review`]));
     const vault = join(dir, 'vault.json');
-    await writeFile(vault, JSON.stringify({ [skillsRepo.url]: { username: 'bot', passwordEnv: 'AGENTPROTO_ERRORS_TEST_PASSWORD' } }));
+    await writeFile(
+      vault,
+      JSON.stringify({ [skillsRepo.url]: { username: 'bot', passwordEnv: 'AGENTPROTO_ERRORS_TEST_PASSWORD' } }),
+    );
     process.env.AGENTPROTO_ERRORS_TEST_PASSWORD = `${PASSWORD}-wrong`;
     try {
       for (const verbose of [[], ['--verbose']]) {
-        const outcome = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--vault', vault, ...verbose]);
+        const outcome = await run([
+          'skills',
+          'prepare',
+          declaration,
+          '--cache',
+          join(dir, 'cache'),
+          '--vault',
+          vault,
+          ...verbose,
+        ]);
         expect(outcome.code).toBe(1);
         expect(outcome.stderr).toMatch(/^agentproto: SKILL_AUTH_FAILED: skill #0 "review"/);
         expect(outcome.stderr).toMatch(/\nhint: check the --vault entry for this URL .*\n$/);
         expect(`${outcome.stdout}${outcome.stderr}`).not.toContain(PASSWORD);
         expect(outcome.stderr.includes('  cause: ')).toBe(verbose.length > 0);
-        if (verbose.length > 0) expect(outcome.stderr).toMatch(/^ {2}cause: \w+ GIT_AUTH_FAILED: authentication failed for /m);
+        if (verbose.length > 0)
+          expect(outcome.stderr).toMatch(/^ {2}cause: \w+ GIT_AUTH_FAILED: authentication failed for /m);
       }
     } finally {
       delete process.env.AGENTPROTO_ERRORS_TEST_PASSWORD;
@@ -80,7 +98,9 @@ describe('an error is one line, then a hint when one helps', () => {
     await writeFile(declaration, JSON.stringify(['https://user:secret-pw@example.com/r.git#skills/a']));
     const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--verbose']);
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toMatch(/^agentproto: SKILL_URL_HAS_CREDENTIALS: .*\n(  cause: .*\n)*hint: remove the user and password from the URL/);
+    expect(outcome.stderr).toMatch(
+      /^agentproto: SKILL_URL_HAS_CREDENTIALS: .*\n(  cause: .*\n)*hint: remove the user and password from the URL/,
+    );
     expect(outcome.stderr).not.toContain('secret-pw');
   });
 
@@ -93,20 +113,19 @@ describe('an error is one line, then a hint when one helps', () => {
 });
 
 describe('--verbose', () => {
-  it.each([
-    [['--verbose', 'plugin', 'build']],
-    [['plugin', '--verbose', 'build']],
-    [['plugin', 'build', '--verbose']],
-  ])('%j, anywhere on the line, adds the cause chain: each cause with its name, code and message', async (prefix) => {
-    const { config, out } = await missingConfig();
-    const outcome = await run([...prefix, config, '--out', out]);
-    expect(outcome.code).toBe(1);
-    expect(outcome.stderr.split('\n')).toEqual([
-      `agentproto: PLUGIN_CONFIG_INVALID: ${config}: cannot be read (ENOENT)`,
-      `  cause: Error ENOENT: ENOENT: no such file or directory, open '${config}'`,
-      '',
-    ]);
-  });
+  it.each([[['--verbose', 'plugin', 'build']], [['plugin', '--verbose', 'build']], [['plugin', 'build', '--verbose']]])(
+    '%j, anywhere on the line, adds the cause chain: each cause with its name, code and message',
+    async (prefix) => {
+      const { config, out } = await missingConfig();
+      const outcome = await run([...prefix, config, '--out', out]);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr.split('\n')).toEqual([
+        `agentproto: PLUGIN_CONFIG_INVALID: ${config}: cannot be read (ENOENT)`,
+        `  cause: Error ENOENT: ENOENT: no such file or directory, open '${config}'`,
+        '',
+      ]);
+    },
+  );
 
   it('without it, the error is its line alone', async () => {
     const { config, out } = await missingConfig();
@@ -117,13 +136,16 @@ describe('--verbose', () => {
     });
   });
 
-  it.each([[['cache', 'ls']], [['plugin', 'explain', 'AR9O3']], [['--help']], [['code', '--help']]])('%j takes it and prints what it prints without it', async (argv) => {
-    const root = join(await scratch(), 'store');
-    const args = argv[0] === 'cache' ? [...argv, '--root', root] : argv;
-    const plain = await run(args);
-    expect(plain.code).toBe(0);
-    expect(await run([...args, '--verbose'])).toEqual(plain);
-  });
+  it.each([[['cache', 'ls']], [['plugin', 'explain', 'AR9O3']], [['--help']], [['code', '--help']]])(
+    '%j takes it and prints what it prints without it',
+    async (argv) => {
+      const root = join(await scratch(), 'store');
+      const args = argv[0] === 'cache' ? [...argv, '--root', root] : argv;
+      const plain = await run(args);
+      expect(plain.code).toBe(0);
+      expect(await run([...args, '--verbose'])).toEqual(plain);
+    },
+  );
 });
 
 describe('an unexpected error (no code)', () => {
@@ -144,7 +166,8 @@ describe('an unexpected error (no code)', () => {
   it('is one line and the hint to run again with --verbose', async () => {
     expect(await failingStdout(['plugin', 'explain', 'AR9O3'])).toEqual({
       code: 1,
-      stderr: 'agentproto: unexpected error: stdout is gone\nhint: run again with --verbose to see its cause and stack trace\n',
+      stderr:
+        'agentproto: unexpected error: stdout is gone\nhint: run again with --verbose to see its cause and stack trace\n',
     });
   });
 

@@ -6,7 +6,16 @@ const SUBCOMMANDS: Record<string, string[]> = {
   cache: ['put <dir>', 'ls', 'verify', 'gc', 'push', 'pull'],
   code: ['check <manifest>', 'bundle <manifest>', 'run <manifest>'],
   skills: ['resolve <declaration>', 'prepare <declaration>'],
-  plugin: ['build <config>', 'validate <dir>', 'verify <config> <dir>', 'import <dir>', 'emit <config>', 'explain <code>', 'push <dir> <ref>', 'pull <ref> <dir>'],
+  plugin: [
+    'build <config>',
+    'validate <dir>',
+    'verify <config> <dir>',
+    'import <dir>',
+    'emit <config>',
+    'explain <code>',
+    'push <dir> <ref>',
+    'pull <ref> <dir>',
+  ],
 };
 const GROUPS = Object.keys(SUBCOMMANDS);
 
@@ -22,22 +31,36 @@ function section(text: string, heading: string): string[] {
 describe.each(GROUPS)('agentproto %s --help', (group) => {
   const subcommand = SUBCOMMANDS[group]![0]!.split(' ')[0]!;
 
-  it.each([[[group, '--help']], [[group, '-h']], [['help', group]], [['--help', group]], [[group, subcommand, '--help']], [[group, subcommand, 'some-arg', '-h']]])(
-    '%j prints the group help on stdout and exits 0',
-    async (argv) => {
-      const outcome = await run(argv);
-      expect(outcome.code).toBe(0);
-      expect(outcome.stderr).toBe('');
-      expect(outcome.stdout.split('\n')[0]).toMatch(new RegExp(`^Usage: agentproto ${group} `));
-      expect(outcome).toEqual(await run([group, '--help']));
-    },
-  );
+  it.each([
+    [[group, '--help']],
+    [[group, '-h']],
+    [['help', group]],
+    [['--help', group]],
+    [[group, subcommand, '--help']],
+    [[group, subcommand, 'some-arg', '-h']],
+  ])('%j prints the group help on stdout and exits 0', async (argv) => {
+    const outcome = await run(argv);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toBe('');
+    expect(outcome.stdout.split('\n')[0]).toMatch(new RegExp(`^Usage: agentproto ${group} `));
+    expect(outcome).toEqual(await run([group, '--help']));
+  });
 
   it('lists its subcommands and options, and none of another group', async () => {
     const { stdout } = await run([group, '--help']);
     const listed = section(stdout, 'Subcommands:');
-    for (const sub of SUBCOMMANDS[group]!) expect(listed.some((line) => line.startsWith(`  ${sub} `)), sub).toBe(true);
-    expect(section(stdout, 'Options:')).toEqual(expect.arrayContaining([expect.stringMatching(/^  --json /), expect.stringMatching(/^  --verbose /), expect.stringMatching(/^  -h, --help /)]));
+    for (const sub of SUBCOMMANDS[group]!)
+      expect(
+        listed.some((line) => line.startsWith(`  ${sub} `)),
+        sub,
+      ).toBe(true);
+    expect(section(stdout, 'Options:')).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^  --json /),
+        expect.stringMatching(/^  --verbose /),
+        expect.stringMatching(/^  -h, --help /),
+      ]),
+    );
     for (const other of GROUPS.filter((g) => g !== group)) expect(stdout).not.toContain(`agentproto ${other} `);
   });
 
@@ -61,7 +84,10 @@ describe.each(GROUPS)('agentproto %s --help', (group) => {
   });
 
   it('a wrong command line is one line and a pointer to this help on stderr, exit 2', async () => {
-    for (const argv of [[group, 'frobnicate'], [group, subcommand, '--frobnicate']]) {
+    for (const argv of [
+      [group, 'frobnicate'],
+      [group, subcommand, '--frobnicate'],
+    ]) {
       const outcome = await run(argv);
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');

@@ -6,22 +6,31 @@ const GROUPS = ['cache', 'code', 'skills', 'plugin'];
 
 describe('agentproto', () => {
   it('--version prints the version from package.json', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(await run(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
-  it.each([[['--help']], [['-h']], [['help']], [[]]])('%j prints the overview, one line per command, on stdout and exits 0', async (argv) => {
-    const outcome = await run(argv);
-    expect(outcome.code).toBe(0);
-    expect(outcome.stderr).toBe('');
-    for (const group of GROUPS) expect(outcome.stdout).toMatch(new RegExp(`^  ${group} +\\S`, 'm'));
-    expect(outcome.stdout).toContain('--version');
-    expect(outcome.stdout).toContain("Run 'agentproto <command> --help'");
-  });
+  it.each([[['--help']], [['-h']], [['help']], [[]]])(
+    '%j prints the overview, one line per command, on stdout and exits 0',
+    async (argv) => {
+      const outcome = await run(argv);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stderr).toBe('');
+      for (const group of GROUPS) expect(outcome.stdout).toMatch(new RegExp(`^  ${group} +\\S`, 'm'));
+      expect(outcome.stdout).toContain('--version');
+      expect(outcome.stdout).toContain("Run 'agentproto <command> --help'");
+    },
+  );
 
   it('an unknown command prints one line and where the usage is, on stderr, and exits 2', async () => {
     const outcome = await run(['frobnicate']);
-    expect(outcome).toEqual({ code: 2, stdout: '', stderr: `agentproto: unknown command "frobnicate"\nRun 'agentproto --help' for usage.\n` });
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `agentproto: unknown command "frobnicate"\nRun 'agentproto --help' for usage.\n`,
+    });
   });
 
   it.each([
@@ -41,6 +50,9 @@ describe('agentproto', () => {
     expect(outcome.stdout).toBe('');
     const lines = outcome.stderr.split('\n');
     expect(lines[0]).toContain(`agentproto: ${message}`);
-    expect(lines.slice(1)).toEqual([argv[0] === 'cache' ? "Run 'agentproto cache --help' for usage." : "Run 'agentproto --help' for usage.", '']);
+    expect(lines.slice(1)).toEqual([
+      argv[0] === 'cache' ? "Run 'agentproto cache --help' for usage." : "Run 'agentproto --help' for usage.",
+      '',
+    ]);
   });
 });

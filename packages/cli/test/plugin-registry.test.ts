@@ -48,7 +48,11 @@ const reference = (tag = 'v1') => `${registry.host}/plugins/cli${++repositories}
 /** `plugin build` of a small project: one skill, an executable bundled server. Returns the package folder. */
 async function builtPackage(): Promise<string> {
   const root = await scratch();
-  const files: Record<string, string> = { 'plugin.toml': CONFIG, 'skills/review/SKILL.md': SKILL('review'), 'bin/server': '#!/bin/sh\necho serve\n' };
+  const files: Record<string, string> = {
+    'plugin.toml': CONFIG,
+    'skills/review/SKILL.md': SKILL('review'),
+    'bin/server': '#!/bin/sh\necho serve\n',
+  };
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), text);
@@ -78,13 +82,29 @@ describe('agentproto plugin push and pull', () => {
   it('push then pull gives the built package back, byte for byte and mode for mode, without the sidecar', async () => {
     const pkg = await builtPackage();
     const ref = reference();
-    const pushed = await runJson<{ pushed: boolean; ref: string; digest: string; pinned: string; files: string[] }>(['plugin', 'push', pkg, ref, '--insecure-http']);
+    const pushed = await runJson<{ pushed: boolean; ref: string; digest: string; pinned: string; files: string[] }>([
+      'plugin',
+      'push',
+      pkg,
+      ref,
+      '--insecure-http',
+    ]);
     expect(pushed).toMatchObject({ pushed: true, ref });
     expect(pushed.files).toEqual(['bin/server', 'mcp.json', 'plugin.json', 'skills/review/SKILL.md']);
 
     const dir = join(await scratch(), 'pulled');
-    const pulled = await runJson<{ pulled: boolean; dir: string; digest: string; validation: { rejected: boolean; findings: unknown[] } }>(['plugin', 'pull', ref, dir, '--insecure-http']);
-    expect(pulled).toMatchObject({ pulled: true, dir, digest: pushed.digest, validation: { rejected: false, findings: [] } });
+    const pulled = await runJson<{
+      pulled: boolean;
+      dir: string;
+      digest: string;
+      validation: { rejected: boolean; findings: unknown[] };
+    }>(['plugin', 'pull', ref, dir, '--insecure-http']);
+    expect(pulled).toMatchObject({
+      pulled: true,
+      dir,
+      digest: pushed.digest,
+      validation: { rejected: false, findings: [] },
+    });
 
     const expected = await tree(pkg);
     expect(expected.delete('.agentproto-generated.json')).toBe(true);
@@ -93,7 +113,9 @@ describe('agentproto plugin push and pull', () => {
 
     // The pinned reference pulls the same artifact.
     const again = join(await scratch(), 'again');
-    expect((await runJson<{ digest: string }>(['plugin', 'pull', pushed.pinned, again, '--insecure-http'])).digest).toBe(pushed.digest);
+    expect(
+      (await runJson<{ digest: string }>(['plugin', 'pull', pushed.pinned, again, '--insecure-http'])).digest,
+    ).toBe(pushed.digest);
   });
 
   it('prints the reference, the digest and the pinned reference', async () => {
@@ -103,11 +125,17 @@ describe('agentproto plugin push and pull', () => {
     expect(push.code).toBe(0);
     expect(push.stderr).toBe('');
     const digest = /^digest (sha256:[0-9a-f]{64})$/m.exec(push.stdout)?.[1];
-    expect(push.stdout).toBe(`pushed ${ref}: 4 files, Agent Plugins 1.0.0\ndigest ${digest}\npinned ${ref.replace(/:v1$/, '')}@${digest}\n`);
+    expect(push.stdout).toBe(
+      `pushed ${ref}: 4 files, Agent Plugins 1.0.0\ndigest ${digest}\npinned ${ref.replace(/:v1$/, '')}@${digest}\n`,
+    );
 
     const dir = join(await scratch(), 'pulled');
     const pull = await run(['plugin', 'pull', ref, dir, '--insecure-http']);
-    expect(pull).toEqual({ code: 0, stdout: `${dir}: ${ref}, 4 files, Agent Plugins 1.0.0, 1 skill, 1 server\ndigest ${digest}\n`, stderr: '' });
+    expect(pull).toEqual({
+      code: 0,
+      stdout: `${dir}: ${ref}, 4 files, Agent Plugins 1.0.0, 1 skill, 1 server\ndigest ${digest}\n`,
+      stderr: '',
+    });
   });
 
   it('push of a package with an error finding exits 1 with the findings and uploads nothing', async () => {
@@ -118,13 +146,24 @@ describe('agentproto plugin push and pull', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/review\/SKILL\.md#\S*: /m);
-    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: PLUGIN_OCI_INVALID_PACKAGE: ${ref.replaceAll('.', '\\.')}: ${pkg.replaceAll('.', '\\.')} fails validation`, 'm'));
+    expect(outcome.stderr).toMatch(
+      new RegExp(
+        `^agentproto: PLUGIN_OCI_INVALID_PACKAGE: ${ref.replaceAll('.', '\\.')}: ${pkg.replaceAll('.', '\\.')} fails validation`,
+        'm',
+      ),
+    );
     const repository = ref.slice(registry.host.length + 1, -':v1'.length);
     expect(await new OciClient({ url: registry.url, repository, allowInsecureHttp: true }).listTags()).toEqual([]);
 
     const json = await run(['plugin', 'push', pkg, ref, '--insecure-http', '--json']);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ dir: pkg, ref, pushed: false, code: 'PLUGIN_OCI_INVALID_PACKAGE', findings: [expect.objectContaining({ code: 'skill.name-mismatch' })] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      dir: pkg,
+      ref,
+      pushed: false,
+      code: 'PLUGIN_OCI_INVALID_PACKAGE',
+      findings: [expect.objectContaining({ code: 'skill.name-mismatch' })],
+    });
   });
 
   it('pull refuses a non-empty destination and a missing tag with their codes, exit 1, and writes nothing', async () => {
@@ -145,7 +184,9 @@ describe('agentproto plugin push and pull', () => {
     const missing = ref.replace(/:v1$/, ':nope');
     const notFound = await run(['plugin', 'pull', missing, join(base, 'x'), '--insecure-http']);
     expect(notFound.code).toBe(1);
-    expect(notFound.stderr).toBe(`agentproto: PLUGIN_OCI_NOT_FOUND: ${missing}: the registry has no artifact under this reference\n`);
+    expect(notFound.stderr).toBe(
+      `agentproto: PLUGIN_OCI_NOT_FOUND: ${missing}: the registry has no artifact under this reference\n`,
+    );
     expect((await readdir(base)).sort()).toEqual(['full']);
   });
 
@@ -161,7 +202,13 @@ describe('agentproto plugin push and pull', () => {
       expect(outcome.code, argv.join(' ')).toBe(2);
       expect(outcome.stderr).toMatch(/^agentproto: /);
     }
-    const byDigest = await run(['plugin', 'push', pkg, `${registry.host}/plugins/x@sha256:${'a'.repeat(64)}`, '--insecure-http']);
+    const byDigest = await run([
+      'plugin',
+      'push',
+      pkg,
+      `${registry.host}/plugins/x@sha256:${'a'.repeat(64)}`,
+      '--insecure-http',
+    ]);
     expect(byDigest.code).toBe(1);
     expect(byDigest.stderr).toMatch(/^agentproto: REGISTRY_INVALID: .*push needs a tag/);
   });
@@ -197,14 +244,17 @@ describe('registry credentials from the environment', () => {
     const { port } = tokenService.address() as AddressInfo;
     // distribution's "silly" controller: a request without Authorization gets a bearer
     // challenge naming the token service above; any Authorization header is then accepted.
-    guarded = await startOciRegistry({ extraConfig: `auth:\n  silly:\n    realm: http://127.0.0.1:${port}/token\n    service: testkit\n` });
+    guarded = await startOciRegistry({
+      extraConfig: `auth:\n  silly:\n    realm: http://127.0.0.1:${port}/token\n    service: testkit\n`,
+    });
   });
   afterAll(async () => {
     await guarded?.close();
     await new Promise((resolve) => tokenService?.close(resolve));
   });
 
-  const noSecretIn = (outcome: { stdout: string; stderr: string }, secret: string) => expect(`${outcome.stdout}${outcome.stderr}`).not.toContain(secret);
+  const noSecretIn = (outcome: { stdout: string; stderr: string }, secret: string) =>
+    expect(`${outcome.stdout}${outcome.stderr}`).not.toContain(secret);
 
   it('AGENTPROTO_REGISTRY_TOKEN is sent as the bearer token; without it the push is refused with REGISTRY_AUTH', async () => {
     const pkg = await builtPackage();
@@ -246,11 +296,18 @@ describe('registry credentials from the environment', () => {
 
   it('a username without a password is refused before anything is sent', async () => {
     vi.stubEnv('AGENTPROTO_REGISTRY_USERNAME', user);
-    const outcome = await run(['plugin', 'push', await builtPackage(), `${guarded.host}/private/x:v1`, '--insecure-http']);
+    const outcome = await run([
+      'plugin',
+      'push',
+      await builtPackage(),
+      `${guarded.host}/private/x:v1`,
+      '--insecure-http',
+    ]);
     expect(outcome).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'agentproto: AGENTPROTO_REGISTRY_USERNAME and AGENTPROTO_REGISTRY_PASSWORD go together: set both or neither\n',
+      stderr:
+        'agentproto: AGENTPROTO_REGISTRY_USERNAME and AGENTPROTO_REGISTRY_PASSWORD go together: set both or neither\n',
     });
   });
 });

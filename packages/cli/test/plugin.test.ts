@@ -55,8 +55,13 @@ async function built(): Promise<{ config: string; out: string; root: string }> {
   return p;
 }
 
-const exists = (path: string) => access(path).then(() => true, () => false);
-const asText = (files: ReadonlyMap<string, Uint8Array>) => [...files].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]).sort();
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+const asText = (files: ReadonlyMap<string, Uint8Array>) =>
+  [...files].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]).sort();
 const FINDING_LINE = /^(error|warning|info) AR9O[0-5] [a-z0-9.-]+ \S+: .+$/;
 
 describe('agentproto plugin', () => {
@@ -76,15 +81,27 @@ describe('agentproto plugin', () => {
     expect((await stat(join(out, 'bin/server'))).mode & 0o777).toBe(0o755);
 
     const validate = await run(['plugin', 'validate', out]);
-    expect(validate).toEqual({ code: 0, stdout: `${out}: Agent Plugins 1.1.0, 1 skill, 2 servers, 0 findings\n`, stderr: '' });
+    expect(validate).toEqual({
+      code: 0,
+      stdout: `${out}: Agent Plugins 1.1.0, 1 skill, 2 servers, 0 findings\n`,
+      stderr: '',
+    });
 
-    expect(await run(['plugin', 'verify', config, out])).toEqual({ code: 0, stdout: `${out}: up to date\n`, stderr: '' });
+    expect(await run(['plugin', 'verify', config, out])).toEqual({
+      code: 0,
+      stdout: `${out}: up to date\n`,
+      stderr: '',
+    });
 
     await writeFile(join(out, 'skills/review/references/checklist.md'), 'Edited by hand.\n');
     const drifted = await run(['plugin', 'verify', config, out]);
     expect(drifted.code).toBe(1);
-    expect(drifted.stdout).toBe('changed  skills/review/references/checklist.md\nedited  skills/review/references/checklist.md\n');
-    expect(drifted.stderr).toBe(`agentproto: ${out} is not what ${config} builds: 1 changed, 1 edited\nhint: build it again: agentproto plugin build ${config} --out ${out} --replace\n`);
+    expect(drifted.stdout).toBe(
+      'changed  skills/review/references/checklist.md\nedited  skills/review/references/checklist.md\n',
+    );
+    expect(drifted.stderr).toBe(
+      `agentproto: ${out} is not what ${config} builds: 1 changed, 1 edited\nhint: build it again: agentproto plugin build ${config} --out ${out} --replace\n`,
+    );
   });
 
   it('verify reports a removed file as missing and another --spec as drift', async () => {
@@ -107,7 +124,9 @@ describe('agentproto plugin', () => {
     const lines = outcome.stderr.trimEnd().split('\n');
     expect(lines.length).toBeGreaterThan(2);
     for (const line of lines.slice(0, -2)) expect(line).toMatch(FINDING_LINE);
-    expect(lines.at(-2)).toMatch(/^agentproto: PLUGIN_INCOMPLETE: .*: 1 configured part was left out \(AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md#\/frontmatter\/name\); the package records it in \.agentproto-generated\.json$/);
+    expect(lines.at(-2)).toMatch(
+      /^agentproto: PLUGIN_INCOMPLETE: .*: 1 configured part was left out \(AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md#\/frontmatter\/name\); the package records it in \.agentproto-generated\.json$/,
+    );
     expect(lines.at(-1)).toBe("hint: 'agentproto plugin explain skill.name-mismatch' says what the rule asks");
     expect(outcome.stderr).toMatch(/^error AR9O1 skill\.name-mismatch skills\/broken\/SKILL\.md/m);
     expect(await exists(join(out, 'skills/broken'))).toBe(false);
@@ -120,12 +139,19 @@ describe('agentproto plugin', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(/^error AR9O0 plugin\.name-invalid plugin\.json#\/name: /m);
-    expect(outcome.stderr).toContain(`agentproto: PLUGIN_REJECTED: ${config}: a conformant client rejects the plugin (AR9O0 plugin.name-invalid plugin.json#/name); nothing was written\n`);
+    expect(outcome.stderr).toContain(
+      `agentproto: PLUGIN_REJECTED: ${config}: a conformant client rejects the plugin (AR9O0 plugin.name-invalid plugin.json#/name); nothing was written\n`,
+    );
     expect(await exists(out)).toBe(false);
 
     const json = await run(['plugin', 'build', config, '--out', out, '--json']);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ out, rejected: true, written: false, findings: [{ code: 'plugin.name-invalid', rule: 'AR9O0', severity: 'error' }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      out,
+      rejected: true,
+      written: false,
+      findings: [{ code: 'plugin.name-invalid', rule: 'AR9O0', severity: 'error' }],
+    });
     expect(await exists(out)).toBe(false);
   });
 
@@ -139,7 +165,9 @@ describe('agentproto plugin', () => {
     const bad = await project(CONFIG.replace('name = "acme.tools"\n', 'name = "acme.tools"\ncolour = "blue"\n'));
     const invalid = await run(['plugin', 'build', bad.config, '--out', bad.out]);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^agentproto: PLUGIN_CONFIG_INVALID: .*plugin\.toml: colour is not a plugin setting\n$/);
+    expect(invalid.stderr).toMatch(
+      /^agentproto: PLUGIN_CONFIG_INVALID: .*plugin\.toml: colour is not a plugin setting\n$/,
+    );
     const missing = await run(['plugin', 'verify', join(bad.out, 'nope.toml'), bad.out]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('PLUGIN_CONFIG_INVALID');
@@ -158,16 +186,26 @@ describe('agentproto plugin', () => {
 
     const strict = await run(['plugin', 'validate', out, '--strict']);
     expect(strict.code).toBe(2);
-    expect(strict.stderr).toMatch(/^agentproto: AR9O1: skill\.name-mismatch skills\/broken\/SKILL\.md\S*: .+ \(validate --strict fails on any error finding\)\n$/m);
+    expect(strict.stderr).toMatch(
+      /^agentproto: AR9O1: skill\.name-mismatch skills\/broken\/SKILL\.md\S*: .+ \(validate --strict fails on any error finding\)\n$/m,
+    );
     expect(strict.stderr).not.toContain('Usage:');
 
     const strictJson = await run(['plugin', 'validate', out, '--strict', '--json']);
     expect(strictJson.code).toBe(2);
-    expect(JSON.parse(strictJson.stdout)).toMatchObject({ dir: out, rejected: false, skills: ['review'], findings: [{ code: 'skill.name-mismatch', severity: 'error' }] });
+    expect(JSON.parse(strictJson.stdout)).toMatchObject({
+      dir: out,
+      rejected: false,
+      skills: ['review'],
+      findings: [{ code: 'skill.name-mismatch', severity: 'error' }],
+    });
 
     // Warnings alone do not fail --strict.
     const clean = await built();
-    await writeFile(join(clean.out, 'plugin.json'), (await readFile(join(clean.out, 'plugin.json'), 'utf8')).replace('{', '{\n  "colour": "blue",'));
+    await writeFile(
+      join(clean.out, 'plugin.json'),
+      (await readFile(join(clean.out, 'plugin.json'), 'utf8')).replace('{', '{\n  "colour": "blue",'),
+    );
     const warned = await run(['plugin', 'validate', clean.out, '--strict']);
     expect(warned.code).toBe(0);
     expect(warned.stderr).toMatch(/^warning AR9O0 plugin\.unknown-field plugin\.json#\/colour: /);
@@ -180,7 +218,12 @@ describe('agentproto plugin', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(/^error AR9O0 /m);
-    expect(outcome.stderr).toMatch(new RegExp(`^agentproto: PLUGIN_REJECTED: ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: a conformant client rejects the plugin`, 'm'));
+    expect(outcome.stderr).toMatch(
+      new RegExp(
+        `^agentproto: PLUGIN_REJECTED: ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: a conformant client rejects the plugin`,
+        'm',
+      ),
+    );
     const json = await run(['plugin', 'validate', out, '--json']);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ rejected: true, skills: [], servers: [] });
@@ -189,15 +232,36 @@ describe('agentproto plugin', () => {
   });
 
   it('explains an AR9O rule and a finding code; an unknown code exits 2', async () => {
-    expect(await run(['plugin', 'validate', '--explain', 'AR9O3'])).toEqual({ code: 0, stdout: 'AR9O3: an unsupported ${VAR} placeholder\n', stderr: '' });
-    expect(await run(['plugin', 'explain', 'AR9O3'])).toEqual({ code: 0, stdout: 'AR9O3: an unsupported ${VAR} placeholder\n', stderr: '' });
+    expect(await run(['plugin', 'validate', '--explain', 'AR9O3'])).toEqual({
+      code: 0,
+      stdout: 'AR9O3: an unsupported ${VAR} placeholder\n',
+      stderr: '',
+    });
+    expect(await run(['plugin', 'explain', 'AR9O3'])).toEqual({
+      code: 0,
+      stdout: 'AR9O3: an unsupported ${VAR} placeholder\n',
+      stderr: '',
+    });
     const code = await run(['plugin', 'explain', 'skill.name-mismatch']);
     expect(code.code).toBe(0);
-    expect(code.stdout).toMatch(/^skill\.name-mismatch: AR9O1 \(error\): name must equal the name of the skill directory/);
-    expect(await runJson(['plugin', 'validate', '--explain', 'mcp.placeholder-rejected'])).toMatchObject({ code: 'mcp.placeholder-rejected', rule: 'AR9O3', severity: 'error' });
-    expect(await runJson(['plugin', 'explain', 'AR9O0'])).toEqual({ code: 'AR9O0', rule: 'AR9O0', text: expect.stringContaining('plugin.json is missing or invalid') });
+    expect(code.stdout).toMatch(
+      /^skill\.name-mismatch: AR9O1 \(error\): name must equal the name of the skill directory/,
+    );
+    expect(await runJson(['plugin', 'validate', '--explain', 'mcp.placeholder-rejected'])).toMatchObject({
+      code: 'mcp.placeholder-rejected',
+      rule: 'AR9O3',
+      severity: 'error',
+    });
+    expect(await runJson(['plugin', 'explain', 'AR9O0'])).toEqual({
+      code: 'AR9O0',
+      rule: 'AR9O0',
+      text: expect.stringContaining('plugin.json is missing or invalid'),
+    });
 
-    for (const argv of [['plugin', 'explain', 'AR9O9'], ['plugin', 'validate', '--explain', 'nope']]) {
+    for (const argv of [
+      ['plugin', 'explain', 'AR9O9'],
+      ['plugin', 'validate', '--explain', 'nope'],
+    ]) {
       const unknown = await run(argv);
       expect(unknown.code).toBe(2);
       expect(unknown.stdout).toBe('');
@@ -258,17 +322,30 @@ describe('agentproto plugin', () => {
     const manifest = JSON.parse(await readFile(join(out, 'plugin.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.$schema).toBe('https://agent-plugins.org/schemas/1.0.0/plugin.schema.json');
     expect(manifest.presentation).toBeUndefined();
-    expect(JSON.parse(await readFile(join(out, 'mcp.json'), 'utf8')).$schema).toBe('https://agent-plugins.org/schemas/1.0.0/mcp.schema.json');
+    expect(JSON.parse(await readFile(join(out, 'mcp.json'), 'utf8')).$schema).toBe(
+      'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json',
+    );
     expect(await runJson(['plugin', 'validate', out])).toMatchObject({ spec: '1.0.0', rejected: false, findings: [] });
 
     expect((await run(['plugin', 'emit', config, '--out', out])).code).toBe(1);
     const replaced = await runJson(['plugin', 'emit', config, '--out', out, '--replace']);
-    expect(replaced).toMatchObject({ out, spec: '1.1.0', rejected: false, written: true, findings: [], validation: { rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'] } });
+    expect(replaced).toMatchObject({
+      out,
+      spec: '1.1.0',
+      rejected: false,
+      written: true,
+      findings: [],
+      validation: { rejected: false, findings: [], skills: ['review'], servers: ['local', 'web'] },
+    });
 
     const rejectedProject = await project(CONFIG.replace('name = "acme.tools"', 'name = "Acme Tools"'));
     const rejected = await run(['plugin', 'emit', rejectedProject.config, '--out', rejectedProject.out, '--json']);
     expect(rejected.code).toBe(1);
-    expect(JSON.parse(rejected.stdout)).toMatchObject({ rejected: true, written: false, findings: [{ code: 'plugin.name-invalid' }] });
+    expect(JSON.parse(rejected.stdout)).toMatchObject({
+      rejected: true,
+      written: false,
+      findings: [{ code: 'plugin.name-invalid' }],
+    });
     expect(await exists(rejectedProject.out)).toBe(false);
   });
 
@@ -277,7 +354,13 @@ describe('agentproto plugin', () => {
     const build = await run(['plugin', 'build', config, '--out', out, '--json']);
     expect(build.code).toBe(0);
     expect(build.stderr).toBe('');
-    expect(JSON.parse(build.stdout)).toMatchObject({ out, spec: '1.1.0', rejected: false, written: true, findings: [] });
+    expect(JSON.parse(build.stdout)).toMatchObject({
+      out,
+      spec: '1.1.0',
+      rejected: false,
+      written: true,
+      findings: [],
+    });
     expect((JSON.parse(build.stdout) as { files: string[] }).files).toContain('plugin.json');
 
     expect(await runJson(['plugin', 'validate', out])).toEqual({
@@ -291,13 +374,33 @@ describe('agentproto plugin', () => {
       skippedSkills: [],
       skippedServers: [],
     });
-    expect(await runJson(['plugin', 'verify', config, out])).toEqual({ dir: out, ok: true, changed: [], missing: [], unexpected: [], edited: [], omitted: [] });
-    const imported = await runJson<{ config: Record<string, unknown>; files: string[]; report: unknown[]; findings: unknown[]; configFile: string }>(['plugin', 'import', out, '--out', join(await scratch(), 'imported')]);
+    expect(await runJson(['plugin', 'verify', config, out])).toEqual({
+      dir: out,
+      ok: true,
+      changed: [],
+      missing: [],
+      unexpected: [],
+      edited: [],
+      omitted: [],
+    });
+    const imported = await runJson<{
+      config: Record<string, unknown>;
+      files: string[];
+      report: unknown[];
+      findings: unknown[];
+      configFile: string;
+    }>(['plugin', 'import', out, '--out', join(await scratch(), 'imported')]);
     expect(imported.config).toMatchObject({ name: 'acme.tools' });
     expect(imported.files).toEqual(['bin/server', 'skills/review/SKILL.md', 'skills/review/references/checklist.md']);
     expect(imported.findings).toEqual([]);
     expect(JSON.parse(await readFile(imported.configFile, 'utf8'))).toEqual(imported.config);
-    const emitted = await runJson<{ files: string[] }>(['plugin', 'emit', config, '--out', join(await scratch(), 'emitted')]);
+    const emitted = await runJson<{ files: string[] }>([
+      'plugin',
+      'emit',
+      config,
+      '--out',
+      join(await scratch(), 'emitted'),
+    ]);
     expect(emitted.files).toContain('mcp.json');
     expect(await runJson(['plugin', 'explain', 'AR9O3'])).toMatchObject({ code: 'AR9O3' });
 
@@ -308,10 +411,24 @@ describe('agentproto plugin', () => {
   });
 
   it('plugin --help prints the usage with every plugin command', async () => {
-    for (const argv of [['plugin', '--help'], ['plugin', 'build', '-h'], ['help', 'plugin']]) {
+    for (const argv of [
+      ['plugin', '--help'],
+      ['plugin', 'build', '-h'],
+      ['help', 'plugin'],
+    ]) {
       const outcome = await run(argv);
       expect(outcome.code).toBe(0);
-      for (const command of ['build <config>', 'validate <dir>', 'verify <config> <dir>', 'import <dir>', 'emit <config>', 'explain <code>', '--strict', '--explain CODE', '--spec VERSION']) {
+      for (const command of [
+        'build <config>',
+        'validate <dir>',
+        'verify <config> <dir>',
+        'import <dir>',
+        'emit <config>',
+        'explain <code>',
+        '--strict',
+        '--explain CODE',
+        '--spec VERSION',
+      ]) {
         expect(outcome.stdout).toContain(command);
       }
     }
@@ -323,17 +440,38 @@ describe('agentproto plugin', () => {
     { argv: ['plugin', 'build', 'plugin.toml'], message: 'plugin build needs --out DIR' },
     { argv: ['plugin', 'build', '--out', 'x'], message: 'plugin build takes a configuration file' },
     { argv: ['plugin', 'build', 'a.toml', 'b.toml', '--out', 'x'], message: 'plugin build takes a configuration file' },
-    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--spec', '2.0.0'], message: '--spec must be one of 1.0.0, 1.1.0' },
+    {
+      argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--spec', '2.0.0'],
+      message: '--spec must be one of 1.0.0, 1.1.0',
+    },
     { argv: ['plugin', 'build', 'a.toml', '--out='], message: '--out must not be empty' },
-    { argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--insecure-http'], message: "plugin build: Unknown option '--insecure-http'" },
+    {
+      argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--insecure-http'],
+      message: "plugin build: Unknown option '--insecure-http'",
+    },
     { argv: ['plugin', 'validate'], message: 'plugin validate takes a plugin folder' },
     { argv: ['plugin', 'validate', 'dir', '--spec', '1.0.0'], message: "plugin validate: Unknown option '--spec'" },
-    { argv: ['plugin', 'validate', 'dir', '--explain', 'AR9O3'], message: 'plugin validate --explain CODE takes no folder' },
-    { argv: ['plugin', 'validate', '--explain'], message: "plugin validate: Option '--explain <value>' argument missing" },
-    { argv: ['plugin', 'verify', 'plugin.toml'], message: 'plugin verify takes a configuration file and a plugin folder' },
-    { argv: ['plugin', 'verify', 'plugin.toml', 'dir', '--out', 'x'], message: "plugin verify: Unknown option '--out'" },
+    {
+      argv: ['plugin', 'validate', 'dir', '--explain', 'AR9O3'],
+      message: 'plugin validate --explain CODE takes no folder',
+    },
+    {
+      argv: ['plugin', 'validate', '--explain'],
+      message: "plugin validate: Option '--explain <value>' argument missing",
+    },
+    {
+      argv: ['plugin', 'verify', 'plugin.toml'],
+      message: 'plugin verify takes a configuration file and a plugin folder',
+    },
+    {
+      argv: ['plugin', 'verify', 'plugin.toml', 'dir', '--out', 'x'],
+      message: "plugin verify: Unknown option '--out'",
+    },
     { argv: ['plugin', 'import', 'dir'], message: 'plugin import needs --out DIR' },
-    { argv: ['plugin', 'import', 'dir', '--out', 'x', '--spec', '1.0.0'], message: "plugin import: Unknown option '--spec'" },
+    {
+      argv: ['plugin', 'import', 'dir', '--out', 'x', '--spec', '1.0.0'],
+      message: "plugin import: Unknown option '--spec'",
+    },
     { argv: ['plugin', 'emit', '--out', 'x'], message: 'plugin emit takes a configuration file' },
     { argv: ['plugin', 'explain'], message: 'plugin explain takes one code' },
     { argv: ['plugin', 'explain', 'AR9O1', 'AR9O2'], message: 'plugin explain takes one code' },

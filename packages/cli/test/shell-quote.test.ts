@@ -13,7 +13,10 @@ const scratch = scratchFolders();
 /** What bash makes of each word: the words printed NUL-separated, read back. */
 function bashWords(words: string[]): string[] {
   const script = `printf '%s\\0' ${words.join(' ')}`;
-  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', script], { env: { LC_ALL: 'C.UTF-8', PATH: process.env.PATH }, encoding: 'utf8' });
+  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', script], {
+    env: { LC_ALL: 'C.UTF-8', PATH: process.env.PATH },
+    encoding: 'utf8',
+  });
   return out.split('\0').slice(0, -1);
 }
 
@@ -43,10 +46,38 @@ describe('shellQuote', () => {
 
   it('bash reads every quoted path back as the path', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: fc.oneof(fc.constantFrom("'", '"', ' ', '\\', '$', '\n', '\t', '\x1b', '\x7f', '\u202e', '\u00a0', '!', '*', '#', '~', '='), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })) }), { minLength: 1, maxLength: 20 }), (paths) => {
-        const words = paths.map((path) => path.replaceAll('\0', ''));
-        expect(bashWords(words.map(shellQuote))).toEqual(words);
-      }),
+      fc.property(
+        fc.array(
+          fc.string({
+            unit: fc.oneof(
+              fc.constantFrom(
+                "'",
+                '"',
+                ' ',
+                '\\',
+                '$',
+                '\n',
+                '\t',
+                '\x1b',
+                '\x7f',
+                '\u202e',
+                '\u00a0',
+                '!',
+                '*',
+                '#',
+                '~',
+                '=',
+              ),
+              fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+            ),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        (paths) => {
+          const words = paths.map((path) => path.replaceAll('\0', ''));
+          expect(bashWords(words.map(shellQuote))).toEqual(words);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -79,10 +110,14 @@ describe('paths in human output', () => {
     expect(bashWords([shellQuote(tree.path)])).toEqual([tree.path]);
   });
 
-  it("a missing folder named with a quote is named shell-quoted in the error", async () => {
+  it('a missing folder named with a quote is named shell-quoted in the error', async () => {
     const base = await realpath(await scratch());
     await mkdir(join(base, 'store'));
     const outcome = await run(['cache', 'put', join(base, "it's gone"), '--root', join(base, 'store')]);
-    expect(outcome).toEqual({ code: 1, stdout: '', stderr: `agentproto: cache put: '${base}/it'\\''s gone' is not a folder\n` });
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `agentproto: cache put: '${base}/it'\\''s gone' is not a folder\n`,
+    });
   });
 });

@@ -8,7 +8,9 @@ import { run } from './support/run.js';
 import { scratchFolders } from './support/scratch.js';
 
 const scratch = scratchFolders();
-const skillsRepo = serveSkillsForFile({ files: { 'skills/review/SKILL.md': '# review\n', 'skills/review/guide.md': 'guide\n' } });
+const skillsRepo = serveSkillsForFile({
+  files: { 'skills/review/SKILL.md': '# review\n', 'skills/review/guide.md': 'guide\n' },
+});
 let registry: OciRegistry;
 
 beforeAll(async () => {
@@ -46,7 +48,11 @@ describe('agentproto skills with --remote', () => {
     expect(second.stderr).toBe('');
     // One fetch of the commit and the trees on the way to the skill (no blob): the registry's
     // files are used only because they hash to the tree id git gave.
-    expect(skillsRepo.server.stats.log.filter((entry) => entry.method === 'POST' && entry.command !== 'ls-refs').map((entry) => entry.filter)).toEqual(['combine:blob:none+tree:2']);
+    expect(
+      skillsRepo.server.stats.log
+        .filter((entry) => entry.method === 'POST' && entry.command !== 'ls-refs')
+        .map((entry) => entry.filter),
+    ).toEqual(['combine:blob:none+tree:2']);
     const dirB = second.stdout.trim().split(/\s+/)[1]!;
     expect(await readFile(join(dirB, 'guide.md'), 'utf8')).toBe('guide\n');
   });
@@ -55,12 +61,25 @@ describe('agentproto skills with --remote', () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
     await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
-    const outcome = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--remote', `http://127.0.0.1:${await deadPort()}`, '--repository', 'cli/down', '--insecure-http']);
+    const outcome = await run([
+      'skills',
+      'prepare',
+      declaration,
+      '--cache',
+      join(dir, 'cache'),
+      '--remote',
+      `http://127.0.0.1:${await deadPort()}`,
+      '--repository',
+      'cli/down',
+      '--insecure-http',
+    ]);
     expect(outcome.code, outcome.stderr).toBe(0);
     // The first failure is reported; the same failure again while the registry is bypassed is not.
     const warnings = outcome.stderr.split('\n').filter((line) => line.startsWith('warning:'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^warning: \w+ at http:\/\/127\.0\.0\.1:\d+\/cli\/down failed \(REGISTRY_UNREACHABLE\): .*ECONNREFUSED/);
+    expect(warnings[0]).toMatch(
+      /^warning: \w+ at http:\/\/127\.0\.0\.1:\d+\/cli\/down failed \(REGISTRY_UNREACHABLE\): .*ECONNREFUSED/,
+    );
     expect(outcome.stderr).toContain('fetching review at');
   });
 
@@ -68,8 +87,20 @@ describe('agentproto skills with --remote', () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
     await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
-    expect((await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--repository', 'x/y'])).code).toBe(2);
-    const plain = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--remote', registry.url, '--repository', 'x/y']);
+    expect((await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--repository', 'x/y'])).code).toBe(
+      2,
+    );
+    const plain = await run([
+      'skills',
+      'prepare',
+      declaration,
+      '--cache',
+      join(dir, 'c'),
+      '--remote',
+      registry.url,
+      '--repository',
+      'x/y',
+    ]);
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('--insecure-http');
   });

@@ -16,7 +16,15 @@ async function served(auth?: { username: string; password: string }) {
   const repo = await makeRepo({
     root,
     name: 'skills.git',
-    commits: [{ files: { 'skills/review/SKILL.md': '# review\n', 'skills/review/guide.md': 'guide\n', 'skills/lint/SKILL.md': '# lint\n' } }],
+    commits: [
+      {
+        files: {
+          'skills/review/SKILL.md': '# review\n',
+          'skills/review/guide.md': 'guide\n',
+          'skills/lint/SKILL.md': '# lint\n',
+        },
+      },
+    ],
     tags: [{ name: 'v1', target: 0 }],
   });
   const server = await startGitHttpServer({ root, ...(auth ? { auth } : {}) });
@@ -29,7 +37,10 @@ describe('agentproto skills', () => {
     const { repo, url } = await served();
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
-    await writeFile(declaration, `skills:\n  - ${url}@v1#skills/review\n  - { provider: git, source: ${url}, version: v1, path: skills/lint, name: lint }\n`);
+    await writeFile(
+      declaration,
+      `skills:\n  - ${url}@v1#skills/review\n  - { provider: git, source: ${url}, version: v1, path: skills/lint, name: lint }\n`,
+    );
     const first = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--json']);
     expect(first.code).toBe(0);
     const prepared = JSON.parse(first.stdout) as Array<{ name: string; dir: string; version: string; hit: boolean }>;
@@ -55,7 +66,14 @@ describe('agentproto skills', () => {
     const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--json']);
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toEqual([
-      { name: 'review', provider: 'git', version: repo.commits[0], contentId: await repo.treeOf(0, 'skills/review'), cached: false, egressHosts: [new URL(url).host] },
+      {
+        name: 'review',
+        provider: 'git',
+        version: repo.commits[0],
+        contentId: await repo.treeOf(0, 'skills/review'),
+        cached: false,
+        egressHosts: [new URL(url).host],
+      },
     ]);
     expect(outcome.stderr).toBe('');
   });
@@ -67,7 +85,12 @@ describe('agentproto skills', () => {
     const declaration = join(dir, 'skills.json');
     await writeFile(declaration, JSON.stringify([`${url}#skills/review`]));
     const vault = join(dir, 'vault.json');
-    await writeFile(vault, JSON.stringify({ [url.replace(/\/skills\.git$/, '')]: { username: 'bot', passwordEnv: 'AGENTPROTO_TEST_GIT_PASSWORD' } }));
+    await writeFile(
+      vault,
+      JSON.stringify({
+        [url.replace(/\/skills\.git$/, '')]: { username: 'bot', passwordEnv: 'AGENTPROTO_TEST_GIT_PASSWORD' },
+      }),
+    );
     process.env.AGENTPROTO_TEST_GIT_PASSWORD = password;
     try {
       const ok = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--vault', vault]);

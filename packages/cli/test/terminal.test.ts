@@ -16,7 +16,10 @@ async function misnamedSkill(): Promise<{ config: string; out: string }> {
   const base = await scratch();
   await mkdir(join(base, 'skills/review'), { recursive: true });
   await writeFile(join(base, 'skills/review/SKILL.md'), '---\nname: other\ndescription: Reviews.\n---\n');
-  await writeFile(join(base, 'plugin.toml'), '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "Acme."\n');
+  await writeFile(
+    join(base, 'plugin.toml'),
+    '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "Acme."\n',
+  );
   return { config: join(base, 'plugin.toml'), out: join(base, 'out') };
 }
 
@@ -56,7 +59,9 @@ describe('colour', () => {
 
   it('an empty NO_COLOR counts as unset', async () => {
     const { config } = await misnamedSkill();
-    expect((await run(['cache', 'ls', '--root', config], { ...TTY, env: { NO_COLOR: '' } })).stderr).toContain(`${ESC}[31m`);
+    expect((await run(['cache', 'ls', '--root', config], { ...TTY, env: { NO_COLOR: '' } })).stderr).toContain(
+      `${ESC}[31m`,
+    );
   });
 
   it('help and usage errors are never coloured', async () => {
@@ -89,9 +94,17 @@ describe('progress', () => {
     await runJson(['cache', 'put', await writeSampleSkill(join(base, 'hello')), '--root', root]);
     const erase = `\r${ESC}[2K`;
     const tty = await run(['cache', 'verify', '--root', root], { stderrTTY: true, env: {} });
-    expect(tty).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: `${erase}${ESC}[2mverifying the objects of ${root}${ESC}[22m${erase}` });
+    expect(tty).toEqual({
+      code: 0,
+      stdout: 'checked 1 object: 1 ok, 0 corrupt\n',
+      stderr: `${erase}${ESC}[2mverifying the objects of ${root}${ESC}[22m${erase}`,
+    });
     for (const options of [{}, { stderrTTY: true, env: { NO_COLOR: '1' } }]) {
-      expect(await run(['cache', 'verify', '--root', root], options)).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: '' });
+      expect(await run(['cache', 'verify', '--root', root], options)).toEqual({
+        code: 0,
+        stdout: 'checked 1 object: 1 ok, 0 corrupt\n',
+        stderr: '',
+      });
     }
   });
 });

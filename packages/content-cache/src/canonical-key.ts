@@ -116,7 +116,9 @@ export function keyDigest(key: CacheKey): string {
  */
 export function objectIdOf(key: Pick<CacheKey, 'provider' | 'contentId' | 'scope'>): string {
   const scoped = key.scope === undefined ? '' : `,"scope":${JSON.stringify(key.scope)}`;
-  return sha256Hex(`{"provider":${JSON.stringify(key.provider)},"contentId":${JSON.stringify(key.contentId)}${scoped}}`);
+  return sha256Hex(
+    `{"provider":${JSON.stringify(key.provider)},"contentId":${JSON.stringify(key.contentId)}${scoped}}`,
+  );
 }
 
 /** A declaration link is one per (provider, declaration): it points at the tree in use now. */

@@ -140,7 +140,10 @@ export class RemoteMismatchError extends ContentCacheError {
     actual: { digest: string; files: number; bytes: number },
   ) {
     const said = claimed ? `${claimed.digest} (${claimed.files} files, ${claimed.bytes} bytes)` : 'nothing';
-    super('CACHE_REMOTE_MISMATCH', `object ${objectId} from the remote hashes to ${actual.digest} (${actual.files} files, ${actual.bytes} bytes), but its marker claims ${said}`);
+    super(
+      'CACHE_REMOTE_MISMATCH',
+      `object ${objectId} from the remote hashes to ${actual.digest} (${actual.files} files, ${actual.bytes} bytes), but its marker claims ${said}`,
+    );
   }
 }
 
@@ -158,7 +161,11 @@ export class RemoteUnprovenError extends ContentCacheError {
     reason: string,
     cause?: unknown,
   ) {
-    super('CACHE_REMOTE_UNPROVEN', `object ${objectId} from the remote is not the content ${contentId} names: ${reason}`, { cause });
+    super(
+      'CACHE_REMOTE_UNPROVEN',
+      `object ${objectId} from the remote is not the content ${contentId} names: ${reason}`,
+      { cause },
+    );
   }
 }
 
@@ -173,6 +180,9 @@ export class RemoteFactMismatchError extends ContentCacheError {
     readonly remoteValue: string,
     readonly value: string,
   ) {
-    super('CACHE_REMOTE_FACT_MISMATCH', `the remote says ${JSON.stringify(remoteValue)} for fact ${JSON.stringify(fact.replace(/\0/g, ' '))}, the origin says ${JSON.stringify(value)}`);
+    super(
+      'CACHE_REMOTE_FACT_MISMATCH',
+      `the remote says ${JSON.stringify(remoteValue)} for fact ${JSON.stringify(fact.replace(/\0/g, ' '))}, the origin says ${JSON.stringify(value)}`,
+    );
   }
 }

@@ -18,19 +18,73 @@ export { hashTree } from './tree.js';
 export type { HashTreeOptions, TreeSummary } from './tree.js';
 export type { WriteFileOptions } from './writer.js';
 export { nodeStoreFs } from './store-fs.js';
-export { openInside, openDirInside, readFileInside, readDescriptorInto, descriptorIsInside, descriptorPath, lstatInside, realRootOf, NotInsideError } from './fs/open-inside.js';
+export {
+  openInside,
+  openDirInside,
+  readFileInside,
+  readDescriptorInto,
+  descriptorIsInside,
+  descriptorPath,
+  lstatInside,
+  realRootOf,
+  NotInsideError,
+} from './fs/open-inside.js';
 export type { InsideHandle, InsideDir, InsideProblem, OpenInsideOptions, ReadInsideOptions } from './fs/open-inside.js';
 export { copyInside } from './fs/copy-inside.js';
 export type { CopyInsideOptions } from './fs/copy-inside.js';
 export type { StoreFs } from './store-fs.js';
 export type { LockOptions } from './lock.js';
 export * from './errors.js';
-export { readArchive, checkReadOptions, safeEntrySegments, linkStaysInside, ArchiveError, gitPathProblem, isDotGit, GunzipOneMember, TarEndMarker, sortInArchiveOrder } from './archive/index.js';
-export type { ArchiveSource, ArchiveLimits, ReadArchiveOptions, ArchiveFile, ArchiveVisitor, ArchiveProblem, GitPathProblem } from './archive/index.js';
-export { ociRemote, OciRemote, objectTag, keyTag, factTag, OBJECT_ARTIFACT_TYPE, OBJECT_CONFIG_TYPE, FACT_ARTIFACT_TYPE, FACT_CONFIG_TYPE } from './remote/oci-remote.js';
+export {
+  readArchive,
+  checkReadOptions,
+  safeEntrySegments,
+  linkStaysInside,
+  ArchiveError,
+  gitPathProblem,
+  isDotGit,
+  GunzipOneMember,
+  TarEndMarker,
+  sortInArchiveOrder,
+} from './archive/index.js';
+export type {
+  ArchiveSource,
+  ArchiveLimits,
+  ReadArchiveOptions,
+  ArchiveFile,
+  ArchiveVisitor,
+  ArchiveProblem,
+  GitPathProblem,
+} from './archive/index.js';
+export {
+  ociRemote,
+  OciRemote,
+  objectTag,
+  keyTag,
+  factTag,
+  OBJECT_ARTIFACT_TYPE,
+  OBJECT_CONFIG_TYPE,
+  FACT_ARTIFACT_TYPE,
+  FACT_CONFIG_TYPE,
+} from './remote/oci-remote.js';
 export type { OciRemoteOptions } from './remote/oci-remote.js';
-export { OciClient, sha256Digest, parseChallenge, OCI_MANIFEST, EMPTY_JSON, EMPTY_JSON_MEDIA_TYPE } from './remote/oci-client.js';
-export type { OciClientOptions, RegistryAuth, RegistryCredentials, AuthChallenge, Descriptor, ImageManifest, FetchedManifest } from './remote/oci-client.js';
+export {
+  OciClient,
+  sha256Digest,
+  parseChallenge,
+  OCI_MANIFEST,
+  EMPTY_JSON,
+  EMPTY_JSON_MEDIA_TYPE,
+} from './remote/oci-client.js';
+export type {
+  OciClientOptions,
+  RegistryAuth,
+  RegistryCredentials,
+  AuthChallenge,
+  Descriptor,
+  ImageManifest,
+  FetchedManifest,
+} from './remote/oci-client.js';
 export { RegistryError } from './remote/errors.js';
 export type { RegistryErrorCode } from './remote/errors.js';
 export { parseReference, checkRepository, checkReference, isDigest, isTag } from './remote/names.js';
@@ -54,4 +108,12 @@ export {
   findFrontmatter,
   readBoundedFile,
 } from './documents/index.js';
-export type { DocumentErrorCode, DocumentFormat, DocumentLimits, FrontmatterBlock, JsonParseOptions, TomlParseOptions, YamlParseOptions } from './documents/index.js';
+export type {
+  DocumentErrorCode,
+  DocumentFormat,
+  DocumentLimits,
+  FrontmatterBlock,
+  JsonParseOptions,
+  TomlParseOptions,
+  YamlParseOptions,
+} from './documents/index.js';

@@ -22,24 +22,58 @@ export const TEMP_PREFIX = '.tmp-';
 
 export class StoreLayout {
   constructor(readonly root: string) {}
-  get objects() { return join(this.root, 'objects'); }
-  get keys() { return join(this.root, 'keys'); }
-  get links() { return join(this.root, 'links'); }
-  get staging() { return join(this.root, 'staging'); }
-  get trash() { return join(this.root, 'trash'); }
-  get quarantine() { return join(this.root, 'quarantine'); }
-  get facts() { return join(this.root, 'facts'); }
-  get publishLock() { return join(this.root, 'publish.lock'); }
-  get private() { return join(this.root, 'private'); }
-  get folders() { return [this.objects, this.keys, this.links, this.staging, this.trash, this.quarantine, this.facts]; }
-  object(id: string) { return join(this.objects, id); }
-  content(id: string) { return join(this.objects, id, CONTENT); }
-  marker(id: string) { return join(this.objects, id, MARKER); }
-  key(digest: string) { return join(this.keys, `${digest}.json`); }
-  link(digest: string) { return join(this.links, digest); }
-  fact(digest: string) { return join(this.facts, `${digest}.json`); }
+  get objects() {
+    return join(this.root, 'objects');
+  }
+  get keys() {
+    return join(this.root, 'keys');
+  }
+  get links() {
+    return join(this.root, 'links');
+  }
+  get staging() {
+    return join(this.root, 'staging');
+  }
+  get trash() {
+    return join(this.root, 'trash');
+  }
+  get quarantine() {
+    return join(this.root, 'quarantine');
+  }
+  get facts() {
+    return join(this.root, 'facts');
+  }
+  get publishLock() {
+    return join(this.root, 'publish.lock');
+  }
+  get private() {
+    return join(this.root, 'private');
+  }
+  get folders() {
+    return [this.objects, this.keys, this.links, this.staging, this.trash, this.quarantine, this.facts];
+  }
+  object(id: string) {
+    return join(this.objects, id);
+  }
+  content(id: string) {
+    return join(this.objects, id, CONTENT);
+  }
+  marker(id: string) {
+    return join(this.objects, id, MARKER);
+  }
+  key(digest: string) {
+    return join(this.keys, `${digest}.json`);
+  }
+  link(digest: string) {
+    return join(this.links, digest);
+  }
+  fact(digest: string) {
+    return join(this.facts, `${digest}.json`);
+  }
   /** A link's target, relative so the store can be moved or mounted elsewhere whole. */
-  linkTarget(objectId: string) { return `../objects/${objectId}/${CONTENT}`; }
+  linkTarget(objectId: string) {
+    return `../objects/${objectId}/${CONTENT}`;
+  }
   objectIdOfLinkTarget(target: string): string | undefined {
     const match = /^\.\.\/objects\/([0-9a-f]{64})\/content$/.exec(target);
     return match?.[1];

@@ -49,7 +49,8 @@ export async function takeLock(path: string, lockPath: string, options: LockOpti
       try {
         await release();
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ERELEASED') throw new StoreIOError('release lock', lockPath, error);
+        if ((error as NodeJS.ErrnoException).code !== 'ERELEASED')
+          throw new StoreIOError('release lock', lockPath, error);
       }
     },
   };

@@ -12,9 +12,31 @@ import * as fsp from 'node:fs/promises';
  */
 export type StoreFs = Pick<
   typeof fsp,
-  'mkdir' | 'rename' | 'writeFile' | 'readFile' | 'readdir' | 'lstat' | 'chmod' | 'symlink' | 'readlink' | 'realpath' | 'rm' | 'open'
+  | 'mkdir'
+  | 'rename'
+  | 'writeFile'
+  | 'readFile'
+  | 'readdir'
+  | 'lstat'
+  | 'chmod'
+  | 'symlink'
+  | 'readlink'
+  | 'realpath'
+  | 'rm'
+  | 'open'
 > &
-  Pick<typeof fs, 'lstatSync' | 'readdirSync' | 'readFileSync' | 'chmodSync' | 'readlinkSync' | 'openSync' | 'readSync' | 'fsyncSync' | 'closeSync'> & {
+  Pick<
+    typeof fs,
+    | 'lstatSync'
+    | 'readdirSync'
+    | 'readFileSync'
+    | 'chmodSync'
+    | 'readlinkSync'
+    | 'openSync'
+    | 'readSync'
+    | 'fsyncSync'
+    | 'closeSync'
+  > & {
     /** Resolves every link on the way, as the kernel does (realpath(3)). */
     realpathSync(path: string): string;
   };

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { type CacheKey, canonicalJson, canonicalKey, declarationDigest, keyDigest, objectIdOf, sha256Hex } from './canonical-key.js';
+import {
+  type CacheKey,
+  canonicalJson,
+  canonicalKey,
+  declarationDigest,
+  keyDigest,
+  objectIdOf,
+  sha256Hex,
+} from './canonical-key.js';
 import { defaultCacheRoot } from './default-root.js';
 import {
   AcquisitionAbortedError,
@@ -183,7 +191,12 @@ export async function openContentStore(options: ContentStoreOptions = {}): Promi
       await fs.mkdir(folder, { recursive: true });
       await fs.readdir(folder);
     } catch (error) {
-      throw new StoreRootError('CACHE_ROOT_UNUSABLE', root, `cannot use ${folder}: ${(error as NodeJS.ErrnoException).code ?? error}`, error);
+      throw new StoreRootError(
+        'CACHE_ROOT_UNUSABLE',
+        root,
+        `cannot use ${folder}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+        error,
+      );
     }
   }
   return new ContentStore(layout, fs, options);
@@ -268,7 +281,15 @@ export class ContentStore {
     let flight = this.flights.get(digest);
     if (!flight) {
       const controller = new AbortController();
-      const promise = this.acquireOnce(key, keyText, digest, fill, controller.signal, options.check, options.verify).finally(() => {
+      const promise = this.acquireOnce(
+        key,
+        keyText,
+        digest,
+        fill,
+        controller.signal,
+        options.check,
+        options.verify,
+      ).finally(() => {
         if (this.flights.get(digest) === flight) this.flights.delete(digest);
       });
       flight = { promise, controller, waiters: 0 };
@@ -406,12 +427,28 @@ export class ContentStore {
         await verify(tree, signal);
       } catch (error) {
         if (signal.aborted) throw new AcquisitionAbortedError(signal.reason);
-        throw new RemoteUnprovenError(objectId, key.contentId, error instanceof Error ? error.message : String(error), error);
+        throw new RemoteUnprovenError(
+          objectId,
+          key.contentId,
+          error instanceof Error ? error.message : String(error),
+          error,
+        );
       }
     };
     try {
-      const tree = await this.fillAndPublish(key, keyText, digest, objectId, withCheck(pull, check), signal, 'remote', () => claim?.marker, prove);
-      if (tree.source === 'remote') this.emit({ type: 'remote-hit', objectId, remote: remote.label, files: tree.files, bytes: tree.bytes });
+      const tree = await this.fillAndPublish(
+        key,
+        keyText,
+        digest,
+        objectId,
+        withCheck(pull, check),
+        signal,
+        'remote',
+        () => claim?.marker,
+        prove,
+      );
+      if (tree.source === 'remote')
+        this.emit({ type: 'remote-hit', objectId, remote: remote.label, files: tree.files, bytes: tree.bytes });
       return tree;
     } catch (error) {
       if (signal.aborted) throw error;
@@ -459,8 +496,14 @@ export class ContentStore {
     this.remoteTasks.add(tracked);
   }
 
-  private warn(remote: StoreRemote, operation: 'pull' | 'push' | 'recall' | 'remember', subject: string, error: unknown): void {
-    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'REMOTE_FAILED';
+  private warn(
+    remote: StoreRemote,
+    operation: 'pull' | 'push' | 'recall' | 'remember',
+    subject: string,
+    error: unknown,
+  ): void {
+    const code =
+      typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'REMOTE_FAILED';
     const message = error instanceof Error ? error.message : String(error);
     this.emit({ type: 'remote-warning', remote: remote.label, operation, subject, code, message });
   }
@@ -546,9 +589,16 @@ export class ContentStore {
       }
       throwIfAborted(signal);
       await this.assertOnlyDestination(staging.dir);
-      const summary = await sealTree(this.fs, destination, { normalize: true, syncFiles: this.syncFiles, known: writer.known });
+      const summary = await sealTree(this.fs, destination, {
+        normalize: true,
+        syncFiles: this.syncFiles,
+        known: writer.known,
+      });
       const claim = expected?.();
-      if (expected && (!claim || claim.digest !== summary.digest || claim.files !== summary.files || claim.bytes !== summary.bytes)) {
+      if (
+        expected &&
+        (!claim || claim.digest !== summary.digest || claim.files !== summary.files || claim.bytes !== summary.bytes)
+      ) {
         throw new RemoteMismatchError(objectId, claim, summary);
       }
       // After sealing, on the very files the rename below publishes (modes normalised).
@@ -584,11 +634,17 @@ export class ContentStore {
             published = true;
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code;
-            if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw new StoreIOError('publish object', this.layout.object(objectId), error);
+            if (code !== 'ENOTEMPTY' && code !== 'EEXIST')
+              throw new StoreIOError('publish object', this.layout.object(objectId), error);
             // The target exists, so another writer won the race without the lock: use
             // theirs, but only once its marker proves it complete.
             theirs = await this.readMarker(objectId);
-            if (!theirs) throw new CorruptObjectError(objectId, this.layout.object(objectId), 'the object has no completion marker');
+            if (!theirs)
+              throw new CorruptObjectError(
+                objectId,
+                this.layout.object(objectId),
+                'the object has no completion marker',
+              );
           }
           if (published && this.syncFiles) await this.syncPath(this.layout.objects);
         }
@@ -608,9 +664,19 @@ export class ContentStore {
    * it is what keeps the object from gc, so no link (not even a writer's temporary one) can
    * point at an object that nothing else holds. `lookup` waits for the link as well.
    */
-  private async record(key: CacheKey, keyText: string, digest: string, marker: ObjectMarker, source: StoredTree['source']): Promise<StoredTree> {
+  private async record(
+    key: CacheKey,
+    keyText: string,
+    digest: string,
+    marker: ObjectMarker,
+    source: StoredTree['source'],
+  ): Promise<StoredTree> {
     try {
-      await this.writeAtomically(this.layout.keys, this.layout.key(digest), `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`);
+      await this.writeAtomically(
+        this.layout.keys,
+        this.layout.key(digest),
+        `{"objectId":${JSON.stringify(marker.objectId)},"key":${keyText}}\n`,
+      );
       await this.pointLink(key, marker.objectId);
     } catch (error) {
       if (error instanceof StoreIOError) throw new StoreIOError(error.step, error.path ?? this.root, error.cause, true);
@@ -665,10 +731,19 @@ export class ContentStore {
    * be the same value.
    */
   async remember(name: string, value: string): Promise<void> {
-    if (typeof name !== 'string' || typeof value !== 'string') throw new TypeError('remember(name, value) takes two strings');
-    await this.writeAtomically(this.layout.facts, this.layout.fact(sha256Hex(name)), `${JSON.stringify({ name, value, from: FACT_FROM })}\n`, 'fact');
+    if (typeof name !== 'string' || typeof value !== 'string')
+      throw new TypeError('remember(name, value) takes two strings');
+    await this.writeAtomically(
+      this.layout.facts,
+      this.layout.fact(sha256Hex(name)),
+      `${JSON.stringify({ name, value, from: FACT_FROM })}\n`,
+      'fact',
+    );
     const remote = this.remote;
-    if (remote) this.track(this.shareFact(remote, name, value).catch((error: unknown) => this.warn(remote, 'remember', name, error)));
+    if (remote)
+      this.track(
+        this.shareFact(remote, name, value).catch((error: unknown) => this.warn(remote, 'remember', name, error)),
+      );
   }
 
   /**
@@ -705,7 +780,9 @@ export class ContentStore {
       const record = JSON.parse(text) as { name?: unknown; value?: unknown; from?: unknown };
       // Earlier versions also kept facts recalled from the remote here, without a `from`:
       // those are misses, so nothing a registry once said is believed.
-      return record.name === name && typeof record.value === 'string' && record.from === FACT_FROM ? record.value : undefined;
+      return record.name === name && typeof record.value === 'string' && record.from === FACT_FROM
+        ? record.value
+        : undefined;
     } catch {
       return undefined;
     }
@@ -773,7 +850,8 @@ export class ContentStore {
     const names = await io('read staging folder', stagingDir, () => this.fs.readdir(stagingDir));
     const stray = names.find((name) => name !== CONTENT);
     if (stray !== undefined) throw new FillOutsideDestinationError(join(stagingDir, stray));
-    if (names.length === 0) throw new UnsafeTreeError('missing-destination', '.', 'the fill did not create its destination');
+    if (names.length === 0)
+      throw new UnsafeTreeError('missing-destination', '.', 'the fill did not create its destination');
   }
 
   private async withPublishLock<T>(run: (lock: HeldLock) => Promise<T>): Promise<T> {
@@ -830,7 +908,11 @@ export class ContentStore {
     } catch {
       return;
     }
-    await Promise.all(names.map((name) => this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined)));
+    await Promise.all(
+      names.map((name) =>
+        this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined),
+      ),
+    );
   }
 
   /** Every object, key and declaration link in the store. */
@@ -844,11 +926,20 @@ export class ContentStore {
     for (const name of await this.readFolder(this.layout.keys)) {
       if (name.startsWith(TEMP_PREFIX)) continue;
       try {
-        const record = JSON.parse(await this.fs.readFile(join(this.layout.keys, name), 'utf8')) as { objectId?: unknown; key?: unknown };
+        const record = JSON.parse(await this.fs.readFile(join(this.layout.keys, name), 'utf8')) as {
+          objectId?: unknown;
+          key?: unknown;
+        };
         // Listed only when whole: a key of the right shape that files under this very name
         // (keyDigest refuses any other shape), naming an object id. A caller prints and
         // compares these fields, so a record cut short or edited by hand must not reach it.
-        if (typeof record !== 'object' || record === null || typeof record.objectId !== 'string' || !OBJECT_ID.test(record.objectId)) continue;
+        if (
+          typeof record !== 'object' ||
+          record === null ||
+          typeof record.objectId !== 'string' ||
+          !OBJECT_ID.test(record.objectId)
+        )
+          continue;
         if (`${keyDigest(record.key as CacheKey)}.json` !== name) continue;
         keys.push({ key: record.key as CacheKey, objectId: record.objectId });
       } catch {
@@ -883,7 +974,9 @@ export class ContentStore {
         const bad = new Set(report.corrupt.map((c) => c.objectId));
         for (const entry of report.corrupt) {
           const to = join(this.layout.quarantine, `${entry.objectId}-${randomBytes(4).toString('hex')}`);
-          await io('quarantine object', this.layout.object(entry.objectId), () => this.fs.rename(this.layout.object(entry.objectId), to));
+          await io('quarantine object', this.layout.object(entry.objectId), () =>
+            this.fs.rename(this.layout.object(entry.objectId), to),
+          );
           entry.quarantinedTo = to;
         }
         for (const { path, objectId } of await this.readKeyObjects()) {
@@ -904,7 +997,8 @@ export class ContentStore {
     if (!marker) return 'the completion marker is missing';
     try {
       const now = await sealTree(this.fs, this.layout.content(objectId), { normalize: false });
-      if (now.digest !== marker.digest) return `content digest ${now.digest} differs from the marker's ${marker.digest}`;
+      if (now.digest !== marker.digest)
+        return `content digest ${now.digest} differs from the marker's ${marker.digest}`;
       if (now.files !== marker.files || now.bytes !== marker.bytes) return 'file count or size differs from the marker';
     } catch (error) {
       if (error instanceof ContentCacheError) return error.message;
@@ -919,7 +1013,14 @@ export class ContentStore {
    * the publication lock throughout, so nothing it judges unreachable is being published.
    */
   async gc(): Promise<GcReport> {
-    const report: GcReport = { removedObjects: [], removedKeys: 0, removedLinks: 0, removedStaging: 0, removedPrivate: 0, freedBytes: 0 };
+    const report: GcReport = {
+      removedObjects: [],
+      removedKeys: 0,
+      removedLinks: 0,
+      removedStaging: 0,
+      removedPrivate: 0,
+      freedBytes: 0,
+    };
     await this.withPublishLock(async () => {
       const objects = new Set(await this.readFolder(this.layout.objects));
       const reached = new Set<string>();
@@ -985,7 +1086,8 @@ export class ContentStore {
 
   private async removeIfOld(path: string): Promise<void> {
     const stat = await this.fs.lstat(path).catch(() => undefined);
-    if (stat && Date.now() - stat.mtimeMs > TEMP_FILE_GRACE_MS) await this.fs.rm(path, { force: true }).catch(() => undefined);
+    if (stat && Date.now() - stat.mtimeMs > TEMP_FILE_GRACE_MS)
+      await this.fs.rm(path, { force: true }).catch(() => undefined);
   }
 }
 

@@ -108,7 +108,11 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
         const childRel = rel === '' ? child.name : `${rel}/${child.name}`;
         if (isDotGit(child.name)) {
           if (options.skipDotGit === true) continue;
-          throw new UnsafeTreeError('git-dir', childRel, 'a .git entry (in a spelling git itself refuses) is never stored: it would be a repository to whoever runs git in this tree');
+          throw new UnsafeTreeError(
+            'git-dir',
+            childRel,
+            'a .git entry (in a spelling git itself refuses) is never stored: it would be a repository to whoever runs git in this tree',
+          );
         }
         // Names from readdir are single segments, so plain concatenation is a correct join.
         const childAbs = `${abs}/${child.name}`;
@@ -117,7 +121,9 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
           dirs.push(childRel);
           const stat = step('read staged tree', childAbs, () => fs.lstatSync(childHere));
           if (!stat.isDirectory()) throw new NotInsideError(childRel, 'changed');
-          const mode = options.normalize ? normalizeMode(fs, childHere, childAbs, stat.mode, 0o755) : stat.mode & 0o7777;
+          const mode = options.normalize
+            ? normalizeMode(fs, childHere, childAbs, stat.mode, 0o755)
+            : stat.mode & 0o7777;
           lines.push(entry('D', mode, childRel, ''));
         } else if (child.isFile()) {
           const known = options.known?.get(childRel);
@@ -131,7 +137,9 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
           const stat = step('read staged tree', childAbs, () => fs.lstatSync(childHere));
           if (!stat.isFile()) throw new NotInsideError(childRel, 'changed');
           const wanted = stat.mode & 0o111 ? 0o755 : 0o644;
-          const mode = options.normalize ? normalizeMode(fs, childHere, childAbs, stat.mode, wanted) : stat.mode & 0o7777;
+          const mode = options.normalize
+            ? normalizeMode(fs, childHere, childAbs, stat.mode, wanted)
+            : stat.mode & 0o7777;
           const hashed =
             known && known.size === stat.size && !options.syncFiles
               ? { sha256: known.sha256, size: known.size }
@@ -149,8 +157,14 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
               throw error;
             }
           });
-          if (isDotGitmodules(child.name)) throw new UnsafeTreeError('gitmodules-link', childRel, 'git refuses a .gitmodules that is a link (it would read submodule settings from where it points)');
-          if (gitPathProblem(target) !== undefined) throw new UnsafeTreeError('git-dir', childRel, 'the link leads through a .git entry');
+          if (isDotGitmodules(child.name))
+            throw new UnsafeTreeError(
+              'gitmodules-link',
+              childRel,
+              'git refuses a .gitmodules that is a link (it would read submodule settings from where it points)',
+            );
+          if (gitPathProblem(target) !== undefined)
+            throw new UnsafeTreeError('git-dir', childRel, 'the link leads through a .git entry');
           if (options.normalize) checkLink(fs, realRoot, childAbs, childRel, target);
           lines.push(entry('L', 0o777, childRel, target));
         } else {
@@ -205,7 +219,8 @@ function openFolder(fs: StoreFs, realRoot: string, rel: string, abs: string): nu
     fd = fs.openSync(abs, rel === '' ? FOLDER_FLAGS & ~(constants.O_NOFOLLOW ?? 0) : FOLDER_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (rel !== '' && (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT')) throw new NotInsideError(rel, 'changed');
+    if (rel !== '' && (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT'))
+      throw new NotInsideError(rel, 'changed');
     throw asStoreError('read staged tree', abs, error);
   }
   if (!descriptorIsInside(fd, realRoot, abs)) {
@@ -222,7 +237,8 @@ function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, targ
   // Judged on paper first, so a link that leaves the tree is named as such even when its
   // target does not exist.
   const lexical = posix.normalize(posix.join(posix.dirname(rel), target));
-  if (lexical === '..' || lexical.startsWith('../')) throw new UnsafeTreeError('link-escapes', rel, 'the link points outside the tree');
+  if (lexical === '..' || lexical.startsWith('../'))
+    throw new UnsafeTreeError('link-escapes', rel, 'the link points outside the tree');
   let resolved: string;
   try {
     // realpath follows every link on the way, so a chain of links that are each harmless
@@ -230,7 +246,8 @@ function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, targ
     resolved = fs.realpathSync(abs);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new UnsafeTreeError('link-dangling', rel, 'the link points at nothing');
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new UnsafeTreeError('link-dangling', rel, 'the link points at nothing');
     if (code === 'ELOOP') throw new UnsafeTreeError('link-loop', rel, 'the link loops');
     throw new StoreIOError('read staged tree', abs, error);
   }
@@ -244,7 +261,15 @@ function checkLink(fs: StoreFs, realRoot: string, abs: string, rel: string, targ
  * proven folder (`here`) without following a link, and proven inside where the platform
  * cannot name the folder by its descriptor.
  */
-async function hashFile(fs: StoreFs, realRoot: string, rel: string, here: string, abs: string, sync: boolean, slicer: Slicer): Promise<{ sha256: string; size: number }> {
+async function hashFile(
+  fs: StoreFs,
+  realRoot: string,
+  rel: string,
+  here: string,
+  abs: string,
+  sync: boolean,
+  slicer: Slicer,
+): Promise<{ sha256: string; size: number }> {
   let fd: number;
   try {
     fd = fs.openSync(here, READ_FLAGS);
@@ -303,6 +328,7 @@ export async function io<T>(name: string, path: string, run: () => Promise<T>): 
 }
 
 function asStoreError(name: string, path: string, error: unknown): unknown {
-  if (error instanceof ContentCacheError || typeof (error as NodeJS.ErrnoException | undefined)?.code !== 'string') return error;
+  if (error instanceof ContentCacheError || typeof (error as NodeJS.ErrnoException | undefined)?.code !== 'string')
+    return error;
   return new StoreIOError(name, path, error);
 }

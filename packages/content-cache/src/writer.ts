@@ -46,9 +46,13 @@ export class TreeWriter {
     );
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     let trustMode = await created;
-    if (!trustMode) await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
+    if (!trustMode)
+      await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
     else trustMode = await this.modeHoldsFor(mode, abs);
-    this.known.set(rel, trustMode && !this.known.has(rel) ? { size: bytes.byteLength, sha256, mode } : { size: bytes.byteLength, sha256 });
+    this.known.set(
+      rel,
+      trustMode && !this.known.has(rel) ? { size: bytes.byteLength, sha256, mode } : { size: bytes.byteLength, sha256 },
+    );
   }
 
   private modeHoldsFor(mode: number, abs: string): Promise<boolean> {

@@ -13,7 +13,9 @@ describe('concurrency across processes', () => {
     const root = join(await tempDir(), 'store');
     const store = await openContentStore({ root, lock: { staleMs: 2000 } });
     const startAt = Date.now() + 2500;
-    const children = Array.from({ length: 4 }, (_, i) => spawnWorker([root, 'batch', String(i + 1), '25', String(startAt)]));
+    const children = Array.from({ length: 4 }, (_, i) =>
+      spawnWorker([root, 'batch', String(i + 1), '25', String(startAt)]),
+    );
     const outputs = Promise.all(children.map(finished));
     let running = true;
     void outputs.finally(() => (running = false)).catch(() => undefined);
@@ -22,7 +24,9 @@ describe('concurrency across processes', () => {
     let treesRead = 0;
     while (running) {
       for (const id of existsSync(join(root, 'objects')) ? await readdir(join(root, 'objects')) : []) {
-        const marker = JSON.parse(await readFile(join(root, 'objects', id, 'COMPLETE.json'), 'utf8')) as { contentId: string };
+        const marker = JSON.parse(await readFile(join(root, 'objects', id, 'COMPLETE.json'), 'utf8')) as {
+          contentId: string;
+        };
         for (const [path, text] of expectedFiles(marker.contentId)) {
           expect(await readFile(join(root, 'objects', id, 'content', path), 'utf8')).toBe(text);
         }
@@ -30,7 +34,8 @@ describe('concurrency across processes', () => {
       }
       for (let k = 0; k < 5; k++) {
         const tree = await store.lookup(keyOf(`k${k}`, k));
-        if (tree) expect(await readFile(join(tree.linkPath, 'SKILL.md'), 'utf8')).toBe(expectedFiles(`k${k}`).get('SKILL.md'));
+        if (tree)
+          expect(await readFile(join(tree.linkPath, 'SKILL.md'), 'utf8')).toBe(expectedFiles(`k${k}`).get('SKILL.md'));
       }
       await new Promise((resolve) => setTimeout(resolve, 2));
     }

@@ -23,7 +23,9 @@ async function checkAfterCrash(root: string, trial: number, checked: Set<string>
     if (checked.has(marker.objectId)) continue;
     checked.add(marker.objectId);
     for (const [path, text] of expectedFiles(marker.contentId)) {
-      expect(await readFile(join(root, 'objects', marker.objectId, 'content', path), 'utf8'), `${where} ${path}`).toBe(text);
+      expect(await readFile(join(root, 'objects', marker.objectId, 'content', path), 'utf8'), `${where} ${path}`).toBe(
+        text,
+      );
     }
   }
   const contentId = `after-${trial}`;

@@ -47,7 +47,9 @@ describe('canonical keys', () => {
 
   it('rejects an invalid key in acquire before touching the store', async () => {
     const store = await openContentStore({ root: await tempDir() });
-    await expect(store.acquire({ ...base, declaration: { f: () => 1 } } as never, async () => {})).rejects.toBeInstanceOf(InvalidKeyError);
+    await expect(
+      store.acquire({ ...base, declaration: { f: () => 1 } } as never, async () => {}),
+    ).rejects.toBeInstanceOf(InvalidKeyError);
     expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
   });
 
@@ -77,7 +79,9 @@ describe('canonical keys', () => {
     fc.assert(
       fc.property(json, json, (a, b) => {
         fc.pre(JSON.stringify(a) !== JSON.stringify(b) && canonicalJson(a) !== canonicalJson(b));
-        expect(canonicalKey({ ...base, declaration: a as never })).not.toBe(canonicalKey({ ...base, declaration: b as never }));
+        expect(canonicalKey({ ...base, declaration: a as never })).not.toBe(
+          canonicalKey({ ...base, declaration: b as never }),
+        );
       }),
     );
   });

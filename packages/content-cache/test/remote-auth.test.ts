@@ -52,7 +52,10 @@ beforeAll(async () => {
     service: SERVICE,
     issuer: 'testkit-issuer',
   });
-  [tokenRegistry, plainRegistry] = await Promise.all([startOciRegistry({ extraConfig: tokenServer.registryConfig() }), startOciRegistry()]);
+  [tokenRegistry, plainRegistry] = await Promise.all([
+    startOciRegistry({ extraConfig: tokenServer.registryConfig() }),
+    startOciRegistry(),
+  ]);
   proxy = await startBasicAuthProxy({ target: plainRegistry.url, users: { writer: WRITER_PASSWORD } });
 });
 
@@ -117,7 +120,9 @@ describe('bearer token flow against distribution with `auth: token`', () => {
     expect((await puller.getBlob(pushed.layerDigest, 1024)).toString()).toBe('layer one');
     expect(await puller.hasBlob(pushed.layerDigest)).toBe(true);
     expect((await puller.listTags()).sort()).toEqual(['v1', 'v2']);
-    expect(tokenRequestsFor(repository, afterPush)).toEqual([{ user: 'writer', scope: `repository:${repository}:pull`, service: SERVICE, status: 200 }]);
+    expect(tokenRequestsFor(repository, afterPush)).toEqual([
+      { user: 'writer', scope: `repository:${repository}:pull`, service: SERVICE, status: 200 },
+    ]);
   });
 
   it('tells the auth callback the challenge the registry sent', async () => {
@@ -146,10 +151,28 @@ describe('bearer token flow against distribution with `auth: token`', () => {
     const [pullChallenge, pushChallenge] = sent.map(challengeParams);
     expect(sent).toHaveLength(2);
     expect(seen).toEqual([
-      { registry: tokenRegistry.url, repository, scheme: 'bearer', realm: pullChallenge!.realm, service: pullChallenge!.service, scope: pullChallenge!.scope },
-      { registry: tokenRegistry.url, repository, scheme: 'bearer', realm: pushChallenge!.realm, service: pushChallenge!.service, scope: pushChallenge!.scope },
+      {
+        registry: tokenRegistry.url,
+        repository,
+        scheme: 'bearer',
+        realm: pullChallenge!.realm,
+        service: pullChallenge!.service,
+        scope: pullChallenge!.scope,
+      },
+      {
+        registry: tokenRegistry.url,
+        repository,
+        scheme: 'bearer',
+        realm: pushChallenge!.realm,
+        service: pushChallenge!.service,
+        scope: pushChallenge!.scope,
+      },
     ]);
-    expect(pullChallenge).toMatchObject({ realm: tokenServer.realm, service: SERVICE, scope: `repository:${repository}:pull` });
+    expect(pullChallenge).toMatchObject({
+      realm: tokenServer.realm,
+      service: SERVICE,
+      scope: `repository:${repository}:pull`,
+    });
     expect(pushChallenge!.scope!.split(':')[2]!.split(',').sort()).toEqual(['pull', 'push']);
   });
 
@@ -203,7 +226,9 @@ describe('HTTP Basic through a reverse proxy', () => {
     // What went through the proxy is in the registry behind it.
     const direct = clientOf(plainRegistry.url, repository);
     expect((await direct.getManifest('v1'))?.digest).toBe(pushed.manifestDigest);
-    const forwarded = proxy.requests.log.filter((entry) => entry.path.startsWith(`/v2/${repository}/`) && entry.status !== 401);
+    const forwarded = proxy.requests.log.filter(
+      (entry) => entry.path.startsWith(`/v2/${repository}/`) && entry.status !== 401,
+    );
     expect(forwarded.length).toBeGreaterThan(0);
     expect(new Set(forwarded.map((entry) => entry.user))).toEqual(new Set(['writer']));
   });
@@ -234,7 +259,11 @@ describe('redirects to another origin', () => {
       // The other origin answered other bytes: the digest check catches them.
       expect(error.code).toBe('REGISTRY_DIGEST_MISMATCH');
       // The proxy saw the credential on the request it redirected...
-      expect(proxy.requests.log.filter((entry) => entry.path === blobPath && entry.status === 307).map((entry) => entry.user)).toEqual(['writer']);
+      expect(
+        proxy.requests.log
+          .filter((entry) => entry.path === blobPath && entry.status === 307)
+          .map((entry) => entry.user),
+      ).toEqual(['writer']);
       // ...and the other origin got the request without it.
       const there = proxy.elsewhere.received.slice(received);
       expect(there.map((request) => request.path)).toEqual([blobPath]);
@@ -249,7 +278,10 @@ describe('redirects to another origin', () => {
     const pushed = await pushArtifact(clientOf(proxy.url, repository, asWriter), 'v1', 'the real blob');
     const blobPath = `/v2/${repository}/blobs/${pushed.layerDigest}`;
     // The other origin asks for a bearer token from a token service of its own choosing.
-    proxy.elsewhere.answerWith({ status: 401, headers: { 'www-authenticate': `Bearer realm="${proxy.elsewhere.url}/token",service="elsewhere"` } });
+    proxy.elsewhere.answerWith({
+      status: 401,
+      headers: { 'www-authenticate': `Bearer realm="${proxy.elsewhere.url}/token",service="elsewhere"` },
+    });
     proxy.redirectElsewhere(blobPath);
     try {
       const received = proxy.elsewhere.received.length;
@@ -297,7 +329,8 @@ describe('canary: no password in errors, events, the store or request logs', () 
     const errors: unknown[] = [];
     const events: StoreEvent[] = [];
     const roots: string[] = [];
-    const remoteOf = (url: string, repository: string, auth: RegistryAuth) => ociRemote({ url, repository, auth, allowInsecureHttp: true, timeoutMs: 5_000 });
+    const remoteOf = (url: string, repository: string, auth: RegistryAuth) =>
+      ociRemote({ url, repository, auth, allowInsecureHttp: true, timeoutMs: 5_000 });
     const storeWith = async (remote: ReturnType<typeof ociRemote>) => {
       const root = join(await tempDir(), 'store');
       roots.push(root);
@@ -325,8 +358,17 @@ describe('canary: no password in errors, events, the store or request logs', () 
 
       for (const auth of [withWrongPassword, asReader, undefined]) {
         const client = clientOf(url, 'canary/client', auth);
-        for (const operation of [() => client.getManifest('v1'), () => client.pushBlob(Buffer.from('x')), () => client.listTags()]) {
-          errors.push(await operation().then(() => undefined, (error: unknown) => error));
+        for (const operation of [
+          () => client.getManifest('v1'),
+          () => client.pushBlob(Buffer.from('x')),
+          () => client.listTags(),
+        ]) {
+          errors.push(
+            await operation().then(
+              () => undefined,
+              (error: unknown) => error,
+            ),
+          );
         }
       }
     }
@@ -338,7 +380,9 @@ describe('canary: no password in errors, events, the store or request logs', () 
     expect(types.filter((type) => type === 'remote-hit')).toHaveLength(2);
     const warnings = events.filter((event) => event.type === 'remote-warning');
     expect(warnings.map((event) => `${event.operation} ${event.code}`).sort()).toEqual(
-      ['pull', 'push', 'remember'].flatMap((operation) => [`${operation} REGISTRY_AUTH`, `${operation} REGISTRY_AUTH`]).sort(),
+      ['pull', 'push', 'remember']
+        .flatMap((operation) => [`${operation} REGISTRY_AUTH`, `${operation} REGISTRY_AUTH`])
+        .sort(),
     );
 
     const places: Record<string, string> = {
@@ -350,16 +394,23 @@ describe('canary: no password in errors, events, the store or request logs', () 
       'registry logs': `${tokenRegistry.log()}\n${plainRegistry.log()}`,
     };
     // The scanner finds what it looks for: a Basic header with the password is caught.
-    expect(leaksIn(`Authorization: Basic ${Buffer.from(`writer:${WRITER_PASSWORD}`).toString('base64')}`)).not.toEqual([]);
+    expect(leaksIn(`Authorization: Basic ${Buffer.from(`writer:${WRITER_PASSWORD}`).toString('base64')}`)).not.toEqual(
+      [],
+    );
     expect(places['store files']).toContain('canary');
-    for (const [place, text] of Object.entries(places)) expect({ place, leaks: leaksIn(text) }).toEqual({ place, leaks: [] });
+    for (const [place, text] of Object.entries(places))
+      expect({ place, leaks: leaksIn(text) }).toEqual({ place, leaks: [] });
   });
 });
 
 /** Every form a password could leak in: raw, URL-, form- and JSON-escaped, base64 (alone and as `user:password`), hex. */
 function secretForms(): string[] {
   const forms = new Set<string>();
-  for (const [user, password] of [['writer', WRITER_PASSWORD], ['reader', READER_PASSWORD], ['writer', WRONG_PASSWORD]] as const) {
+  for (const [user, password] of [
+    ['writer', WRITER_PASSWORD],
+    ['reader', READER_PASSWORD],
+    ['writer', WRONG_PASSWORD],
+  ] as const) {
     for (const data of [password, `${user}:${password}`]) {
       forms.add(data);
       forms.add(encodeURIComponent(data));
@@ -379,7 +430,11 @@ function leaksIn(text: string): string[] {
 
 function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
-  for (let current = error; current !== undefined && current !== null && chain.length < 20; current = (current as { cause?: unknown }).cause) {
+  for (
+    let current = error;
+    current !== undefined && current !== null && chain.length < 20;
+    current = (current as { cause?: unknown }).cause
+  ) {
     chain.push(current);
   }
   return chain;
@@ -387,7 +442,12 @@ function causeChain(error: unknown): unknown[] {
 
 function jsonOf(value: unknown): string {
   try {
-    const own = typeof value === 'object' && value !== null ? Object.fromEntries(Object.getOwnPropertyNames(value).map((name) => [name, (value as Record<string, unknown>)[name]])) : value;
+    const own =
+      typeof value === 'object' && value !== null
+        ? Object.fromEntries(
+            Object.getOwnPropertyNames(value).map((name) => [name, (value as Record<string, unknown>)[name]]),
+          )
+        : value;
     return JSON.stringify(own) ?? String(value);
   } catch {
     return String(value);

@@ -50,12 +50,21 @@ interface Machine {
   fill(files: Record<string, string>): Fill;
 }
 
-async function machine(repository: string, options: { url?: string; timeoutMs?: number; limits?: { maxBytes?: number; maxFiles?: number } } = {}): Promise<Machine> {
+async function machine(
+  repository: string,
+  options: { url?: string; timeoutMs?: number; limits?: { maxBytes?: number; maxFiles?: number } } = {},
+): Promise<Machine> {
   const events: StoreEvent[] = [];
   const store = provingEveryTree(
     await openContentStore({
       root: join(await tempDir(), 'store'),
-      remote: ociRemote({ url: options.url ?? registry.url, repository, allowInsecureHttp: true, timeoutMs: options.timeoutMs, limits: options.limits }),
+      remote: ociRemote({
+        url: options.url ?? registry.url,
+        repository,
+        allowInsecureHttp: true,
+        timeoutMs: options.timeoutMs,
+        limits: options.limits,
+      }),
       onEvent: (event) => events.push(event),
     }),
   );
@@ -66,7 +75,8 @@ async function machine(repository: string, options: { url?: string; timeoutMs?: 
     fill(files) {
       return async (_destination, context) => {
         m.fills += 1;
-        for (const [path, text] of Object.entries(files)) await context.writeFile(path, text, { mode: path.endsWith('.sh') ? 0o755 : 0o644 });
+        for (const [path, text] of Object.entries(files))
+          await context.writeFile(path, text, { mode: path.endsWith('.sh') ? 0o755 : 0o644 });
       };
     },
   };
@@ -76,7 +86,12 @@ async function machine(repository: string, options: { url?: string; timeoutMs?: 
 const FILES = { 'SKILL.md': '# review\n', 'scripts/run.sh': 'echo hi\n', 'docs/guide.md': 'read me\n' };
 
 function keyOf(contentId: string): CacheKey {
-  return { provider: 'git', declaration: { source: 'https://example.test/skills.git', path: 'skills/review' }, version: `v-${contentId}`, contentId };
+  return {
+    provider: 'git',
+    declaration: { source: 'https://example.test/skills.git', path: 'skills/review' },
+    version: `v-${contentId}`,
+    contentId,
+  };
 }
 
 async function treeFiles(root: string): Promise<Record<string, string>> {
@@ -86,14 +101,17 @@ async function treeFiles(root: string): Promise<Record<string, string>> {
       const path = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) await walk(path);
       else if (entry.isSymbolicLink()) out[path] = `-> ${await readlink(join(root, path))}`;
-      else out[path] = `${((await stat(join(root, path))).mode & 0o777).toString(8)} ${await readFile(join(root, path), 'utf8')}`;
+      else
+        out[path] =
+          `${((await stat(join(root, path))).mode & 0o777).toString(8)} ${await readFile(join(root, path), 'utf8')}`;
     }
   };
   await walk('');
   return out;
 }
 
-const warnings = (events: StoreEvent[]) => events.filter((e): e is Extract<StoreEvent, { type: 'remote-warning' }> => e.type === 'remote-warning');
+const warnings = (events: StoreEvent[]) =>
+  events.filter((e): e is Extract<StoreEvent, { type: 'remote-warning' }> => e.type === 'remote-warning');
 
 describe('remote tier: two machines', () => {
   it('machine B takes what machine A filled from the registry, without running its fill', async () => {
@@ -109,9 +127,23 @@ describe('remote tier: two machines', () => {
 
     const second = await b.store.acquire(key, b.fill({ 'SKILL.md': 'never used' }));
     expect(b.fills).toBe(0);
-    expect(second).toMatchObject({ source: 'remote', fromCache: true, digest: first.digest, files: 3, objectId: first.objectId });
+    expect(second).toMatchObject({
+      source: 'remote',
+      fromCache: true,
+      digest: first.digest,
+      files: 3,
+      objectId: first.objectId,
+    });
     expect(await treeFiles(second.linkPath)).toEqual(await treeFiles(first.linkPath));
-    expect(b.events).toEqual([{ type: 'remote-hit', objectId: first.objectId, remote: `${registry.url}/${repository}`, files: 3, bytes: first.bytes }]);
+    expect(b.events).toEqual([
+      {
+        type: 'remote-hit',
+        objectId: first.objectId,
+        remote: `${registry.url}/${repository}`,
+        files: 3,
+        bytes: first.bytes,
+      },
+    ]);
     // What came from the registry is an ordinary object: verify re-hashes it from disk.
     expect((await b.store.verify()).corrupt).toEqual([]);
     expect(visibleProblems(b.store.root)).toEqual([]);
@@ -137,7 +169,11 @@ describe('remote tier: two machines', () => {
     await a.store.remoteIdle();
     const pulled = await b.store.acquire(key, b.fill({}));
     expect(pulled.source).toBe('remote');
-    expect(await treeFiles(pulled.path)).toEqual({ 'SKILL.md': '644 # linked\n', 'bin/tool': '755 #!/bin/sh\n', 'docs/readme.md': '-> ../SKILL.md' });
+    expect(await treeFiles(pulled.path)).toEqual({
+      'SKILL.md': '644 # linked\n',
+      'bin/tool': '755 #!/bin/sh\n',
+      'docs/readme.md': '-> ../SKILL.md',
+    });
   });
 
   it('shares facts with the registry but believes only its own: B does not recall what A remembered', async () => {
@@ -192,7 +228,9 @@ describe('remote tier: concurrent pushes', () => {
     await Promise.all(machines.map((m) => m.store.remoteIdle()));
     expect(new Set(trees.map((t) => t.digest)).size).toBe(1);
     expect(machines.flatMap((m) => warnings(m.events))).toEqual([]);
-    expect(machines.flatMap((m) => m.events).filter((e) => e.type === 'remote-pushed')).toHaveLength(machines.filter((m) => m.fills > 0).length);
+    expect(machines.flatMap((m) => m.events).filter((e) => e.type === 'remote-pushed')).toHaveLength(
+      machines.filter((m) => m.fills > 0).length,
+    );
 
     const late = await machine(repository);
     const pulled = await late.store.acquire(key, late.fill({}));
@@ -279,7 +317,10 @@ describe('remote tier: a registry that cannot be trusted or reached', () => {
     silent.on('connection', (socket) => sockets.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const b = await machine(freshRepository(), { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, timeoutMs: 300 });
+      const b = await machine(freshRepository(), {
+        url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        timeoutMs: 300,
+      });
       const started = Date.now();
       const tree = await b.store.acquire(keyOf('slow'), b.fill(FILES));
       expect(tree.source).toBe('origin');
@@ -323,11 +364,21 @@ describe('remote tier: a registry that cannot be trusted or reached', () => {
     const store = provingEveryTree(
       await openContentStore({
         root: join(await tempDir(), 'store'),
-        remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true, timeoutMs: 2_000, retryAfterMs: 1_000, clock: () => now }),
+        remote: ociRemote({
+          url: registry.url,
+          repository,
+          allowInsecureHttp: true,
+          timeoutMs: 2_000,
+          retryAfterMs: 1_000,
+          clock: () => now,
+        }),
         onEvent: (event) => events.push(event),
       }),
     );
-    const fill = (text: string): Fill => async (_d, context) => context.writeFile('SKILL.md', text);
+    const fill =
+      (text: string): Fill =>
+      async (_d, context) =>
+        context.writeFile('SKILL.md', text);
     await store.acquire(keyOf('before-stop'), fill('# 1\n'));
     await store.remoteIdle();
     await registry.stop();
@@ -349,20 +400,59 @@ describe('remote tier: a registry that cannot be trusted or reached', () => {
 });
 
 describe('remote tier: malicious artifacts', () => {
-  const cases: { name: string; entries: TarOfEntry[]; code: string; limits?: { maxBytes?: number }; claimBytes?: number }[] = [
-    { name: 'a "../" entry', entries: [file('SKILL.md', '# x\n'), file('../escape.txt', 'out')], code: 'UNSAFE_ARCHIVE' },
-    { name: 'an absolute entry', entries: [file('SKILL.md', '# x\n'), file('/etc/evil', 'out')], code: 'UNSAFE_ARCHIVE' },
-    { name: 'a link to an absolute path', entries: [file('SKILL.md', '# x\n'), link('passwd', '/etc/passwd')], code: 'UNSAFE_ARCHIVE' },
-    { name: 'a link climbing out', entries: [file('SKILL.md', '# x\n'), link('docs/up', '../../outside')], code: 'UNSAFE_ARCHIVE' },
-    { name: 'a hard link', entries: [file('SKILL.md', '# x\n'), { name: 'hard', type: 'link', linkname: 'SKILL.md' }], code: 'UNSAFE_ARCHIVE' },
+  const cases: {
+    name: string;
+    entries: TarOfEntry[];
+    code: string;
+    limits?: { maxBytes?: number };
+    claimBytes?: number;
+  }[] = [
+    {
+      name: 'a "../" entry',
+      entries: [file('SKILL.md', '# x\n'), file('../escape.txt', 'out')],
+      code: 'UNSAFE_ARCHIVE',
+    },
+    {
+      name: 'an absolute entry',
+      entries: [file('SKILL.md', '# x\n'), file('/etc/evil', 'out')],
+      code: 'UNSAFE_ARCHIVE',
+    },
+    {
+      name: 'a link to an absolute path',
+      entries: [file('SKILL.md', '# x\n'), link('passwd', '/etc/passwd')],
+      code: 'UNSAFE_ARCHIVE',
+    },
+    {
+      name: 'a link climbing out',
+      entries: [file('SKILL.md', '# x\n'), link('docs/up', '../../outside')],
+      code: 'UNSAFE_ARCHIVE',
+    },
+    {
+      name: 'a hard link',
+      entries: [file('SKILL.md', '# x\n'), { name: 'hard', type: 'link', linkname: 'SKILL.md' }],
+      code: 'UNSAFE_ARCHIVE',
+    },
     { name: 'a FIFO', entries: [file('SKILL.md', '# x\n'), { name: 'pipe', type: 'fifo' }], code: 'UNSAFE_ARCHIVE' },
     {
       name: 'links that escape only when followed',
       entries: [file('SKILL.md', '# x\n'), link('here', '.'), link('away', 'here/..')],
       code: 'CACHE_UNSAFE_TREE',
     },
-    { name: 'a file far larger than the marker says', entries: [file('SKILL.md', 'x'.repeat(4 * 1024 * 1024))], code: 'UNSAFE_ARCHIVE' },
-    { name: 'a size bomb over the limit', entries: [file('SKILL.md', '# x\n'), ...Array.from({ length: 8 }, (_, i) => file(`zeros/${i}`, '\0'.repeat(1024 * 1024)))], code: 'UNSAFE_ARCHIVE', limits: { maxBytes: 2 * 1024 * 1024 }, claimBytes: 1024 * 1024 },
+    {
+      name: 'a file far larger than the marker says',
+      entries: [file('SKILL.md', 'x'.repeat(4 * 1024 * 1024))],
+      code: 'UNSAFE_ARCHIVE',
+    },
+    {
+      name: 'a size bomb over the limit',
+      entries: [
+        file('SKILL.md', '# x\n'),
+        ...Array.from({ length: 8 }, (_, i) => file(`zeros/${i}`, '\0'.repeat(1024 * 1024))),
+      ],
+      code: 'UNSAFE_ARCHIVE',
+      limits: { maxBytes: 2 * 1024 * 1024 },
+      claimBytes: 1024 * 1024,
+    },
   ];
 
   for (const { name, entries, code, limits, claimBytes } of cases) {
@@ -372,7 +462,15 @@ describe('remote tier: malicious artifacts', () => {
       const honestFiles = { 'SKILL.md': '# honest\n' };
       const layer = gzipSync(await tarOf(entries));
       // The marker claims the honest tree, sized so only the content can give it away.
-      const marker: ObjectMarker = { format: 1, objectId: objectIdOf(key), provider: key.provider, contentId: key.contentId, digest: `sha256:${'0'.repeat(64)}`, files: 1, bytes: claimBytes ?? 9 };
+      const marker: ObjectMarker = {
+        format: 1,
+        objectId: objectIdOf(key),
+        provider: key.provider,
+        contentId: key.contentId,
+        digest: `sha256:${'0'.repeat(64)}`,
+        files: 1,
+        bytes: claimBytes ?? 9,
+      };
       await putObject(repository, marker, layer);
 
       const b = await machine(repository, { limits });
@@ -398,7 +496,9 @@ describe('remote tier: malicious artifacts', () => {
     expect(warnings(b.events).map((w) => w.code)).toEqual(['REGISTRY_BAD_ARTIFACT']);
 
     const otherObject = freshRepository();
-    await putObject(otherObject, { ...marker, contentId: 'something-else' }, await packTree(tree.path), { tagFor: marker.objectId });
+    await putObject(otherObject, { ...marker, contentId: 'something-else' }, await packTree(tree.path), {
+      tagFor: marker.objectId,
+    });
     const c = await machine(otherObject);
     expect((await c.store.acquire(key, c.fill(FILES))).source).toBe('origin');
     expect(warnings(c.events).map((w) => w.code)).toEqual(['REGISTRY_BAD_ARTIFACT']);
@@ -431,7 +531,12 @@ function link(name: string, linkname: string): TarOfEntry {
 }
 
 /** Puts an object artifact straight into the registry, as someone with push rights could. */
-async function putObject(repository: string, marker: ObjectMarker, layer: Buffer, options: { artifactType?: string; tagFor?: string } = {}): Promise<void> {
+async function putObject(
+  repository: string,
+  marker: ObjectMarker,
+  layer: Buffer,
+  options: { artifactType?: string; tagFor?: string } = {},
+): Promise<void> {
   const client = new OciClient({ url: registry.url, repository, allowInsecureHttp: true });
   const layerBlob = await client.pushBlob(layer);
   const config = await client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker } as never)));
@@ -440,7 +545,9 @@ async function putObject(repository: string, marker: ObjectMarker, layer: Buffer
     mediaType: OCI_MANIFEST,
     artifactType: options.artifactType ?? OBJECT_ARTIFACT_TYPE,
     config: { mediaType: OBJECT_CONFIG_TYPE, digest: config.digest, size: config.size },
-    layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerBlob.digest, size: layerBlob.size }],
+    layers: [
+      { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerBlob.digest, size: layerBlob.size },
+    ],
   });
 }
 
@@ -448,31 +555,35 @@ async function putObject(repository: string, marker: ObjectMarker, layer: Buffer
 async function cuttingProxy(target: string): Promise<{ url: string; cut(): number; close(): Promise<void> }> {
   let cuts = 0;
   const server = createServer((req, res) => {
-    const upstream = httpRequest(`${target}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (answer) => {
-      const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      if (!isBlob) {
-        answer.pipe(res);
-        return;
-      }
-      const length = Number(answer.headers['content-length'] ?? 0);
-      let sent = 0;
-      answer.on('data', (chunk) => {
-        if (length < 1024) {
-          res.write(chunk);
+    const upstream = httpRequest(
+      `${target}${req.url}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+      (answer) => {
+        const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        if (!isBlob) {
+          answer.pipe(res);
           return;
         }
-        const room = Math.floor(length / 2) - sent;
-        if (room > 0) res.write(chunk.subarray(0, room));
-        sent += chunk.length;
-        if (sent >= length / 2 && !res.destroyed) {
-          cuts += 1;
-          res.socket?.destroy();
-          answer.destroy();
-        }
-      });
-      answer.on('end', () => res.end());
-    });
+        const length = Number(answer.headers['content-length'] ?? 0);
+        let sent = 0;
+        answer.on('data', (chunk) => {
+          if (length < 1024) {
+            res.write(chunk);
+            return;
+          }
+          const room = Math.floor(length / 2) - sent;
+          if (room > 0) res.write(chunk.subarray(0, room));
+          sent += chunk.length;
+          if (sent >= length / 2 && !res.destroyed) {
+            cuts += 1;
+            res.socket?.destroy();
+            answer.destroy();
+          }
+        });
+        answer.on('end', () => res.end());
+      },
+    );
     req.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

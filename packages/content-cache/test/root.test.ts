@@ -30,17 +30,33 @@ describe('store root', () => {
   const refused: [string, (dir: string) => Promise<{ root: string; workspace?: string }>, string][] = [
     ['a relative root', async () => ({ root: 'cache' }), 'CACHE_ROOT_INVALID'],
     ['a root with NUL', async () => ({ root: '/tmp/a\0b' }), 'CACHE_ROOT_INVALID'],
-    ['a root inside the workspace', async (dir) => ({ root: join(dir, 'ws/.cache/agentproto'), workspace: join(dir, 'ws') }), 'CACHE_ROOT_IN_WORKSPACE'],
-    ['the workspace itself', async (dir) => ({ root: join(dir, 'ws'), workspace: join(dir, 'ws') }), 'CACHE_ROOT_IN_WORKSPACE'],
-    ['a root reached through a link into the workspace', async (dir) => {
-      await mkdir(join(dir, 'ws/inner'), { recursive: true });
-      await symlink(join(dir, 'ws/inner'), join(dir, 'alias'));
-      return { root: join(dir, 'alias/cache'), workspace: join(dir, 'ws') };
-    }, 'CACHE_ROOT_IN_WORKSPACE'],
-    ['a root below a file', async (dir) => {
-      await writeFile(join(dir, 'file'), 'x');
-      return { root: join(dir, 'file/cache') };
-    }, 'CACHE_ROOT_UNUSABLE'],
+    [
+      'a root inside the workspace',
+      async (dir) => ({ root: join(dir, 'ws/.cache/agentproto'), workspace: join(dir, 'ws') }),
+      'CACHE_ROOT_IN_WORKSPACE',
+    ],
+    [
+      'the workspace itself',
+      async (dir) => ({ root: join(dir, 'ws'), workspace: join(dir, 'ws') }),
+      'CACHE_ROOT_IN_WORKSPACE',
+    ],
+    [
+      'a root reached through a link into the workspace',
+      async (dir) => {
+        await mkdir(join(dir, 'ws/inner'), { recursive: true });
+        await symlink(join(dir, 'ws/inner'), join(dir, 'alias'));
+        return { root: join(dir, 'alias/cache'), workspace: join(dir, 'ws') };
+      },
+      'CACHE_ROOT_IN_WORKSPACE',
+    ],
+    [
+      'a root below a file',
+      async (dir) => {
+        await writeFile(join(dir, 'file'), 'x');
+        return { root: join(dir, 'file/cache') };
+      },
+      'CACHE_ROOT_UNUSABLE',
+    ],
   ];
   it.each(refused)('refuses %s', async (_name, make, code) => {
     const dir = await tempDir();

@@ -50,10 +50,12 @@ describe('acquire', () => {
     await (await openContentStore({ root })).acquire(keyFor('c1'), fillWith(files));
     const calls: string[] = [];
     const counting = new Proxy(nodeStoreFs, {
-      get: (target, name: keyof StoreFs) => (...args: unknown[]) => {
-        calls.push(`${String(name)} ${String(args[0])}`);
-        return (target[name] as (...a: unknown[]) => unknown)(...args);
-      },
+      get:
+        (target, name: keyof StoreFs) =>
+        (...args: unknown[]) => {
+          calls.push(`${String(name)} ${String(args[0])}`);
+          return (target[name] as (...a: unknown[]) => unknown)(...args);
+        },
     });
     const store = await openContentStore({ root, fs: counting });
     calls.length = 0;
@@ -65,11 +67,18 @@ describe('acquire', () => {
 
   it('stores two keys with the same content identity as one object, with one link each', async () => {
     const store = await newStore();
-    const a = await store.acquire(keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-1'), fillWith({ 'SKILL.md': 'same' }));
-    const b = await store.acquire(keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-2'), () => Promise.reject(new Error('shared content must not fill')));
+    const a = await store.acquire(
+      keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-1'),
+      fillWith({ 'SKILL.md': 'same' }),
+    );
+    const b = await store.acquire(keyFor('tree-1', { source: 'x', path: 'a' }, 'commit-2'), () =>
+      Promise.reject(new Error('shared content must not fill')),
+    );
     expect(b.objectId).toBe(a.objectId);
     expect(b.fromCache).toBe(true);
-    const c = await store.acquire(keyFor('tree-1', { source: 'y' }, 'commit-2'), () => Promise.reject(new Error('no fill')));
+    const c = await store.acquire(keyFor('tree-1', { source: 'y' }, 'commit-2'), () =>
+      Promise.reject(new Error('no fill')),
+    );
     expect(c.linkPath).not.toBe(a.linkPath);
     expect(storeState(store.root).objects).toHaveLength(1);
     expect(storeState(store.root).keys).toHaveLength(3);
@@ -89,8 +98,13 @@ describe('acquire', () => {
 
   it('canonicalises declarations: key order does not make a new key', async () => {
     const store = await newStore();
-    const a = await store.acquire(keyFor('t', { source: 's', path: 'p', config: { b: 1, a: 2 } }), fillWith({ f: 'x' }));
-    const b = await store.acquire(keyFor('t', { config: { a: 2, b: 1 }, path: 'p', source: 's' }), () => Promise.reject(new Error('no fill')));
+    const a = await store.acquire(
+      keyFor('t', { source: 's', path: 'p', config: { b: 1, a: 2 } }),
+      fillWith({ f: 'x' }),
+    );
+    const b = await store.acquire(keyFor('t', { config: { a: 2, b: 1 }, path: 'p', source: 's' }), () =>
+      Promise.reject(new Error('no fill')),
+    );
     expect(b.linkPath).toBe(a.linkPath);
     expect(storeState(store.root).keys).toHaveLength(1);
   });
@@ -101,7 +115,10 @@ describe('acquire', () => {
     const fill = async (destination: string) => {
       fills += 1;
       await new Promise((r) => setTimeout(r, 20));
-      await fillWith({ 'SKILL.md': 'x' })(destination, { signal: new AbortController().signal, writeFile: async () => {} });
+      await fillWith({ 'SKILL.md': 'x' })(destination, {
+        signal: new AbortController().signal,
+        writeFile: async () => {},
+      });
     };
     const results = await Promise.all(Array.from({ length: 64 }, () => store.acquire(keyFor('one'), fill)));
     expect(fills).toBe(1);
@@ -114,7 +131,10 @@ describe('acquire', () => {
       await ctx.writeFile('SKILL.md', '# skill\n');
       await ctx.writeFile('bin/run', 'echo\n', { mode: 0o755 });
     });
-    const plain = await store.acquire(keyFor('w2'), fillWith({ 'SKILL.md': '# skill\n', 'bin/run': 'echo\n' }, { 'bin/run': 0o755 }));
+    const plain = await store.acquire(
+      keyFor('w2'),
+      fillWith({ 'SKILL.md': '# skill\n', 'bin/run': 'echo\n' }, { 'bin/run': 0o755 }),
+    );
     expect(viaWriter.digest).toBe(plain.digest);
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
   });
@@ -133,13 +153,16 @@ describe('acquire', () => {
     expect((await store.verify()).corrupt).toEqual([]);
   });
 
-  it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b'])('refuses the fill writer path %j', async (path) => {
-    const store = await newStore();
-    const error = await store.acquire(keyFor('w'), (_d, ctx) => ctx.writeFile(path, 'x')).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(FillFailedError);
-    expect((error as FillFailedError).cause).toBeInstanceOf(FillOutsideDestinationError);
-    expect(storeState(store.root).objects).toEqual([]);
-  });
+  it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b'])(
+    'refuses the fill writer path %j',
+    async (path) => {
+      const store = await newStore();
+      const error = await store.acquire(keyFor('w'), (_d, ctx) => ctx.writeFile(path, 'x')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FillFailedError);
+      expect((error as FillFailedError).cause).toBeInstanceOf(FillOutsideDestinationError);
+      expect(storeState(store.root).objects).toEqual([]);
+    },
+  );
 });
 
 describe('modes and links', () => {
@@ -147,7 +170,14 @@ describe('modes and links', () => {
     const store = await newStore();
     const tree = await store.acquire(keyFor('modes'), async (destination) => {
       await mkdir(join(destination, 'dir'), { recursive: true });
-      const files: Record<string, number> = { 'plain': 0o666, 'private': 0o600, 'exec': 0o700, 'group-exec': 0o614, 'setuid': 0o4755, 'setgid': 0o2755 };
+      const files: Record<string, number> = {
+        plain: 0o666,
+        private: 0o600,
+        exec: 0o700,
+        'group-exec': 0o614,
+        setuid: 0o4755,
+        setgid: 0o2755,
+      };
       for (const [name, mode] of Object.entries(files)) {
         await writeFile(join(destination, name), name);
         await chmod(join(destination, name), mode);
@@ -182,22 +212,48 @@ describe('modes and links', () => {
   const refused: [string, (destination: string) => Promise<void>, string][] = [
     ['a link that leaves the tree', (d) => symlink('../../outside', join(d, 'out')), 'link-escapes'],
     ['an absolute link', (d) => symlink('/etc/passwd', join(d, 'abs')), 'link-absolute'],
-    ['an absolute link to a file inside the tree', async (d) => { await writeFile(join(d, 'f'), 'x'); await symlink(join(d, 'f'), join(d, 'abs')); }, 'link-absolute'],
+    [
+      'an absolute link to a file inside the tree',
+      async (d) => {
+        await writeFile(join(d, 'f'), 'x');
+        await symlink(join(d, 'f'), join(d, 'abs'));
+      },
+      'link-absolute',
+    ],
     ['a dangling link', (d) => symlink('missing', join(d, 'dangling')), 'link-dangling'],
-    ['a looping link', async (d) => { await symlink('b', join(d, 'a')); await symlink('a', join(d, 'b')); }, 'link-loop'],
-    ['a chain of links that escapes only when followed', async (d) => {
-      await mkdir(join(d, 'x'));
-      await symlink('..', join(d, 'x/up'));
-      await symlink('up/..', join(d, 'x/escape'));
-    }, 'link-escapes'],
-    ['a named pipe', async (d) => { execFileSync('mkfifo', [join(d, 'pipe')]); }, 'special-file'],
+    [
+      'a looping link',
+      async (d) => {
+        await symlink('b', join(d, 'a'));
+        await symlink('a', join(d, 'b'));
+      },
+      'link-loop',
+    ],
+    [
+      'a chain of links that escapes only when followed',
+      async (d) => {
+        await mkdir(join(d, 'x'));
+        await symlink('..', join(d, 'x/up'));
+        await symlink('up/..', join(d, 'x/escape'));
+      },
+      'link-escapes',
+    ],
+    [
+      'a named pipe',
+      async (d) => {
+        execFileSync('mkfifo', [join(d, 'pipe')]);
+      },
+      'special-file',
+    ],
   ];
   it.each(refused)('refuses %s and publishes nothing', async (_name, make, reason) => {
     const store = await newStore();
-    const error = await store.acquire(keyFor('bad'), async (destination) => {
-      await mkdir(destination);
-      await make(destination);
-    }).catch((e: unknown) => e);
+    const error = await store
+      .acquire(keyFor('bad'), async (destination) => {
+        await mkdir(destination);
+        await make(destination);
+      })
+      .catch((e: unknown) => e);
     expect(error, String(error)).toBeInstanceOf(UnsafeTreeError);
     expect((error as UnsafeTreeError).reason).toBe(reason);
     expect((error as UnsafeTreeError).code).toBe('CACHE_UNSAFE_TREE');
@@ -209,11 +265,13 @@ describe('failed and cancelled acquisitions', () => {
   it('publishes nothing and leaves nothing when the fill throws', async () => {
     const store = await newStore();
     const boom = new Error('network down');
-    const error = await store.acquire(keyFor('f'), async (destination) => {
-      await mkdir(destination);
-      await writeFile(join(destination, 'half'), 'x');
-      throw boom;
-    }).catch((e: unknown) => e);
+    const error = await store
+      .acquire(keyFor('f'), async (destination) => {
+        await mkdir(destination);
+        await writeFile(join(destination, 'half'), 'x');
+        throw boom;
+      })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FillFailedError);
     expect((error as FillFailedError).code).toBe('CACHE_FILL_FAILED');
     expect((error as FillFailedError).cause).toBe(boom);
@@ -222,10 +280,12 @@ describe('failed and cancelled acquisitions', () => {
 
   it('refuses a fill that writes beside its destination', async () => {
     const store = await newStore();
-    const error = await store.acquire(keyFor('f'), async (destination) => {
-      await fillWith({ a: 'x' })(destination, {} as never);
-      await writeFile(join(destination, '..', 'stray'), 'x');
-    }).catch((e: unknown) => e);
+    const error = await store
+      .acquire(keyFor('f'), async (destination) => {
+        await fillWith({ a: 'x' })(destination, {} as never);
+        await writeFile(join(destination, '..', 'stray'), 'x');
+      })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FillOutsideDestinationError);
     expect((error as ContentCacheError).code).toBe('CACHE_FILL_OUTSIDE_DESTINATION');
     expect(storeState(store.root)).toEqual({ objects: [], keys: [], links: [], staging: [] });
@@ -241,7 +301,9 @@ describe('failed and cancelled acquisitions', () => {
   it('refuses a destination that is a link to elsewhere', async () => {
     const store = await newStore();
     const elsewhere = await tempDir();
-    const error = await store.acquire(keyFor('f'), (destination) => symlink(elsewhere, destination)).catch((e: unknown) => e);
+    const error = await store
+      .acquire(keyFor('f'), (destination) => symlink(elsewhere, destination))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsafeTreeError);
     expect((error as UnsafeTreeError).reason).toBe('destination-not-a-directory');
   });
@@ -251,7 +313,15 @@ describe('failed and cancelled acquisitions', () => {
     const controller = new AbortController();
     controller.abort();
     let filled = false;
-    const error = await store.acquire(keyFor('f'), async () => { filled = true; }, { signal: controller.signal }).catch((e: unknown) => e);
+    const error = await store
+      .acquire(
+        keyFor('f'),
+        async () => {
+          filled = true;
+        },
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AcquisitionAbortedError);
     expect(filled).toBe(false);
   });
@@ -260,15 +330,19 @@ describe('failed and cancelled acquisitions', () => {
     const store = await newStore();
     const controller = new AbortController();
     let sawAbort = false;
-    const pending = store.acquire(keyFor('f'), async (destination, { signal }) => {
-      await mkdir(destination);
-      await writeFile(join(destination, 'a'), 'x');
-      controller.abort(new Error('user went away'));
-      // A fill that keeps writing a little after the abort: cleanup must wait for it.
-      await new Promise((r) => setTimeout(r, 30));
-      sawAbort = signal.aborted;
-      await writeFile(join(destination, 'late'), 'x');
-    }, { signal: controller.signal });
+    const pending = store.acquire(
+      keyFor('f'),
+      async (destination, { signal }) => {
+        await mkdir(destination);
+        await writeFile(join(destination, 'a'), 'x');
+        controller.abort(new Error('user went away'));
+        // A fill that keeps writing a little after the abort: cleanup must wait for it.
+        await new Promise((r) => setTimeout(r, 30));
+        sawAbort = signal.aborted;
+        await writeFile(join(destination, 'late'), 'x');
+      },
+      { signal: controller.signal },
+    );
     const error = await pending.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AcquisitionAbortedError);
     expect(sawAbort).toBe(true);
@@ -297,11 +371,15 @@ describe('failed and cancelled acquisitions', () => {
   it('starts a new acquisition after a cancelled one instead of joining it', async () => {
     const store = await newStore();
     const controller = new AbortController();
-    const first = store.acquire(keyFor('n'), async (destination, { signal }) => {
-      await mkdir(destination);
-      await new Promise((r) => signal.addEventListener('abort', r));
-      throw signal.reason;
-    }, { signal: controller.signal });
+    const first = store.acquire(
+      keyFor('n'),
+      async (destination, { signal }) => {
+        await mkdir(destination);
+        await new Promise((r) => signal.addEventListener('abort', r));
+        throw signal.reason;
+      },
+      { signal: controller.signal },
+    );
     controller.abort();
     const second = store.acquire(keyFor('n'), fillWith({ a: 'x' }));
     await expect(first).rejects.toBeInstanceOf(AcquisitionAbortedError);

@@ -49,6 +49,12 @@ export async function settled(promise: Promise<unknown>, ms: number): Promise<vo
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
   });
-  await Promise.race([promise.then(() => undefined, () => undefined), timeout]);
+  await Promise.race([
+    promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+    timeout,
+  ]);
   clearTimeout(timer);
 }

@@ -5,12 +5,17 @@ import { GitInvalidArgumentError, quote } from './errors.js';
  * returns HTTP headers to send with every request of that operation (e.g.
  * `{ Authorization: 'Bearer …' }` or `Basic …`), or undefined for an anonymous request.
  */
-export type GitAuth = (
-  url: string,
-) => Promise<Record<string, string> | undefined> | Record<string, string> | undefined;
+export type GitAuth = (url: string) => Promise<Record<string, string> | undefined> | Record<string, string> | undefined;
 
 // Set by the engine for the protocol itself; a caller's value would break the exchange.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'git-protocol', 'transfer-encoding']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'git-protocol',
+  'transfer-encoding',
+]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
@@ -89,5 +94,16 @@ function echoForms(secret: string): string[] {
   const strict = percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
   const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
   const json = JSON.stringify(secret).slice(1, -1);
-  return [secret, base64, unpadded, urlSafe, percent, lower(percent), strict, lower(strict), percent.replace(/%20/g, '+'), json];
+  return [
+    secret,
+    base64,
+    unpadded,
+    urlSafe,
+    percent,
+    lower(percent),
+    strict,
+    lower(strict),
+    percent.replace(/%20/g, '+'),
+    json,
+  ];
 }

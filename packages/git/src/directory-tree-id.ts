@@ -18,7 +18,12 @@ import { treeOnPath } from './select-directory.js';
  * an engine without partial clone fetches the whole commit. Unlike directoryTree, nothing
  * under the directory is walked or checked: use directoryTree when its files come next.
  */
-export async function directoryTreeId(url: string, commit: string, path: string, options: FetchDirectoryOptions = {}): Promise<DirectoryTree> {
+export async function directoryTreeId(
+  url: string,
+  commit: string,
+  path: string,
+  options: FetchDirectoryOptions = {},
+): Promise<DirectoryTree> {
   const operation = 'directoryTreeId';
   const { signal } = options;
   const remote = openRemote(url, options);
@@ -42,7 +47,9 @@ export async function directoryTreeId(url: string, commit: string, path: string,
       maxPackBytes: packBudget(limits.maxBytes),
     };
     // An engine's pack cap is the byte cap of the directory, as in fetchDirectory.
-    const reader = await calls.run(remote.engine.fetchCommit(request)).catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
+    const reader = await calls
+      .run(remote.engine.fetchCommit(request))
+      .catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
     throwIfAborted(signal, operation);
     const tree = await calls.run(treeOnPath(reader, remote.url, commit, directory, signal, operation));
     return { commit, tree, path: directory };

@@ -32,7 +32,10 @@ export interface GitEngine {
    * fetches it into `request.gitdir` (commits only, where the server allows a filter).
    * Optional: expandCommit refuses engines without it.
    */
-  findCommits?(request: GitRemoteRequest & { gitdir: string; maxPackBytes?: number }, prefix: string): Promise<string[]>;
+  findCommits?(
+    request: GitRemoteRequest & { gitdir: string; maxPackBytes?: number },
+    prefix: string,
+  ): Promise<string[]>;
 }
 
 export interface GitRemoteRequest {

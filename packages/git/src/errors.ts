@@ -131,10 +131,7 @@ export class GitAmbiguousRefError extends GitError {
     readonly candidates: readonly string[],
     readonly url: string,
   ) {
-    super(
-      'GIT_AMBIGUOUS_REF',
-      `ref ${quote(ref)} is ambiguous at ${url}: use one of ${candidates.join(', ')}`,
-    );
+    super('GIT_AMBIGUOUS_REF', `ref ${quote(ref)} is ambiguous at ${url}: use one of ${candidates.join(', ')}`);
   }
 }
 
@@ -185,7 +182,7 @@ export class GitAbbreviatedShaError extends GitError {
     super(
       'GIT_ABBREVIATED_SHA',
       `${quote(ref)} looks like an abbreviated commit id: a remote only advertises refs, so expanding ` +
-        'an abbreviation would need the repository\'s history (a clone); use the full 40-character commit id',
+        "an abbreviation would need the repository's history (a clone); use the full 40-character commit id",
     );
   }
 }

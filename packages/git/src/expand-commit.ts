@@ -38,7 +38,10 @@ export async function expandCommit(url: string, prefix: string, options: ExpandC
   const wanted = prefix.toLowerCase();
   const { engine } = remote;
   if (typeof engine.findCommits !== 'function') {
-    throw new GitInvalidArgumentError('engine', `the ${engine.name} engine cannot search a remote's history (no findCommits)`);
+    throw new GitInvalidArgumentError(
+      'engine',
+      `the ${engine.name} engine cannot search a remote's history (no findCommits)`,
+    );
   }
   const given = givenWorkDir(options);
   const { maxBytes } = fetchLimits(options.limits);
@@ -47,10 +50,24 @@ export async function expandCommit(url: string, prefix: string, options: ExpandC
   return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
     // The history's pack is capped like a directory's: isomorphic-git fetches it with every
     // tree and blob, and a server may send anything.
-    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, maxPackBytes: packBudget(maxBytes) };
+    const request = {
+      url: remote.url,
+      headers,
+      signal,
+      workDir: work.path,
+      gitdir: work.gitdir,
+      maxPackBytes: packBudget(maxBytes),
+    };
     const found = await calls.run(engine.findCommits!(request, wanted)).catch((error: unknown) => {
       if (error instanceof GitPackTooLargeError) {
-        throw new GitLimitExceededError('bytes', maxBytes, remote.url, '', `the history's pack passed ${error.max} bytes`, error);
+        throw new GitLimitExceededError(
+          'bytes',
+          maxBytes,
+          remote.url,
+          '',
+          `the history's pack passed ${error.max} bytes`,
+          error,
+        );
       }
       throw error;
     });

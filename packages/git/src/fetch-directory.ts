@@ -2,7 +2,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { throwIfAborted } from './abort.js';
 import { assertFullCommitId } from './commit-id.js';
-import { GitDestinationExistsError, GitError, GitInvalidArgumentError, GitIoError, GitLimitExceededError, GitPackTooLargeError } from './errors.js';
+import {
+  GitDestinationExistsError,
+  GitError,
+  GitInvalidArgumentError,
+  GitIoError,
+  GitLimitExceededError,
+  GitPackTooLargeError,
+} from './errors.js';
 import { fetchLimits, packBudget, type FetchLimits } from './limits.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
@@ -81,11 +88,22 @@ export async function fetchDirectory(
       // needs, the walk counts entries and depth from the trees before any blob is asked
       // for, sizes are added up before a blob is loaded where the engine knows them, and
       // writeEntries counts bytes before each write.
-      const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false, maxPackBytes: packBudget(limits.maxBytes) };
+      const request = {
+        url: remote.url,
+        headers,
+        signal,
+        workDir: work.path,
+        gitdir: work.gitdir,
+        commit,
+        blobs: false,
+        maxPackBytes: packBudget(limits.maxBytes),
+      };
       // directoryTree with this work folder walked the trees already: use its walk.
       const walked = given === undefined ? undefined : takeWalk(work.gitdir, commit, directory);
       const { engine } = remote;
-      const reader = await calls.run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request)).catch(overPack(cap));
+      const reader = await calls
+        .run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request))
+        .catch(overPack(cap));
       throwIfAborted(signal, operation);
       // The walk, one prefetch of exactly the directory's blobs, the link checks: engine work.
       const selected = await calls
@@ -119,7 +137,12 @@ export async function fetchDirectory(
  * Otherwise pass the same `options.workDir` to fetchDirectory, which then fetches only the
  * directory's blobs.
  */
-export async function directoryTree(url: string, commit: string, path: string, options: FetchDirectoryOptions = {}): Promise<DirectoryTree> {
+export async function directoryTree(
+  url: string,
+  commit: string,
+  path: string,
+  options: FetchDirectoryOptions = {},
+): Promise<DirectoryTree> {
   const operation = 'directoryTree';
   const { signal } = options;
   const remote = openRemote(url, options);
@@ -133,7 +156,16 @@ export async function directoryTree(url: string, commit: string, path: string, o
   return withEngineSession(operation, remote.url, options, given, async ({ headers, work, calls }) => {
     // The same caps as fetchDirectory: an engine without partial clone fetches the whole
     // commit here, and a tree past the entry or depth cap is refused before its blobs.
-    const request = { url: remote.url, headers, signal, workDir: work.path, gitdir: work.gitdir, commit, blobs: false, maxPackBytes: packBudget(limits.maxBytes) };
+    const request = {
+      url: remote.url,
+      headers,
+      signal,
+      workDir: work.path,
+      gitdir: work.gitdir,
+      commit,
+      blobs: false,
+      maxPackBytes: packBudget(limits.maxBytes),
+    };
     const reader = await calls.run(remote.engine.fetchCommit(request)).catch(overPack(cap));
     throwIfAborted(signal, operation);
     const walk = await calls.run(walkDirectory(reader, remote.url, commit, directory, signal, operation, limits));
@@ -146,7 +178,14 @@ export async function directoryTree(url: string, commit: string, path: string, o
 export function overPack(cap: { maxBytes: number; url: string; path: string }): (error: unknown) => never {
   return (error) => {
     if (error instanceof GitPackTooLargeError) {
-      throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `the server's pack passed ${error.max} bytes`, error);
+      throw new GitLimitExceededError(
+        'bytes',
+        cap.maxBytes,
+        cap.url,
+        cap.path,
+        `the server's pack passed ${error.max} bytes`,
+        error,
+      );
     }
     throw error;
   };

@@ -20,7 +20,9 @@ const CHUNK = 1024 * 1024;
 export async function folderTreeId(root: string, options: { signal?: AbortSignal } = {}): Promise<string> {
   const { signal } = options;
   // Post-order with an explicit stack: a very deep folder cannot exhaust the call stack.
-  const stack: { path: string; rel: string; names?: Buffer[]; entries: GitTreeEntry[] }[] = [{ path: root, rel: '', entries: [] }];
+  const stack: { path: string; rel: string; names?: Buffer[]; entries: GitTreeEntry[] }[] = [
+    { path: root, rel: '', entries: [] },
+  ];
   let id = '';
   while (stack.length > 0) {
     throwIfAborted(signal, 'folderTreeId');
@@ -32,18 +34,33 @@ export async function folderTreeId(root: string, options: { signal?: AbortSignal
     if (name === undefined) {
       stack.pop();
       id = gitTreeId(top.entries);
-      stack[stack.length - 1]?.entries.push({ name: Buffer.from(top.path.slice(top.path.lastIndexOf('/') + 1), 'utf8'), mode: '40000', oid: id });
+      stack[stack.length - 1]?.entries.push({
+        name: Buffer.from(top.path.slice(top.path.lastIndexOf('/') + 1), 'utf8'),
+        mode: '40000',
+        oid: id,
+      });
       continue;
     }
     // Paths through Node are strings; a name that is not UTF-8 would be changed on the way.
     const text = name.toString('utf8');
-    if (!Buffer.from(text, 'utf8').equals(name)) throw new GitUnsafeTreeError(join(top.rel, '<invalid name>'), 'an entry name is not valid UTF-8');
+    if (!Buffer.from(text, 'utf8').equals(name))
+      throw new GitUnsafeTreeError(join(top.rel, '<invalid name>'), 'an entry name is not valid UTF-8');
     const path = `${top.path}/${text}`;
     const rel = join(top.rel, text);
     const stat = await io(path, 'read', () => lstat(path));
     if (stat.isDirectory()) stack.push({ path, rel, entries: [] });
-    else if (stat.isSymbolicLink()) top.entries.push({ name, mode: '120000', oid: gitBlobId(await io(path, 'read', () => readlink(path, { encoding: 'buffer' }))) });
-    else if (stat.isFile()) top.entries.push({ name, mode: stat.mode & 0o111 ? '100755' : '100644', oid: await blobIdOfFile(path, rel, signal) });
+    else if (stat.isSymbolicLink())
+      top.entries.push({
+        name,
+        mode: '120000',
+        oid: gitBlobId(await io(path, 'read', () => readlink(path, { encoding: 'buffer' }))),
+      });
+    else if (stat.isFile())
+      top.entries.push({
+        name,
+        mode: stat.mode & 0o111 ? '100755' : '100644',
+        oid: await blobIdOfFile(path, rel, signal),
+      });
     else throw new GitUnsafeTreeError(rel, 'pipes, sockets and devices are not content');
   }
   return id;

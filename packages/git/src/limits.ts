@@ -27,7 +27,8 @@ export function fetchLimits(given: FetchLimits | undefined): Required<FetchLimit
   for (const name of ['maxFiles', 'maxBytes', 'maxDepth'] as const) {
     const value = given?.[name];
     if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value < 0) throw new GitInvalidArgumentError(`limits.${name}`, 'must be a non-negative integer');
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new GitInvalidArgumentError(`limits.${name}`, 'must be a non-negative integer');
     limits[name] = value;
   }
   return limits;

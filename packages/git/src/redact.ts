@@ -56,7 +56,13 @@ function inspectionHoldsSecret(value: unknown, secrets: readonly string[]): bool
   if (value === null || typeof value !== 'object') return false;
   let text: string;
   try {
-    text = inspect(value, { depth: Infinity, showHidden: true, maxArrayLength: Infinity, maxStringLength: Infinity, breakLength: Infinity });
+    text = inspect(value, {
+      depth: Infinity,
+      showHidden: true,
+      maxArrayLength: Infinity,
+      maxStringLength: Infinity,
+      breakLength: Infinity,
+    });
   } catch {
     return true;
   }
@@ -76,7 +82,10 @@ function holdsSecret(value: unknown, secrets: readonly string[], depth: number):
   if (typeof value !== 'object') return false;
   if (value instanceof Uint8Array) {
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    return holdsSecret(bytes.toString('latin1'), secrets, depth + 1) || holdsSecret(bytes.toString('utf8'), secrets, depth + 1);
+    return (
+      holdsSecret(bytes.toString('latin1'), secrets, depth + 1) ||
+      holdsSecret(bytes.toString('utf8'), secrets, depth + 1)
+    );
   }
   const texts: unknown[] = [];
   if (value instanceof Error) texts.push(value.message, value.stack, value.cause);

@@ -47,5 +47,9 @@ export function assertRefName(name: string): void {
   const problem = refNameProblem(name);
   // A name that is not a string is named by its type: String() of a hostile object (a list
   // holding `{ toString: null }`) throws a TypeError of its own instead of this error.
-  if (problem !== undefined) throw new GitInvalidRefNameError(typeof name === 'string' ? name : `(${name === null ? 'null' : Array.isArray(name) ? 'array' : typeof name})`, problem);
+  if (problem !== undefined)
+    throw new GitInvalidRefNameError(
+      typeof name === 'string' ? name : `(${name === null ? 'null' : Array.isArray(name) ? 'array' : typeof name})`,
+      problem,
+    );
 }

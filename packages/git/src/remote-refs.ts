@@ -38,7 +38,8 @@ export function checkServerRefs(url: string, refs: readonly RemoteRef[]): Remote
     if (seen.has(ref.name)) throw new GitTransportError(url, `the server listed ${quote(ref.name)} twice`);
     seen.add(ref.name);
     for (const id of [ref.oid, ...(ref.peeled === undefined ? [] : [ref.peeled])]) {
-      if (!isFullCommitId(id)) throw new GitTransportError(url, `the server listed ${quote(ref.name)} with a malformed id`);
+      if (!isFullCommitId(id))
+        throw new GitTransportError(url, `the server listed ${quote(ref.name)} with a malformed id`);
     }
     if (ref.symref !== undefined && refNameProblem(ref.symref, { strict: false }) !== undefined) {
       throw new GitTransportError(url, `the server listed ${quote(ref.name)} with a malformed symref target`);

@@ -63,8 +63,14 @@ export function engineError(error: unknown, url: string): unknown {
  * The error an operation rejects with: GitAbortedError once the signal has fired, whatever
  * else went wrong meanwhile; and never holding a header value of the request.
  */
-export function finalError(error: unknown, operation: string, signal: AbortSignal | undefined, secrets: readonly string[]): unknown {
-  const final = signal?.aborted && !(error instanceof GitAbortedError) ? new GitAbortedError(operation, signal.reason) : error;
+export function finalError(
+  error: unknown,
+  operation: string,
+  signal: AbortSignal | undefined,
+  secrets: readonly string[],
+): unknown {
+  const final =
+    signal?.aborted && !(error instanceof GitAbortedError) ? new GitAbortedError(operation, signal.reason) : error;
   return scrubError(final, secrets);
 }
 
@@ -110,7 +116,8 @@ export interface WorkDir {
 export function givenWorkDir(options: RemoteOptions): string | undefined {
   const { workDir } = options;
   if (workDir === undefined) return undefined;
-  if (typeof workDir !== 'string' || workDir === '') throw new GitInvalidArgumentError('workDir', 'must be a non-empty path');
+  if (typeof workDir !== 'string' || workDir === '')
+    throw new GitInvalidArgumentError('workDir', 'must be a non-empty path');
   if (/[\0\r\n]/.test(workDir)) throw new GitInvalidArgumentError('workDir', 'must not contain NUL or line breaks');
   return resolve(workDir);
 }

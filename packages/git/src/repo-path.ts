@@ -10,7 +10,8 @@ export function normalizeDirectoryPath(path: string): string {
   if (path === '' || path === '.' || path === './') return '';
   if (/[\u0000-\u001f\u007f]/.test(path)) throw new GitInvalidPathError(path, 'contains a control character or NUL');
   if (path.includes('\\')) throw new GitInvalidPathError(path, 'contains a backslash (use /)');
-  if (path.startsWith('/')) throw new GitInvalidPathError(path, 'is absolute (paths are relative to the repository root)');
+  if (path.startsWith('/'))
+    throw new GitInvalidPathError(path, 'is absolute (paths are relative to the repository root)');
   const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
   for (const part of trimmed.split('/')) {
     if (part === '') throw new GitInvalidPathError(path, 'has an empty segment (//)');

@@ -46,7 +46,10 @@ export function resolveRef(refs: RemoteRefs, name: string): ResolvedRef {
   if (name === 'HEAD') return resolveHead(refs, byName);
   if (name.startsWith('refs/')) {
     if (!name.startsWith('refs/heads/') && !name.startsWith('refs/tags/')) {
-      throw new GitInvalidRefNameError(name, 'only branches (refs/heads/…) and tags (refs/tags/…) can be named in full');
+      throw new GitInvalidRefNameError(
+        name,
+        'only branches (refs/heads/…) and tags (refs/tags/…) can be named in full',
+      );
     }
     const ref = byName.get(name);
     if (!ref) throw new GitRefNotFoundError(name, refs.url, [name]);
@@ -57,7 +60,12 @@ export function resolveRef(refs: RemoteRefs, name: string): ResolvedRef {
   const found = candidates.flatMap((full) => byName.get(full) ?? []);
   // git would pick one by its own precedence (tags before heads) with only a warning; the
   // two usually mean different commits, so the caller must say which one.
-  if (found.length > 1) throw new GitAmbiguousRefError(name, found.map((ref) => ref.name), refs.url);
+  if (found.length > 1)
+    throw new GitAmbiguousRefError(
+      name,
+      found.map((ref) => ref.name),
+      refs.url,
+    );
   const [ref] = found;
   if (ref) return fromRef(ref);
   // Refs win over abbreviations, as in git: `cafe1234` may well be a branch. Only when no

@@ -19,9 +19,7 @@ export type DirectoryEntry =
   | { kind: 'submodule'; path: string; commit: string };
 
 /** An entry as the tree walk finds it: a link's target is still a blob to read. */
-export type WalkedEntry =
-  | Exclude<DirectoryEntry, { kind: 'symlink' }>
-  | { kind: 'symlink'; path: string; oid: string };
+export type WalkedEntry = Exclude<DirectoryEntry, { kind: 'symlink' }> | { kind: 'symlink'; path: string; oid: string };
 
 export interface DirectoryWalk {
   /** Tree id of the directory (the root tree for the whole commit). */
@@ -109,7 +107,12 @@ export async function treeOnPath(
  * resolved the way the kernel will. Still before the first byte is written, so a refused
  * tree leaves nothing behind.
  */
-export async function resolveLinks(reader: GitObjectReader, walk: DirectoryWalk, signal: AbortSignal | undefined, operation: string): Promise<SelectedDirectory> {
+export async function resolveLinks(
+  reader: GitObjectReader,
+  walk: DirectoryWalk,
+  signal: AbortSignal | undefined,
+  operation: string,
+): Promise<SelectedDirectory> {
   const entries: DirectoryEntry[] = [];
   const links = new Map<string, string>();
   for (const entry of walk.entries) {
@@ -178,7 +181,8 @@ export function assertWalkWithin(walk: DirectoryWalk, cap: WalkCap): void {
 
 function assertDepth(path: string, cap: WalkCap): void {
   const depth = path.split('/').length;
-  if (depth > cap.maxDepth) throw new GitLimitExceededError('depth', cap.maxDepth, cap.url, cap.path, `${quotePath(path)} is ${depth} deep`);
+  if (depth > cap.maxDepth)
+    throw new GitLimitExceededError('depth', cap.maxDepth, cap.url, cap.path, `${quotePath(path)} is ${depth} deep`);
 }
 
 function quotePath(path: string): string {
@@ -201,10 +205,18 @@ function assertSizesWithin(reader: GitObjectReader, walk: DirectoryWalk, cap: Wa
   for (const entry of walk.entries) {
     if (entry.kind === 'file') {
       bytes += reader.size(entry.oid) ?? 0;
-      if (bytes > cap.maxBytes) throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `${bytes} bytes by ${quotePath(entry.path)}`);
+      if (bytes > cap.maxBytes)
+        throw new GitLimitExceededError(
+          'bytes',
+          cap.maxBytes,
+          cap.url,
+          cap.path,
+          `${bytes} bytes by ${quotePath(entry.path)}`,
+        );
     } else if (entry.kind === 'symlink') {
       const size = reader.size(entry.oid) ?? 0;
-      if (size > MAX_LINK_TARGET) throw new GitUnsafeTreeError(entry.path, `the link target is ${size} bytes, longer than any path`);
+      if (size > MAX_LINK_TARGET)
+        throw new GitUnsafeTreeError(entry.path, `the link target is ${size} bytes, longer than any path`);
     }
   }
 }
@@ -240,7 +252,13 @@ async function listTree(
         // Counted from the trees alone, so a tree past a cap is refused before any of its
         // blobs is fetched; and a level past the depth cap is never read on.
         if (cap !== undefined && entries.length > cap.maxFiles) {
-          throw new GitLimitExceededError('files', cap.maxFiles, cap.url, cap.path, `more than ${cap.maxFiles} entries`);
+          throw new GitLimitExceededError(
+            'files',
+            cap.maxFiles,
+            cap.url,
+            cap.path,
+            `more than ${cap.maxFiles} entries`,
+          );
         }
         if (cap !== undefined && depth > cap.maxDepth) assertDepth(entryPath, cap);
         if (entryOut.kind === 'directory') next.push({ oid: entry.oid, path: entryPath });
@@ -286,7 +304,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 async function linkTarget(reader: GitObjectReader, oid: string, path: string): Promise<string> {
   const content = await readVerified(reader, oid, 'blob');
-  if (content.length > MAX_LINK_TARGET) throw new GitUnsafeTreeError(path, `the link target is ${content.length} bytes, longer than any path`);
+  if (content.length > MAX_LINK_TARGET)
+    throw new GitUnsafeTreeError(path, `the link target is ${content.length} bytes, longer than any path`);
   try {
     const target = utf8.decode(content);
     if (!target.includes('\0')) return target;

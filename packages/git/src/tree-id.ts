@@ -32,16 +32,26 @@ export function gitTreeContent(entries: readonly GitTreeEntry[]): Buffer {
     if (name.length === 0 || name.includes(0x2f) || name.includes(0)) {
       throw new GitInvalidArgumentError('entries', `${JSON.stringify(name.toString('utf8'))} is not one path segment`);
     }
-    if (!MODES.has(entry.mode)) throw new GitInvalidArgumentError('entries', `mode ${JSON.stringify(entry.mode)} is not one git writes`);
-    if (!/^[0-9a-f]{40}$/.test(entry.oid)) throw new GitInvalidArgumentError('entries', `${JSON.stringify(entry.oid)} is not an object id`);
+    if (!MODES.has(entry.mode))
+      throw new GitInvalidArgumentError('entries', `mode ${JSON.stringify(entry.mode)} is not one git writes`);
+    if (!/^[0-9a-f]{40}$/.test(entry.oid))
+      throw new GitInvalidArgumentError('entries', `${JSON.stringify(entry.oid)} is not an object id`);
     return { name, directory: entry.mode === '40000', mode: entry.mode, oid: entry.oid };
   });
   rows.sort((a, b) => compareEntryNames(a.name, a.directory, b.name, b.directory));
   for (let i = 1; i < rows.length; i++) {
     // git's fsck calls this a duplicate entry: a tree that names one thing twice.
-    if (rows[i - 1]!.name.equals(rows[i]!.name)) throw new GitInvalidArgumentError('entries', `${JSON.stringify(rows[i]!.name.toString('utf8'))} appears twice`);
+    if (rows[i - 1]!.name.equals(rows[i]!.name))
+      throw new GitInvalidArgumentError('entries', `${JSON.stringify(rows[i]!.name.toString('utf8'))} appears twice`);
   }
-  return Buffer.concat(rows.flatMap((row) => [Buffer.from(`${row.mode} `, 'latin1'), row.name, Buffer.from([0]), Buffer.from(row.oid, 'hex')]));
+  return Buffer.concat(
+    rows.flatMap((row) => [
+      Buffer.from(`${row.mode} `, 'latin1'),
+      row.name,
+      Buffer.from([0]),
+      Buffer.from(row.oid, 'hex'),
+    ]),
+  );
 }
 
 /** The id git gives the tree holding exactly these entries. */
@@ -65,7 +75,9 @@ export type GitTreeNode =
 export function gitTreeIdOf(root: Extract<GitTreeNode, { kind: 'directory' }>): string {
   // A stack, not recursion: a crafted, very deep tree cannot exhaust the call stack.
   const ids = new Map<GitTreeNode, string>();
-  const stack: { node: Extract<GitTreeNode, { kind: 'directory' }>; expanded: boolean }[] = [{ node: root, expanded: false }];
+  const stack: { node: Extract<GitTreeNode, { kind: 'directory' }>; expanded: boolean }[] = [
+    { node: root, expanded: false },
+  ];
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!;
     const children = entriesOf(top.node);
@@ -80,7 +92,12 @@ export function gitTreeIdOf(root: Extract<GitTreeNode, { kind: 'directory' }>): 
       gitTreeId(
         children.map(([name, child]) => {
           if (child.kind === 'directory') return { name, mode: '40000', oid: ids.get(child)! };
-          if (child.kind === 'symlink') return { name, mode: '120000', oid: gitBlobId(typeof child.target === 'string' ? Buffer.from(child.target, 'utf8') : child.target) };
+          if (child.kind === 'symlink')
+            return {
+              name,
+              mode: '120000',
+              oid: gitBlobId(typeof child.target === 'string' ? Buffer.from(child.target, 'utf8') : child.target),
+            };
           return { name, mode: child.executable ? '100755' : '100644', oid: gitBlobId(child.data) };
         }),
       ),

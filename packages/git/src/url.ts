@@ -45,9 +45,11 @@ export function normalizeRemoteUrl(raw: string, options: RemoteUrlOptions = {}):
   if (typeof raw !== 'string' || raw === '') throw new GitInvalidUrlError(String(raw), 'empty or not a string');
   const shown = maskUrl(raw);
   const helper = remoteHelperOf(raw);
-  if (helper !== undefined) throw new GitUnsupportedUrlError(shown, `${helper}:: (a git remote helper)`, options.engine ?? 'isomorphic-git');
+  if (helper !== undefined)
+    throw new GitUnsupportedUrlError(shown, `${helper}:: (a git remote helper)`, options.engine ?? 'isomorphic-git');
   // Whitespace and control characters are either typos or attempts to smuggle a second value.
-  if (/[\u0000-\u0020\u007f]/.test(raw)) throw new GitInvalidUrlError(shown, 'contains whitespace or control characters');
+  if (/[\u0000-\u0020\u007f]/.test(raw))
+    throw new GitInvalidUrlError(shown, 'contains whitespace or control characters');
   // Anything starting with `-` would be read as an option by git or ssh (`-oProxyCommand=…`).
   if (raw.startsWith('-')) throw new GitInvalidUrlError(shown, 'starts with -');
   const engine = options.engine ?? 'isomorphic-git';
@@ -110,7 +112,8 @@ function encodedPathProblem(path: string): string | undefined {
     } catch {
       return 'the path has a malformed percent escape';
     }
-    if (/[/\\\u0000-\u001f\u007f]|%(?:2f|5c|00)/i.test(decoded)) return 'the path has an encoded /, \\ or control character (%2f, %5c)';
+    if (/[/\\\u0000-\u001f\u007f]|%(?:2f|5c|00)/i.test(decoded))
+      return 'the path has an encoded /, \\ or control character (%2f, %5c)';
     if (/^(?:\.|%2e){1,2}$/i.test(decoded)) return 'the path has an encoded . or .. segment';
   }
   return undefined;
@@ -134,9 +137,11 @@ function normalizeSshUrl(raw: string, url: URL, shown: string): string {
   const authority = raw.slice(start, end);
   const at = authority.lastIndexOf('@');
   const userinfo = at < 0 ? undefined : authority.slice(0, at);
-  if (userinfo !== undefined && (userinfo.includes(':') || url.password !== '')) throw new GitUrlHasCredentialsError(shown);
+  if (userinfo !== undefined && (userinfo.includes(':') || url.password !== ''))
+    throw new GitUrlHasCredentialsError(shown);
   if (raw.includes('?') || raw.includes('#')) throw new GitInvalidUrlError(shown, 'a query or fragment is not allowed');
-  if (userinfo !== undefined && !SSH_USER.test(userinfo)) throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
+  if (userinfo !== undefined && !SSH_USER.test(userinfo))
+    throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
   const hostPort = at < 0 ? authority : authority.slice(at + 1);
   const port = /:(\d*)$/.exec(hostPort);
   const host = port ? hostPort.slice(0, port.index) : hostPort;
@@ -166,7 +171,8 @@ function checkScpLike(raw: string, shown: string): string {
   const path = raw.slice(colon + 1);
   if (path.includes('@')) throw new GitInvalidUrlError(shown, 'looks like credentials before the host');
   if (raw.includes('?') || raw.includes('#')) throw new GitInvalidUrlError(shown, 'a query or fragment is not allowed');
-  if (user !== undefined && !SSH_USER.test(user)) throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
+  if (user !== undefined && !SSH_USER.test(user))
+    throw new GitInvalidUrlError(shown, 'the user name is not a plain account name');
   if (host === '') throw new GitInvalidUrlError(shown, 'no host');
   if (!SSH_HOST.test(host)) throw new GitInvalidUrlError(shown, 'the host is not a plain host name or address');
   if (path.replace(/\/+$/, '') === '') throw new GitInvalidUrlError(shown, 'no repository path');

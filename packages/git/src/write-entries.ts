@@ -83,7 +83,13 @@ async function writeFilesAndFolders(
         // Counted before the write, so `dest` never holds a byte past the cap, whether or
         // not the engine could tell sizes before the blobs were loaded.
         if (cap !== undefined && counts.bytes + content.length > cap.maxBytes) {
-          throw new GitLimitExceededError('bytes', cap.maxBytes, cap.url, cap.path, `${counts.bytes + content.length} bytes by ${JSON.stringify(entry.path)}`);
+          throw new GitLimitExceededError(
+            'bytes',
+            cap.maxBytes,
+            cap.url,
+            cap.path,
+            `${counts.bytes + content.length} bytes by ${JSON.stringify(entry.path)}`,
+          );
         }
         if (writes.size >= WRITES_IN_FLIGHT) await Promise.race(writes);
         const write = writeFileExactly(target, content, entry.mode).finally(() => writes.delete(write));

@@ -16,12 +16,21 @@ async function setup() {
   const repo = await makeRepo({
     root,
     name: 'r.git',
-    commits: [{ files: { 'skills/a/SKILL.md': 'a', 'skills/a/more.md': 'more', 'other/x.bin': Buffer.alloc(256 * 1024, 1) } }],
+    commits: [
+      { files: { 'skills/a/SKILL.md': 'a', 'skills/a/more.md': 'more', 'other/x.bin': Buffer.alloc(256 * 1024, 1) } },
+    ],
   });
   const server = await serve({ root });
   const privateDir = join(work, 'private');
   await mkdir(privateDir);
-  return { work, server, privateDir, url: server.urlFor('r.git'), commit: repo.commits[0] as string, dest: join(work, 'out') };
+  return {
+    work,
+    server,
+    privateDir,
+    url: server.urlFor('r.git'),
+    commit: repo.commits[0] as string,
+    dest: join(work, 'out'),
+  };
 }
 
 /** The node client, with a hook on every request (and on the first chunk of each response body). */
@@ -70,7 +79,9 @@ describe('abort', () => {
     const { privateDir, url, commit, dest } = await setup();
     const controller = new AbortController();
     const http = hookedHttp({ onRequest: (method) => method === 'POST' && controller.abort() });
-    const error = await rejection(fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, http, privateDir }));
+    const error = await rejection(
+      fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, http, privateDir }),
+    );
     expect(error).toMatchObject({ code: 'GIT_ABORTED' });
     expect(existsSync(dest)).toBe(false);
     expect(await readdir(privateDir)).toEqual([]);
@@ -80,7 +91,9 @@ describe('abort', () => {
     const { privateDir, url, commit, dest } = await setup();
     const controller = new AbortController();
     const http = hookedHttp({ onFirstChunk: (method) => method === 'POST' && controller.abort() });
-    const error = await rejection(fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, http, privateDir }));
+    const error = await rejection(
+      fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, http, privateDir }),
+    );
     expect(error).toMatchObject({ code: 'GIT_ABORTED' });
     expect(existsSync(dest)).toBe(false);
     expect(await readdir(privateDir)).toEqual([]);
@@ -98,7 +111,9 @@ describe('abort', () => {
         return reader;
       },
     };
-    const error = await rejection(fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, engine, privateDir }));
+    const error = await rejection(
+      fetchDirectory(url, commit, 'skills/a', dest, { signal: controller.signal, engine, privateDir }),
+    );
     expect(error).toMatchObject({ code: 'GIT_ABORTED' });
     expect(existsSync(dest)).toBe(false);
     expect(await readdir(privateDir)).toEqual([]);

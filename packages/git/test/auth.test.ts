@@ -79,7 +79,10 @@ describe('credentials', () => {
   ])('refuses a URL with %s before sending anything, without echoing it', async (_what, make, secret) => {
     const { work, repo, server } = await protectedRepo();
     const url = make(`127.0.0.1:${server.port}`);
-    for (const attempt of [listRefs(url), fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out'))]) {
+    for (const attempt of [
+      listRefs(url),
+      fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out')),
+    ]) {
       const error = await rejection(attempt);
       expect(error).toMatchObject({ code: 'GIT_URL_HAS_CREDENTIALS' });
       for (const text of renderings(error)) expect(text).not.toContain(secret);
@@ -148,7 +151,7 @@ describe('credentials', () => {
     expect(server.stats.requests).toBe(0);
   });
 
-  it('passes what the host\'s auth callback throws through unchanged', async () => {
+  it("passes what the host's auth callback throws through unchanged", async () => {
     const { url } = await protectedRepo();
     const mine = new Error('vault locked');
     await expect(listRefs(url, { auth: () => Promise.reject(mine) })).rejects.toBe(mine);
@@ -157,7 +160,9 @@ describe('credentials', () => {
   it('refuses `http` together with `engine`: the client belongs to the engine', async () => {
     const { url } = await protectedRepo();
     const engine = isomorphicGitEngine();
-    await expect(listRefs(url, { engine, http: { request: async () => ({ url, statusCode: 500, statusMessage: 'x' }) } })).rejects.toMatchObject({
+    await expect(
+      listRefs(url, { engine, http: { request: async () => ({ url, statusCode: 500, statusMessage: 'x' }) } }),
+    ).rejects.toMatchObject({
       code: 'GIT_INVALID_ARGUMENT',
     });
   });

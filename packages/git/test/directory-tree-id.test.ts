@@ -7,7 +7,11 @@ import { rejection, scratch, serve } from './support/fixtures.js';
 /** Many files and folders beside the skill: what the proof must not download. */
 async function wideRepo() {
   const root = await scratch();
-  const files: Record<string, string | Buffer> = { 'skills/a/SKILL.md': 'a', 'skills/a/docs/guide.md': 'guide', 'data/big.bin': randomBytes(256 * 1024) };
+  const files: Record<string, string | Buffer> = {
+    'skills/a/SKILL.md': 'a',
+    'skills/a/docs/guide.md': 'guide',
+    'data/big.bin': randomBytes(256 * 1024),
+  };
   for (let i = 0; i < 80; i++) files[`skills/s${i}/deep/er/f.md`] = `skill ${i}`;
   const repo = await makeRepo({ root, name: 'r.git', commits: [{ files }] });
   const server = await serve({ root });
@@ -27,19 +31,28 @@ describe('directoryTreeId: a directory named from the commit and the trees on it
     // The root's and skills/'s trees: a few KiB, not the 80 skills' trees nor any blob.
     expect(server.stats.bytesServed).toBeLessThan(32 * 1024);
     server.resetStats();
-    expect((await directoryTreeId(url, commit, '', { engine: systemGitEngine() })).tree).toBe((await directoryTree(url, commit, '', { engine: systemGitEngine() })).tree);
+    expect((await directoryTreeId(url, commit, '', { engine: systemGitEngine() })).tree).toBe(
+      (await directoryTree(url, commit, '', { engine: systemGitEngine() })).tree,
+    );
   });
 
   it('gives the same id through an engine without partial clone', async () => {
     const { repo, url } = await wideRepo();
     const commit = repo.commits[0]!;
-    expect((await directoryTreeId(url, commit, 'skills/a', { engine: isomorphicGitEngine() })).tree).toBe((await directoryTree(url, commit, 'skills/a', { engine: systemGitEngine() })).tree);
+    expect((await directoryTreeId(url, commit, 'skills/a', { engine: isomorphicGitEngine() })).tree).toBe(
+      (await directoryTree(url, commit, 'skills/a', { engine: systemGitEngine() })).tree,
+    );
   });
 
   it('refuses a path that is a file or missing', async () => {
     const { repo, url } = await wideRepo();
     const commit = repo.commits[0]!;
-    expect(await rejection(directoryTreeId(url, commit, 'skills/a/SKILL.md', { engine: systemGitEngine() }))).toMatchObject({ code: 'GIT_NOT_A_DIRECTORY' });
-    expect(await rejection(directoryTreeId(url, commit, 'skills/none', { engine: systemGitEngine() }))).toMatchObject({ code: 'GIT_NOT_A_DIRECTORY', found: 'missing' });
+    expect(
+      await rejection(directoryTreeId(url, commit, 'skills/a/SKILL.md', { engine: systemGitEngine() })),
+    ).toMatchObject({ code: 'GIT_NOT_A_DIRECTORY' });
+    expect(await rejection(directoryTreeId(url, commit, 'skills/none', { engine: systemGitEngine() }))).toMatchObject({
+      code: 'GIT_NOT_A_DIRECTORY',
+      found: 'missing',
+    });
   });
 });

@@ -46,7 +46,7 @@ async function setup() {
 }
 
 describe('fetchDirectory', () => {
-  it('writes exactly the directory\'s files, with their executable bits and the links that stay inside', async () => {
+  it("writes exactly the directory's files, with their executable bits and the links that stay inside", async () => {
     const { work, repo, url } = await setup();
     const dest = join(work, 'out');
     const result = await fetchDirectory(url, repo.commits[2] as string, 'skills/a', dest);
@@ -71,28 +71,31 @@ describe('fetchDirectory', () => {
     });
   });
 
-  it.each([['', ''], ['.', ''], ['./', ''], ['skills/', 'skills'], ['skills', 'skills']])(
-    'takes %j as the directory %j',
-    async (path, normalized) => {
-      const root = await scratch();
-      const work = await scratch();
-      const repo = await makeRepo({
-        root,
-        name: 'r.git',
-        commits: [{ files: { 'skills/a/SKILL.md': 'a', 'top.md': 'top' } }],
-      });
-      const server = await serve({ root });
-      const dest = join(work, 'out');
-      const result = await fetchDirectory(server.urlFor('r.git'), repo.commits[0] as string, path, dest);
-      expect(result.path).toBe(normalized);
-      expect(result.tree).toBe(await repo.treeOf(0, normalized));
-      expect(await listTree(dest)).toEqual(
-        normalized === ''
-          ? { skills: 'dir', 'skills/a': 'dir', 'skills/a/SKILL.md': 'file 644 a', 'top.md': 'file 644 top' }
-          : { a: 'dir', 'a/SKILL.md': 'file 644 a' },
-      );
-    },
-  );
+  it.each([
+    ['', ''],
+    ['.', ''],
+    ['./', ''],
+    ['skills/', 'skills'],
+    ['skills', 'skills'],
+  ])('takes %j as the directory %j', async (path, normalized) => {
+    const root = await scratch();
+    const work = await scratch();
+    const repo = await makeRepo({
+      root,
+      name: 'r.git',
+      commits: [{ files: { 'skills/a/SKILL.md': 'a', 'top.md': 'top' } }],
+    });
+    const server = await serve({ root });
+    const dest = join(work, 'out');
+    const result = await fetchDirectory(server.urlFor('r.git'), repo.commits[0] as string, path, dest);
+    expect(result.path).toBe(normalized);
+    expect(result.tree).toBe(await repo.treeOf(0, normalized));
+    expect(await listTree(dest)).toEqual(
+      normalized === ''
+        ? { skills: 'dir', 'skills/a': 'dir', 'skills/a/SKILL.md': 'file 644 a', 'top.md': 'file 644 top' }
+        : { a: 'dir', 'a/SKILL.md': 'file 644 a' },
+    );
+  });
 
   it('gives the same tree id for the same content at another commit', async () => {
     const { work, repo, url } = await setup();
@@ -136,7 +139,7 @@ describe('fetchDirectory', () => {
     expect(existsSync(dest)).toBe(false);
   });
 
-  it('fetches an older commit that is no longer any branch\'s tip', async () => {
+  it("fetches an older commit that is no longer any branch's tip", async () => {
     const { work, repo, url } = await setup();
     const refs = await listRefs(url);
     expect(refs.refs.some((ref) => ref.oid === repo.commits[0] || ref.peeled === repo.commits[0])).toBe(false);
@@ -172,7 +175,11 @@ describe('fetchDirectory', () => {
     const repo = await makeRepo({
       root,
       name: 'r.git',
-      commits: [{ files: { 'a/x.md': 'x0' } }, { files: { 'a/x.md': 'x1' } }, { branch: 'main', from: 0, files: { 'a/x.md': 'forced' } }],
+      commits: [
+        { files: { 'a/x.md': 'x0' } },
+        { files: { 'a/x.md': 'x1' } },
+        { branch: 'main', from: 0, files: { 'a/x.md': 'forced' } },
+      ],
     });
     const server = await serve({ root });
     // The object is still in the server's repository, only unreachable; the testkit server
@@ -241,7 +248,9 @@ describe('fetchDirectory', () => {
     expect(await readdir(privateDir)).toEqual([]);
     await rejection(fetchDirectory(url, repo.commits[2] as string, 'evil', join(work, 'refused'), { privateDir }));
     expect(await readdir(privateDir)).toEqual([]);
-    await rejection(fetchDirectory(url, '0123456789abcdef0123456789abcdef01234567', 'x', join(work, 'missing'), { privateDir }));
+    await rejection(
+      fetchDirectory(url, '0123456789abcdef0123456789abcdef01234567', 'x', join(work, 'missing'), { privateDir }),
+    );
     expect(await readdir(privateDir)).toEqual([]);
   });
 
@@ -264,7 +273,11 @@ describe('fetchDirectory', () => {
     const work = await scratch();
     const repo = await makeRepo({ root, name: 'r.git', commits: [{ files: { 'skills/a/SKILL.md': 'a' } }] });
     const pinned = 'abcdefabcdefabcdefabcdefabcdefabcdefabcd';
-    const commit = await commitTree(repo, [`100644 blob ${await blob(repo, 'a')}\tSKILL.md`, `160000 commit ${pinned}\tvendor`], 'with-submodule');
+    const commit = await commitTree(
+      repo,
+      [`100644 blob ${await blob(repo, 'a')}\tSKILL.md`, `160000 commit ${pinned}\tvendor`],
+      'with-submodule',
+    );
     const server = await serve({ root });
     const dest = join(work, 'out');
     const result = await fetchDirectory(server.urlFor('r.git'), commit, '', dest);
@@ -284,7 +297,10 @@ describe('fetchDirectory', () => {
     const work = await scratch();
     const repo = await makeRepo({ root, name: 'r.git', commits: [{ files: { 'ok.md': 'ok' } }] });
     const content = await blob(repo, 'payload');
-    const tree = await rawTree(repo, [['100644', 'ok.md', content], ['100644', name, content]]);
+    const tree = await rawTree(repo, [
+      ['100644', 'ok.md', content],
+      ['100644', name, content],
+    ]);
     const commit = await commitOf(repo, tree, 'crafted');
     const server = await serve({ root });
     const dest = join(work, 'out');
@@ -298,11 +314,18 @@ describe('fetchDirectory', () => {
     const work = await scratch();
     const repo = await makeRepo({ root, name: 'r.git', commits: [{ files: { 'ok.md': 'ok' } }] });
     const content = await blob(repo, 'payload');
-    const tree = await rawTree(repo, [['100644', 'twice', content], ['100755', 'twice', content]]);
+    const tree = await rawTree(repo, [
+      ['100644', 'twice', content],
+      ['100755', 'twice', content],
+    ]);
     const commit = await commitOf(repo, tree, 'crafted');
     const server = await serve({ root });
     const error = await rejection(fetchDirectory(server.urlFor('r.git'), commit, '', join(work, 'out')));
-    expect(error).toMatchObject({ code: 'GIT_UNSAFE_TREE', path: 'twice', reason: 'the name appears twice in its tree' });
+    expect(error).toMatchObject({
+      code: 'GIT_UNSAFE_TREE',
+      path: 'twice',
+      reason: 'the name appears twice in its tree',
+    });
   });
 });
 
@@ -370,7 +393,12 @@ describe('what a fetch transfers', () => {
       commits: [{ files: { 'data/big.bin': randomBytes(BIG), 'skills/a/SKILL.md': 'a' } }],
     });
     const server = await serve({ root });
-    const result = await fetchDirectory(server.urlFor('r.git'), repo.commits[0] as string, 'skills/a', join(work, 'out'));
+    const result = await fetchDirectory(
+      server.urlFor('r.git'),
+      repo.commits[0] as string,
+      'skills/a',
+      join(work, 'out'),
+    );
     expect(result.bytes).toBe(1);
     // Honest about the cost: the unrelated 2 MiB blob came over the wire too.
     expect(server.stats.bytesServed).toBeGreaterThan(BIG);

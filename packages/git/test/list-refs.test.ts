@@ -31,11 +31,18 @@ describe('listRefs', () => {
     const { stdout } = await run('git', ['-c', 'protocol.version=2', 'ls-remote', url], { env: isolatedGitEnv() });
     expect(asLsRemote(listed)).toEqual(parseLsRemote(stdout));
     expect(asLsRemote(listed)).toEqual(await repo.refs());
-    expect(listed.refs.find((ref) => ref.name === 'HEAD')).toEqual({ name: 'HEAD', oid: repo.head('dev'), symref: 'refs/heads/dev' });
+    expect(listed.refs.find((ref) => ref.name === 'HEAD')).toEqual({
+      name: 'HEAD',
+      oid: repo.head('dev'),
+      symref: 'refs/heads/dev',
+    });
     const v1 = listed.refs.find((ref) => ref.name === 'refs/tags/v1');
     expect(v1?.peeled).toBe(repo.commits[0]);
     expect(v1?.oid).not.toBe(repo.commits[0]); // the tag object
-    expect(listed.refs.find((ref) => ref.name === 'refs/tags/v2')).toEqual({ name: 'refs/tags/v2', oid: repo.commits[2] });
+    expect(listed.refs.find((ref) => ref.name === 'refs/tags/v2')).toEqual({
+      name: 'refs/tags/v2',
+      oid: repo.commits[2],
+    });
   });
 
   it('asks with protocol v2 in two requests: GET info/refs, POST ls-refs', async () => {
@@ -67,7 +74,9 @@ describe('listRefs', () => {
   });
 
   it('refuses a URL before sending anything', async () => {
-    await expect(listRefs('https://user:pw@example.com/r.git')).rejects.toMatchObject({ code: 'GIT_URL_HAS_CREDENTIALS' });
+    await expect(listRefs('https://user:pw@example.com/r.git')).rejects.toMatchObject({
+      code: 'GIT_URL_HAS_CREDENTIALS',
+    });
     await expect(listRefs('ssh://git@example.com/r.git')).rejects.toMatchObject({ code: 'GIT_UNSUPPORTED_URL' });
   });
 });

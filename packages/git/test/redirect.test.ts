@@ -14,7 +14,9 @@ interface Seen {
  * `/old.git/*` answers 307 to `${target}/*`; anything else is recorded and answered 404.
  * 307 keeps the method and body, so the POST of a fetch can follow too.
  */
-async function redirector(target: (self: string) => string): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+async function redirector(
+  target: (self: string) => string,
+): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   let self = '';
   const server: Server = createServer((req, res) => {

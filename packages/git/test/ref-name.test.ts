@@ -53,7 +53,7 @@ describe('ref names (git-check-ref-format, plus our stricter rules)', () => {
     expect(() => assertRefName(name)).toThrow(expect.objectContaining({ code: 'GIT_INVALID_REF_NAME', reason }));
   });
 
-  it('applies only git\'s own rules to names a server lists', () => {
+  it("applies only git's own rules to names a server lists", () => {
     expect(refNameProblem('refs/heads/100%', { strict: false })).toBeUndefined();
     expect(refNameProblem('refs/heads/a..b', { strict: false })).toBe('contains ..');
   });

@@ -28,21 +28,41 @@ const refs: RemoteRefs = {
 describe('resolveRef', () => {
   it.each([
     ['a full lower-case commit id is used as is', D, { ref: D, commit: D, kind: 'commit' }],
-    ['an id nobody advertises is still used as is', '0123456789abcdef0123456789abcdef01234567', {
-      ref: '0123456789abcdef0123456789abcdef01234567', commit: '0123456789abcdef0123456789abcdef01234567', kind: 'commit',
-    }],
+    [
+      'an id nobody advertises is still used as is',
+      '0123456789abcdef0123456789abcdef01234567',
+      {
+        ref: '0123456789abcdef0123456789abcdef01234567',
+        commit: '0123456789abcdef0123456789abcdef01234567',
+        kind: 'commit',
+      },
+    ],
     ['a branch by short name', 'dev', { ref: 'refs/heads/dev', commit: B, kind: 'branch' }],
     ['a branch with a slash', 'feature/x', { ref: 'refs/heads/feature/x', commit: C, kind: 'branch' }],
     ['a branch by full name', 'refs/heads/main', { ref: 'refs/heads/main', commit: A, kind: 'branch' }],
     ['a lightweight tag', 'v0', { ref: 'refs/tags/v0', commit: C, kind: 'tag' }],
-    ['an annotated tag resolves to its peeled commit, never the tag object', 'v1', { ref: 'refs/tags/v1', commit: D, kind: 'tag' }],
+    [
+      'an annotated tag resolves to its peeled commit, never the tag object',
+      'v1',
+      { ref: 'refs/tags/v1', commit: D, kind: 'tag' },
+    ],
     ['an annotated tag by full name', 'refs/tags/v1', { ref: 'refs/tags/v1', commit: D, kind: 'tag' }],
-    ['the same name given in full as a branch', 'refs/heads/same', { ref: 'refs/heads/same', commit: B, kind: 'branch' }],
+    [
+      'the same name given in full as a branch',
+      'refs/heads/same',
+      { ref: 'refs/heads/same', commit: B, kind: 'branch' },
+    ],
     ['the same name given in full as a tag', 'refs/tags/same', { ref: 'refs/tags/same', commit: C, kind: 'tag' }],
     ['HEAD is followed to its branch', 'HEAD', { ref: 'HEAD', commit: A, kind: 'head', target: 'refs/heads/main' }],
-    ['a hex-looking name that is a branch is the branch (refs win, as in git)', 'cafe1234', {
-      ref: 'refs/heads/cafe1234', commit: F, kind: 'branch',
-    }],
+    [
+      'a hex-looking name that is a branch is the branch (refs win, as in git)',
+      'cafe1234',
+      {
+        ref: 'refs/heads/cafe1234',
+        commit: F,
+        kind: 'branch',
+      },
+    ],
   ])('%s', (_rule, name, expected) => {
     expect(resolveRef(refs, name)).toEqual(expected);
   });
@@ -54,7 +74,11 @@ describe('resolveRef', () => {
     } catch (error) {
       caught = error;
     }
-    expect(caught).toMatchObject({ code: 'GIT_AMBIGUOUS_REF', ref: 'same', candidates: ['refs/heads/same', 'refs/tags/same'] });
+    expect(caught).toMatchObject({
+      code: 'GIT_AMBIGUOUS_REF',
+      ref: 'same',
+      candidates: ['refs/heads/same', 'refs/tags/same'],
+    });
     expect((caught as Error).message).toContain('refs/heads/same');
     expect((caught as Error).message).toContain('refs/tags/same');
   });
@@ -87,16 +111,43 @@ describe('resolveRef', () => {
   });
 
   it('refuses HEAD when the remote has none (an empty repository)', () => {
-    expect(() => resolveRef({ url: refs.url, refs: [] }, 'HEAD')).toThrow(expect.objectContaining({ code: 'GIT_REF_NOT_FOUND' }));
+    expect(() => resolveRef({ url: refs.url, refs: [] }, 'HEAD')).toThrow(
+      expect.objectContaining({ code: 'GIT_REF_NOT_FOUND' }),
+    );
   });
 
   it('follows a detached HEAD to its own commit', () => {
-    expect(resolveRef({ url: refs.url, refs: [{ name: 'HEAD', oid: B }] }, 'HEAD')).toEqual({ ref: 'HEAD', commit: B, kind: 'head' });
+    expect(resolveRef({ url: refs.url, refs: [{ name: 'HEAD', oid: B }] }, 'HEAD')).toEqual({
+      ref: 'HEAD',
+      commit: B,
+      kind: 'head',
+    });
   });
 
   it.each([
-    'main..dev', 'main~1', 'main^', 'main^{}', 'main@{1}', '@', 'a//b', '/main', 'main/', 'main.lock', '.main', 'main.',
-    'a b', 'a:b', 'a?', 'a*', 'a[b', 'a\\b', 'a\u0000b', 'a\u001bb', '-main', 'a%2fb', '',
+    'main..dev',
+    'main~1',
+    'main^',
+    'main^{}',
+    'main@{1}',
+    '@',
+    'a//b',
+    '/main',
+    'main/',
+    'main.lock',
+    '.main',
+    'main.',
+    'a b',
+    'a:b',
+    'a?',
+    'a*',
+    'a[b',
+    'a\\b',
+    'a\u0000b',
+    'a\u001bb',
+    '-main',
+    'a%2fb',
+    '',
   ])('refuses the malformed name %j before any lookup', (name) => {
     // Even a ref list that holds the name verbatim does not make it acceptable.
     const poisoned: RemoteRefs = { url: refs.url, refs: [{ name: `refs/heads/${name}`, oid: A }] };
@@ -126,7 +177,12 @@ describe('resolveRef against a real server', () => {
     expect(resolveRef(listed, 'main')).toEqual({ ref: 'refs/heads/main', commit: repo.commits[2], kind: 'branch' });
     expect(resolveRef(listed, 'v1')).toEqual({ ref: 'refs/tags/v1', commit: repo.commits[0], kind: 'tag' });
     expect(resolveRef(listed, 'light')).toEqual({ ref: 'refs/tags/light', commit: repo.commits[1], kind: 'tag' });
-    expect(resolveRef(listed, 'HEAD')).toEqual({ ref: 'HEAD', commit: repo.commits[2], kind: 'head', target: 'refs/heads/main' });
+    expect(resolveRef(listed, 'HEAD')).toEqual({
+      ref: 'HEAD',
+      commit: repo.commits[2],
+      kind: 'head',
+      target: 'refs/heads/main',
+    });
     expect(resolveRef(listed, 'refs/heads/dev').commit).toBe(repo.commits[1]);
     expect(resolveRef(listed, 'refs/tags/dev').commit).toBe(repo.commits[0]);
     expect(() => resolveRef(listed, 'dev')).toThrow(expect.objectContaining({ code: 'GIT_AMBIGUOUS_REF' }));

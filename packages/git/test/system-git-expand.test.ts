@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { makeRepo, startGitHttpServer, tempDir, type GitHttpServer, type MadeRepo, type TempDir } from '@agentproto/testkit';
+import {
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+  type GitHttpServer,
+  type MadeRepo,
+  type TempDir,
+} from '@agentproto/testkit';
 import { directoryTree, expandCommit, isomorphicGitEngine, systemGitEngine, type GitEngine } from '../src/index.js';
 import { rejection, scratch } from './support/fixtures.js';
 
@@ -72,7 +79,9 @@ describe.each([
     const blob = (await repo.git('rev-parse', `${repo.commits[7]}:n.txt`)).trim();
     const commitPrefixes = new Set(repo.commits.map((commit) => commit.slice(0, 10)));
     expect(commitPrefixes.has(blob.slice(0, 10))).toBe(false);
-    await expect(expandCommit(url, blob.slice(0, 10), { engine })).rejects.toMatchObject({ code: 'GIT_COMMIT_NOT_FOUND' });
+    await expect(expandCommit(url, blob.slice(0, 10), { engine })).rejects.toMatchObject({
+      code: 'GIT_COMMIT_NOT_FOUND',
+    });
     const unreachable = repo.commits[COMMITS] as string;
     expect((await repo.git('cat-file', '-t', unreachable)).trim()).toBe('commit');
     await expect(expandCommit(url, unreachable.slice(0, 10), { engine })).rejects.toMatchObject({
@@ -91,7 +100,9 @@ describe.each([
     const engine = makeEngine();
     const workDir = await scratch();
     await directoryTree(url, repo.commits[5] as string, '', { engine, workDir });
-    expect(await expandCommit(url, (repo.commits[3] as string).slice(0, 10), { engine, workDir })).toBe(repo.commits[3]);
+    expect(await expandCommit(url, (repo.commits[3] as string).slice(0, 10), { engine, workDir })).toBe(
+      repo.commits[3],
+    );
     // And the other way round: the history is there, the trees of a commit are fetched when asked.
     const tree = await directoryTree(url, repo.commits[3] as string, '', { engine, workDir });
     expect(tree.tree).toBe(await repo.treeOf(3));
@@ -119,7 +130,10 @@ describe('expandCommit arguments', () => {
 
   it('refuses an engine that cannot search history', async () => {
     const { findCommits: _unused, ...engine } = systemGitEngine();
-    await expect(expandCommit(url, 'abcd', { engine })).rejects.toMatchObject({ code: 'GIT_INVALID_ARGUMENT', argument: 'engine' });
+    await expect(expandCommit(url, 'abcd', { engine })).rejects.toMatchObject({
+      code: 'GIT_INVALID_ARGUMENT',
+      argument: 'engine',
+    });
   });
 
   it('fetches commits only with the system engine: far fewer bytes than the whole history', async () => {

@@ -39,7 +39,7 @@ async function protectedRepo(files: Record<string, string | Buffer> = { 'skills/
 const auth: GitAuth = () => ({ Authorization: HEADER });
 
 describe('system-git isolation', () => {
-  it('builds every child environment from nothing: none of this process\'s variables, the required settings on every command', async () => {
+  it("builds every child environment from nothing: none of this process's variables, the required settings on every command", async () => {
     const { repo, url } = await protectedRepo();
     const work = await scratch();
     // A developer's environment that must not reach git: an agent, askpass programs, a gitdir.
@@ -58,7 +58,8 @@ describe('system-git isolation', () => {
 
     expect(recording.calls.length).toBeGreaterThan(3);
     for (const call of recording.calls) {
-      for (const name of Object.keys(call.env)) expect(ALLOWED_ENV.has(name), `${name} in ${call.argv.join(' ')}`).toBe(true);
+      for (const name of Object.keys(call.env))
+        expect(ALLOWED_ENV.has(name), `${name} in ${call.argv.join(' ')}`).toBe(true);
       expect(call.env).toMatchObject({
         LANG: 'C',
         LC_ALL: 'C',
@@ -91,23 +92,33 @@ describe('system-git isolation', () => {
     const lsRemote = recording.calls.find((call) => subcommand(call.argv) === 'ls-remote');
     expect(lsRemote?.argv.slice(-2)).toEqual(['--', url]);
     // Only http is allowed for an http URL.
-    expect(settings(lsRemote?.argv ?? [])).toEqual(expect.arrayContaining(['protocol.allow=never', 'protocol.http.allow=always']));
+    expect(settings(lsRemote?.argv ?? [])).toEqual(
+      expect.arrayContaining(['protocol.allow=never', 'protocol.http.allow=always']),
+    );
   });
 
   it(`never lets the credential (${PASSWORD}) appear in any process's argv or environment, git's own children included`, async () => {
     // Large enough that the transfer takes a while, so the poller sees git-remote-http at work.
-    const { repo, url } = await protectedRepo({ 'skills/a/SKILL.md': 'a', 'skills/a/data.bin': Buffer.alloc(24 * 1024 * 1024, 3) });
+    const { repo, url } = await protectedRepo({
+      'skills/a/SKILL.md': 'a',
+      'skills/a/data.bin': Buffer.alloc(24 * 1024 * 1024, 3),
+    });
     const work = await scratch();
     let seenHelper = false;
     for (let attempt = 0; attempt < 5 && !seenHelper; attempt += 1) {
       const watch = watchProc(CANARIES);
       try {
-        await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, `out-${attempt}`), { engine: systemGitEngine(), auth });
+        await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, `out-${attempt}`), {
+          engine: systemGitEngine(),
+          auth,
+        });
       } finally {
         const seen = await watch.stop();
         expect(seen.hits).toEqual([]);
         expect(seen.scans).toBeGreaterThan(0);
-        seenHelper = seen.processes.some((command) => command.startsWith('git-remote-http') || command.includes(' remote-http '));
+        seenHelper = seen.processes.some(
+          (command) => command.startsWith('git-remote-http') || command.includes(' remote-http '),
+        );
       }
     }
     // The poller did watch the helper that sends the headers: the check above was not vacuous.
@@ -121,7 +132,9 @@ describe('system-git isolation', () => {
     const wrong: GitAuth = () => ({ Authorization: basicAuthorizationHeader('mallory', PASSWORD) });
     const errors = [
       await rejection(listRefs(url, { engine, auth: wrong })),
-      await rejection(fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out'), { engine, auth: wrong })),
+      await rejection(
+        fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out'), { engine, auth: wrong }),
+      ),
       await rejection(directoryTree(url, repo.commits[0] as string, 'nope', { engine, auth })),
     ];
     expect(errors.map((error) => error.code)).toEqual(['GIT_AUTH_FAILED', 'GIT_AUTH_FAILED', 'GIT_NOT_A_DIRECTORY']);
@@ -178,7 +191,10 @@ describe('system-git isolation', () => {
   });
 
   it('abort kills the running git (and its children) and leaves no folder, no destination, no process', async () => {
-    const { repo, url } = await protectedRepo({ 'skills/a/SKILL.md': 'a', 'skills/a/data.bin': Buffer.alloc(32 * 1024 * 1024, 5) });
+    const { repo, url } = await protectedRepo({
+      'skills/a/SKILL.md': 'a',
+      'skills/a/data.bin': Buffer.alloc(32 * 1024 * 1024, 5),
+    });
     const work = await scratch();
     const privateDir = join(work, 'private');
     await mkdir(privateDir);
@@ -187,7 +203,8 @@ describe('system-git isolation', () => {
     const recording = recordingHost();
     // Abort shortly after the blobs' fetch has started: git, git-remote-http and the transfer are running.
     recording.beforeRun = (call) => {
-      if (subcommand(call.argv) === 'fetch' && call.argv.includes('--stdin')) setTimeout(() => controller.abort(new Error('stop')), 30);
+      if (subcommand(call.argv) === 'fetch' && call.argv.includes('--stdin'))
+        setTimeout(() => controller.abort(new Error('stop')), 30);
     };
     const started = Date.now();
     const error = await rejection(
@@ -219,7 +236,9 @@ describe('system-git isolation', () => {
     const engine = systemGitEngine({ host: recording.host });
     const signal = AbortSignal.abort(new Error('no'));
     await expect(listRefs(url, { engine, auth, signal })).rejects.toMatchObject({ code: 'GIT_ABORTED' });
-    await expect(directoryTree(url, repo.commits[0] as string, 'skills/a', { engine, auth, signal })).rejects.toMatchObject({ code: 'GIT_ABORTED' });
+    await expect(
+      directoryTree(url, repo.commits[0] as string, 'skills/a', { engine, auth, signal }),
+    ).rejects.toMatchObject({ code: 'GIT_ABORTED' });
     expect(recording.calls).toEqual([]);
     expect(server.stats.requests).toBe(0);
   });

@@ -63,13 +63,27 @@ describe('fetchDirectory with the system-git engine keeps every check', () => {
   it('refuses a crafted tree with a .git entry, and writes a submodule as an empty folder', async () => {
     const { work, repo, url, engine } = await setup();
     const content = await blob(repo, 'payload');
-    const evil = await commitOf(repo, await rawTree(repo, [['100644', 'ok.md', content], ['100644', '.GIT', content]]), 'crafted');
+    const evil = await commitOf(
+      repo,
+      await rawTree(repo, [
+        ['100644', 'ok.md', content],
+        ['100644', '.GIT', content],
+      ]),
+      'crafted',
+    );
     const dest = join(work, 'evil');
-    await expect(fetchDirectory(url, evil, '', dest, { engine })).rejects.toMatchObject({ code: 'GIT_UNSAFE_TREE', path: '.GIT' });
+    await expect(fetchDirectory(url, evil, '', dest, { engine })).rejects.toMatchObject({
+      code: 'GIT_UNSAFE_TREE',
+      path: '.GIT',
+    });
     expect(existsSync(dest)).toBe(false);
 
     const pinned = 'abcdefabcdefabcdefabcdefabcdefabcdefabcd';
-    const withSubmodule = await commitTree(repo, [`100644 blob ${content}\tSKILL.md`, `160000 commit ${pinned}\tvendor`], 'with-submodule');
+    const withSubmodule = await commitTree(
+      repo,
+      [`100644 blob ${content}\tSKILL.md`, `160000 commit ${pinned}\tvendor`],
+      'with-submodule',
+    );
     const out = join(work, 'sub');
     const result = await fetchDirectory(url, withSubmodule, '', out, { engine });
     expect(await listTree(out)).toEqual({ 'SKILL.md': 'file 644 payload', vendor: 'dir' });

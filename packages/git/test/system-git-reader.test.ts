@@ -21,14 +21,19 @@ function fakeGit(objects: Map<string, Buffer>) {
 
 const id = (n: number) => n.toString(16).padStart(40, '0');
 
-describe('the system engine\'s object reader', () => {
+describe("the system engine's object reader", () => {
   it('loads announced objects in batches of bounded size, one cat-file run per batch, in the order announced', async () => {
     const size = 6 * 1024 * 1024;
     const objects = new Map(Array.from({ length: 5 }, (_, n) => [id(n + 1), Buffer.alloc(size, n)] as const));
     const { git, runs } = fakeGit(objects);
-    const reader = new BatchObjectReader('/gitdir', git, async () => {
-      throw new Error('nothing is missing');
-    }, undefined);
+    const reader = new BatchObjectReader(
+      '/gitdir',
+      git,
+      async () => {
+        throw new Error('nothing is missing');
+      },
+      undefined,
+    );
     await reader.prefetch([1, 2, 3, 4, 5].map(id));
     expect(runs.map((run) => run.args.join(' '))).toEqual(['cat-file --batch-check']);
     for (const n of [1, 2, 3, 4, 5]) expect((await reader.read(id(n)))?.content[0]).toBe(n - 1);
@@ -42,10 +47,15 @@ describe('the system engine\'s object reader', () => {
     const objects = new Map([[id(1), Buffer.from('one')]]);
     const { git, runs } = fakeGit(objects);
     const fetched: string[][] = [];
-    const reader = new BatchObjectReader('/gitdir', git, async (oids) => {
-      fetched.push([...oids]);
-      objects.set(id(2), Buffer.from('two'));
-    }, undefined);
+    const reader = new BatchObjectReader(
+      '/gitdir',
+      git,
+      async (oids) => {
+        fetched.push([...oids]);
+        objects.set(id(2), Buffer.from('two'));
+      },
+      undefined,
+    );
     await reader.prefetch([id(1), id(2), id(3), id(2), 'not-an-id']);
     expect(fetched).toEqual([[id(2), id(3)]]);
     expect(Buffer.from((await reader.read(id(2)))?.content ?? []).toString()).toBe('two');
@@ -63,7 +73,7 @@ describe('the system engine\'s object reader', () => {
     expect(runs.map((run) => run.ids)).toEqual([[id(9)], [id(8)]]);
   });
 
-  it('turns a failing cat-file into GIT_IO with git\'s message in the cause', async () => {
+  it("turns a failing cat-file into GIT_IO with git's message in the cause", async () => {
     const reader = new BatchObjectReader(
       '/gitdir',
       async () => ({ code: 128, stdout: Buffer.alloc(0), stderr: Buffer.from('fatal: not a git repository') }),

@@ -5,14 +5,30 @@ import { describe, expect, it } from 'vitest';
 import { makeRepo } from '@agentproto/testkit';
 import { directoryTree, fetchDirectory, listRefs, systemGitEngine } from '../src/index.js';
 import { listTree, rejection, scratch } from './support/fixtures.js';
-import { recordingHost, renderings, setProcessEnv, sshSetup, startAgent, subcommand, watchProc } from './support/system-git.js';
+import {
+  recordingHost,
+  renderings,
+  setProcessEnv,
+  sshSetup,
+  startAgent,
+  subcommand,
+  watchProc,
+} from './support/system-git.js';
 
 async function setup() {
   const root = await scratch();
   const repo = await makeRepo({
     root,
     name: 'skills.git',
-    commits: [{ files: { 'skills/a/SKILL.md': 'a', 'skills/a/run.sh': { content: 'echo\n', executable: true }, 'other/x.md': 'x' } }],
+    commits: [
+      {
+        files: {
+          'skills/a/SKILL.md': 'a',
+          'skills/a/run.sh': { content: 'echo\n', executable: true },
+          'other/x.md': 'x',
+        },
+      },
+    ],
     tags: [{ name: 'v1', target: 0, annotated: true }],
   });
   const ssh = await sshSetup(root);
@@ -30,7 +46,11 @@ describe('system-git engine over SSH', () => {
     expect(url).toMatch(/^ssh:\/\/[^@]+@127\.0\.0\.1:\d+\/skills\.git$/);
     const engine = systemGitEngine({ ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts } });
     const refs = await listRefs(url, { engine });
-    expect(refs.refs.find((ref) => ref.name === 'HEAD')).toEqual({ name: 'HEAD', oid: repo.commits[0], symref: 'refs/heads/main' });
+    expect(refs.refs.find((ref) => ref.name === 'HEAD')).toEqual({
+      name: 'HEAD',
+      oid: repo.commits[0],
+      symref: 'refs/heads/main',
+    });
     expect(refs.refs.find((ref) => ref.name === 'refs/tags/v1')?.peeled).toBe(repo.commits[0]);
 
     const work = await scratch();
@@ -47,7 +67,10 @@ describe('system-git engine over SSH', () => {
   it('passes ssh nothing but options on its command line: no config file, the one key, no agent, strict pinned host keys', async () => {
     const { repo, key, knownHosts, url } = await setup();
     const recording = recordingHost();
-    const engine = systemGitEngine({ host: recording.host, ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts } });
+    const engine = systemGitEngine({
+      host: recording.host,
+      ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts },
+    });
     await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(await scratch(), 'out'), { engine });
     const network = recording.calls.filter((call) => ['fetch', 'ls-remote'].includes(subcommand(call.argv) ?? ''));
     expect(network.length).toBeGreaterThan(0);
@@ -77,7 +100,7 @@ describe('system-git engine over SSH', () => {
     expect(recording.files).toEqual([]);
   });
 
-  it('never puts the private key\'s text into any process\'s argv or environment, nor into an error', async () => {
+  it("never puts the private key's text into any process's argv or environment, nor into an error", async () => {
     const { repo, key, wrongKey, knownHosts, url } = await setup();
     const canaries = [...keyLines(key.privateKeyText), ...keyLines(wrongKey.privateKeyText)];
     expect(canaries.length).toBeGreaterThan(2);
@@ -87,9 +110,15 @@ describe('system-git engine over SSH', () => {
     let error;
     try {
       await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(await scratch(), 'out'), {
-        engine: systemGitEngine({ host: recording.host, ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts } }),
+        engine: systemGitEngine({
+          host: recording.host,
+          ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts },
+        }),
       });
-      const wrong = systemGitEngine({ host: recording.host, ssh: { identityFile: wrongKey.privateKey, knownHostsFile: knownHosts } });
+      const wrong = systemGitEngine({
+        host: recording.host,
+        ssh: { identityFile: wrongKey.privateKey, knownHostsFile: knownHosts },
+      });
       error = await rejection(listRefs(url, { engine: wrong }));
     } finally {
       seen = await watch.stop();
@@ -127,7 +156,9 @@ describe('system-git engine over SSH', () => {
     const privateDir = join(work, 'private');
     await mkdir(privateDir);
     const dest = join(work, 'out');
-    await expect(fetchDirectory(url, repo.commits[0] as string, 'skills/a', dest, { engine, privateDir })).rejects.toMatchObject({
+    await expect(
+      fetchDirectory(url, repo.commits[0] as string, 'skills/a', dest, { engine, privateDir }),
+    ).rejects.toMatchObject({
       code: 'GIT_HOST_KEY',
     });
     expect(existsSync(dest)).toBe(false);
@@ -163,7 +194,10 @@ describe('system-git engine over SSH', () => {
     // sshd needs the port, which scp-like addresses cannot carry: an ssh_config would, but
     // none is read. So this checks the address reaches ssh unchanged and as one argument.
     const recording = recordingHost();
-    const engine = systemGitEngine({ host: recording.host, ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts } });
+    const engine = systemGitEngine({
+      host: recording.host,
+      ssh: { identityFile: key.privateKey, knownHostsFile: knownHosts },
+    });
     const address = `${server.user}@127.0.0.1:skills.git`;
     const error = await rejection(listRefs(address, { engine }));
     // Port 22 on this machine is not our server: refused or unreachable, never a crash.

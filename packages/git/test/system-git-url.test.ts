@@ -15,12 +15,14 @@ describe('ssh addresses', () => {
     expect(normalizeRemoteUrl(raw, SSH)).toBe(normalized);
   });
 
-  it.each(['git@github.com:org/skills.git', 'github.com:org/skills.git', 'git@host:/srv/git/skills.git', 'deploy.key-1@git.example.com:a/b'])(
-    'accepts the scp-like %s unchanged for an engine that speaks ssh',
-    (raw) => {
-      expect(normalizeRemoteUrl(raw, SSH)).toBe(raw);
-    },
-  );
+  it.each([
+    'git@github.com:org/skills.git',
+    'github.com:org/skills.git',
+    'git@host:/srv/git/skills.git',
+    'deploy.key-1@git.example.com:a/b',
+  ])('accepts the scp-like %s unchanged for an engine that speaks ssh', (raw) => {
+    expect(normalizeRemoteUrl(raw, SSH)).toBe(raw);
+  });
 
   it.each(['git@github.com:org/skills.git', 'ssh://git@github.com/org/skills.git'])(
     'refuses %s for an https-only engine (GIT_UNSUPPORTED_URL)',
@@ -34,7 +36,10 @@ describe('ssh addresses', () => {
 
   it('the system engine takes ssh addresses, the default engine refuses them before anything runs', async () => {
     expect(systemGitEngine().protocols).toEqual(['https:', 'http:', 'ssh:']);
-    await expect(listRefs('git@example.invalid:org/r.git')).rejects.toMatchObject({ code: 'GIT_UNSUPPORTED_URL', engine: 'isomorphic-git' });
+    await expect(listRefs('git@example.invalid:org/r.git')).rejects.toMatchObject({
+      code: 'GIT_UNSUPPORTED_URL',
+      engine: 'isomorphic-git',
+    });
   });
 
   it.each([
@@ -75,7 +80,8 @@ describe('ssh addresses', () => {
     }
     expect(caught).toBeInstanceOf(GitError);
     const error = caught as GitError;
-    for (const text of [error.message, String(error), JSON.stringify(error), error.stack ?? '']) expect(text).not.toContain('S3CRET');
+    for (const text of [error.message, String(error), JSON.stringify(error), error.stack ?? ''])
+      expect(text).not.toContain('S3CRET');
   });
 
   it('masks the user of ssh addresses in messages', () => {
@@ -85,9 +91,17 @@ describe('ssh addresses', () => {
 
   it('keeps the https rules for engines that speak ssh too', () => {
     expect(normalizeRemoteUrl('HTTPS://GitHub.com/org/skills/', SSH)).toBe('https://github.com/org/skills');
-    expect(() => normalizeRemoteUrl('https://token@github.com/org/r.git', SSH)).toThrow(expect.objectContaining({ code: 'GIT_URL_HAS_CREDENTIALS' }));
-    expect(() => normalizeRemoteUrl('http://example.com/r.git', SSH)).toThrow(expect.objectContaining({ code: 'GIT_INSECURE_URL' }));
-    expect(() => normalizeRemoteUrl('file:///srv/r.git', SSH)).toThrow(expect.objectContaining({ code: 'GIT_UNSUPPORTED_URL' }));
-    expect(() => normalizeRemoteUrl('git://host/r.git', SSH)).toThrow(expect.objectContaining({ code: 'GIT_UNSUPPORTED_URL' }));
+    expect(() => normalizeRemoteUrl('https://token@github.com/org/r.git', SSH)).toThrow(
+      expect.objectContaining({ code: 'GIT_URL_HAS_CREDENTIALS' }),
+    );
+    expect(() => normalizeRemoteUrl('http://example.com/r.git', SSH)).toThrow(
+      expect.objectContaining({ code: 'GIT_INSECURE_URL' }),
+    );
+    expect(() => normalizeRemoteUrl('file:///srv/r.git', SSH)).toThrow(
+      expect.objectContaining({ code: 'GIT_UNSUPPORTED_URL' }),
+    );
+    expect(() => normalizeRemoteUrl('git://host/r.git', SSH)).toThrow(
+      expect.objectContaining({ code: 'GIT_UNSUPPORTED_URL' }),
+    );
   });
 });

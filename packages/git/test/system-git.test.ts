@@ -4,19 +4,15 @@ import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { basicAuthorizationHeader, isolatedGitEnv, makeRepo, parseLsRemote, run } from '@agentproto/testkit';
-import {
-  directoryTree,
-  fetchDirectory,
-  listRefs,
-  systemGitEngine,
-  type GitAuth,
-} from '../src/index.js';
+import { directoryTree, fetchDirectory, listRefs, systemGitEngine, type GitAuth } from '../src/index.js';
 import { asLsRemote, listTree, rejection, scratch, serve } from './support/fixtures.js';
 import { recordingHost, subcommand } from './support/system-git.js';
 
 const BIG = 4 * 1024 * 1024;
 /** 120 small files in one folder of the directory: reading them must not cost a process each. */
-const MANY = Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`skills/a/many/${index}.md`, `file ${index}`]));
+const MANY = Object.fromEntries(
+  Array.from({ length: 120 }, (_, index) => [`skills/a/many/${index}.md`, `file ${index}`]),
+);
 
 /** A skill directory next to a large unrelated file, then a commit that changes only the outside. */
 async function bigRepo() {
@@ -44,7 +40,11 @@ async function bigRepo() {
 }
 
 /** The blob ids under `dir` at `commit`, as git lists them. */
-async function blobsUnder(repo: { git(...args: string[]): Promise<string> }, commit: string, dir: string): Promise<string[]> {
+async function blobsUnder(
+  repo: { git(...args: string[]): Promise<string> },
+  commit: string,
+  dir: string,
+): Promise<string[]> {
   const listing = await repo.git('ls-tree', '-r', commit, '--', `${dir}/`);
   return listing
     .split('\n')
@@ -75,11 +75,18 @@ describe('system-git engine over HTTP', () => {
     const listed = await listRefs(url, { engine: systemGitEngine() });
     const { stdout } = await run('git', ['ls-remote', url], { env: isolatedGitEnv() });
     expect(asLsRemote(listed)).toEqual(parseLsRemote(stdout));
-    expect(listed.refs.find((ref) => ref.name === 'HEAD')).toEqual({ name: 'HEAD', oid: repo.head('dev'), symref: 'refs/heads/dev' });
+    expect(listed.refs.find((ref) => ref.name === 'HEAD')).toEqual({
+      name: 'HEAD',
+      oid: repo.head('dev'),
+      symref: 'refs/heads/dev',
+    });
     const v1 = listed.refs.find((ref) => ref.name === 'refs/tags/v1');
     expect(v1?.peeled).toBe(repo.commits[0]);
     expect(v1?.oid).not.toBe(repo.commits[0]);
-    expect(listed.refs.find((ref) => ref.name === 'refs/tags/v2')).toEqual({ name: 'refs/tags/v2', oid: repo.commits[2] });
+    expect(listed.refs.find((ref) => ref.name === 'refs/tags/v2')).toEqual({
+      name: 'refs/tags/v2',
+      oid: repo.commits[2],
+    });
     // Protocol v2, as configured.
     expect(server.stats.log.every((entry) => entry.gitProtocol === 'version=2')).toBe(true);
   });
@@ -88,7 +95,9 @@ describe('system-git engine over HTTP', () => {
     const { repo, server, url } = await bigRepo();
     const work = await scratch();
     const dest = join(work, 'out');
-    const result = await fetchDirectory(url, repo.commits[0] as string, 'skills/a', dest, { engine: systemGitEngine() });
+    const result = await fetchDirectory(url, repo.commits[0] as string, 'skills/a', dest, {
+      engine: systemGitEngine(),
+    });
     const written = await listTree(dest);
     expect(written).toMatchObject({
       'SKILL.md': 'file 644 a',
@@ -110,7 +119,7 @@ describe('system-git engine over HTTP', () => {
     ]);
   });
 
-  it('directoryTree fetches no file content; fetchDirectory with the same workDir then fetches only the directory\'s blobs', async () => {
+  it("directoryTree fetches no file content; fetchDirectory with the same workDir then fetches only the directory's blobs", async () => {
     const { repo, server, url } = await bigRepo();
     const work = await scratch();
     const workDir = join(work, 'shared');
@@ -134,9 +143,15 @@ describe('system-git engine over HTTP', () => {
     const fetches = recording.calls.filter((call) => subcommand(call.argv) === 'fetch');
     expect(fetches).toHaveLength(1);
     expect(fetches[0]?.argv).toContain('--stdin');
-    const asked = (fetches[0]?.stdin ?? '').split('\n').filter((line) => line !== '').sort();
+    const asked = (fetches[0]?.stdin ?? '')
+      .split('\n')
+      .filter((line) => line !== '')
+      .sort();
     expect(asked).toEqual(await blobsUnder(repo, commit, 'skills/a'));
-    expect(server.stats.log.map((entry) => `${entry.method} ${entry.path}`)).toEqual(['GET /r.git/info/refs', 'POST /r.git/git-upload-pack']);
+    expect(server.stats.log.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      'GET /r.git/info/refs',
+      'POST /r.git/git-upload-pack',
+    ]);
     expect(server.stats.bytesServed).toBeLessThan(16 * 1024);
     // Reads never spawn one process per object: a few cat-file runs (per tree level, per
     // batch of blobs) for the commit, 5 trees and 124 blobs.
@@ -155,7 +170,10 @@ describe('system-git engine over HTTP', () => {
     await mkdir(workDir, { mode: 0o700 });
     const commit = repo.commits[0] as string;
     const recording = recordingHost();
-    const result = await fetchDirectory(url, commit, 'skills/a', join(work, 'out'), { engine: systemGitEngine({ host: recording.host }), workDir });
+    const result = await fetchDirectory(url, commit, 'skills/a', join(work, 'out'), {
+      engine: systemGitEngine({ host: recording.host }),
+      workDir,
+    });
     expect(result.tree).toBe(await repo.treeOf(0, 'skills/a'));
     const commands = recording.calls.map((call) => subcommand(call.argv));
     expect(commands.filter((name) => name === 'fetch')).toHaveLength(2);
@@ -185,7 +203,10 @@ describe('system-git engine over HTTP', () => {
       found: 'missing',
     });
     const missing = '0123456789abcdef0123456789abcdef01234567';
-    await expect(directoryTree(url, missing, 'skills', { engine })).rejects.toMatchObject({ code: 'GIT_COMMIT_UNAVAILABLE', commit: missing });
+    await expect(directoryTree(url, missing, 'skills', { engine })).rejects.toMatchObject({
+      code: 'GIT_COMMIT_UNAVAILABLE',
+      commit: missing,
+    });
   });
 
   it('reading an object the gitdir lacks never fetches it (no lazy fetch), and the gitdir config names no promisor', async () => {
@@ -196,7 +217,15 @@ describe('system-git engine over HTTP', () => {
     await directoryTree(url, commit, 'skills/a', { engine, workDir });
     server.resetStats();
     // The gitdir holds the commit and its trees: a second request is served without the network.
-    const reader = await engine.fetchCommit({ url, headers: {}, signal: undefined, workDir, gitdir: join(workDir, 'git'), commit, blobs: false });
+    const reader = await engine.fetchCommit({
+      url,
+      headers: {},
+      signal: undefined,
+      workDir,
+      gitdir: join(workDir, 'git'),
+      commit,
+      blobs: false,
+    });
     const big = (await repo.git('rev-parse', `${commit}:data/big.bin`)).trim();
     expect(await reader.read(big)).toBeUndefined();
     expect((await reader.read(commit))?.type).toBe('commit');
@@ -228,7 +257,9 @@ describe('system-git engine over HTTP', () => {
     const root = await scratch();
     const server = await serve({ root });
     const engine = systemGitEngine();
-    await expect(listRefs(server.urlFor('nope.git'), { engine })).rejects.toMatchObject({ code: 'GIT_REPOSITORY_NOT_FOUND' });
+    await expect(listRefs(server.urlFor('nope.git'), { engine })).rejects.toMatchObject({
+      code: 'GIT_REPOSITORY_NOT_FOUND',
+    });
     const url = server.urlFor('r.git');
     await server.close();
     const error = await rejection(listRefs(url, { engine }));
@@ -243,7 +274,11 @@ describe('system-git engine with HTTP Basic auth', () => {
 
   async function protectedRepo() {
     const root = await scratch();
-    const repo = await makeRepo({ root, name: 'private.git', commits: [{ files: { 'skills/a/SKILL.md': 'a', 'other.md': 'o' } }] });
+    const repo = await makeRepo({
+      root,
+      name: 'private.git',
+      commits: [{ files: { 'skills/a/SKILL.md': 'a', 'other.md': 'o' } }],
+    });
     const server = await serve({ root, auth: { username: 'alice', password: PASSWORD } });
     return { repo, server, url: server.urlFor('private.git') };
   }
@@ -258,7 +293,11 @@ describe('system-git engine with HTTP Basic auth', () => {
     const engine = systemGitEngine({ host: recording.host });
     const refs = await listRefs(url, { engine, auth, workDir });
     expect(refs.refs.find((ref) => ref.name === 'refs/heads/main')?.oid).toBe(repo.commits[0]);
-    const result = await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out'), { engine, auth, workDir });
+    const result = await fetchDirectory(url, repo.commits[0] as string, 'skills/a', join(work, 'out'), {
+      engine,
+      auth,
+      workDir,
+    });
     expect(result.files).toBe(1);
 
     expect(recording.files.length).toBeGreaterThan(0);
@@ -273,7 +312,8 @@ describe('system-git engine with HTTP Basic auth', () => {
     expect(network.length).toBeGreaterThanOrEqual(3);
     for (const call of network) expect(recording.files.map((file) => file.path)).toContain(call.env.GIT_CONFIG_GLOBAL);
     // Commands on the gitdir alone get no credentials at all.
-    for (const call of recording.calls.filter((call) => !network.includes(call))) expect(call.env.GIT_CONFIG_GLOBAL).toBe('/dev/null');
+    for (const call of recording.calls.filter((call) => !network.includes(call)))
+      expect(call.env.GIT_CONFIG_GLOBAL).toBe('/dev/null');
   });
 
   it.each([
@@ -293,7 +333,9 @@ describe('system-git engine with HTTP Basic auth', () => {
       code: 'GIT_AUTH_FAILED',
       status: 401,
     });
-    await expect(directoryTree(url, repo.commits[0] as string, 'skills/a', options)).rejects.toMatchObject({ code: 'GIT_AUTH_FAILED' });
+    await expect(directoryTree(url, repo.commits[0] as string, 'skills/a', options)).rejects.toMatchObject({
+      code: 'GIT_AUTH_FAILED',
+    });
     expect(existsSync(dest)).toBe(false);
     expect(await readdir(privateDir)).toEqual([]);
   });

@@ -17,8 +17,12 @@ describe('remote URLs', () => {
   });
 
   it('accepts plain http to other hosts only with allowInsecureHttp', () => {
-    expect(() => normalizeRemoteUrl('http://git.example.com/a.git')).toThrow(expect.objectContaining({ code: 'GIT_INSECURE_URL' }));
-    expect(normalizeRemoteUrl('http://git.example.com/a.git', { allowInsecureHttp: true })).toBe('http://git.example.com/a.git');
+    expect(() => normalizeRemoteUrl('http://git.example.com/a.git')).toThrow(
+      expect.objectContaining({ code: 'GIT_INSECURE_URL' }),
+    );
+    expect(normalizeRemoteUrl('http://git.example.com/a.git', { allowInsecureHttp: true })).toBe(
+      'http://git.example.com/a.git',
+    );
   });
 
   it.each([

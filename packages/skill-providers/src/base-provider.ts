@@ -1,6 +1,12 @@
 import { posix } from 'node:path';
 import { SkillAbortedError } from './errors.js';
-import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillContentProvider, SkillSource } from './provider.js';
+import type {
+  FetchContext,
+  ProviderContext,
+  ResolvedSkillSource,
+  SkillContentProvider,
+  SkillSource,
+} from './provider.js';
 
 /**
  * A convenient base for providers: the four operations to implement, and `writeCredential`
@@ -19,8 +25,13 @@ export abstract class BaseSkillProvider implements SkillContentProvider {
    * arrives during it, this waits for the write to settle and only then rejects, so the
    * core's removal of the private folder cannot run before a late write lands there.
    */
-  protected async writeCredential(context: ProviderContext, fileName: string, data: string | Uint8Array): Promise<string> {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(fileName)) throw new TypeError(`writeCredential: "${fileName}" is not a plain file name`);
+  protected async writeCredential(
+    context: ProviderContext,
+    fileName: string,
+    data: string | Uint8Array,
+  ): Promise<string> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(fileName))
+      throw new TypeError(`writeCredential: "${fileName}" is not a plain file name`);
     if (context.signal.aborted) throw new SkillAbortedError(undefined, { cause: context.signal.reason });
     const path = posix.join(context.privateDir, fileName);
     // Awaited in full, whatever the signal does meanwhile.

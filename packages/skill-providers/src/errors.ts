@@ -73,7 +73,10 @@ export class TransportUnsupportedError extends SkillError {
     readonly transport: string,
     readonly sandbox: string,
   ) {
-    super('SKILL_TRANSPORT_UNSUPPORTED', `sandbox "${sandbox}" does not support ${transport} sources; there is no fallback`);
+    super(
+      'SKILL_TRANSPORT_UNSUPPORTED',
+      `sandbox "${sandbox}" does not support ${transport} sources; there is no fallback`,
+    );
   }
 }
 
@@ -133,6 +136,10 @@ export class CredentialCleanupError extends SkillError {
     readonly entry: EntryRef,
     options?: { cause?: unknown },
   ) {
-    super('SKILL_CLEANUP_FAILED', `${where(entry)}: removing the private folder with temporary credentials failed`, options);
+    super(
+      'SKILL_CLEANUP_FAILED',
+      `${where(entry)}: removing the private folder with temporary credentials failed`,
+      options,
+    );
   }
 }

@@ -26,7 +26,8 @@ export function resolveFrom(folder: string, specifier: string): string {
   if (specifier.startsWith('file:') || isBuiltin(specifier)) return specifier;
   if (isAbsolute(specifier)) return pathToFileURL(specifier).href;
   const match = /^((?:@[^/]+\/)?[^/]+)(\/.*)?$/.exec(specifier);
-  if (!match || specifier.startsWith('.')) throw new Error(`"${specifier}" is neither a package name nor an absolute path`);
+  if (!match || specifier.startsWith('.'))
+    throw new Error(`"${specifier}" is neither a package name nor an absolute path`);
   const [, name, rest] = match as unknown as [string, string, string | undefined];
   const subpath = rest === undefined ? '.' : `.${rest}`;
   const own = selfReference(folder, name, subpath);
@@ -34,8 +35,14 @@ export function resolveFrom(folder: string, specifier: string): string {
   for (let dir = folder; ; dir = dirname(dir)) {
     const root = join(dir, 'node_modules', name);
     if (existsSync(join(root, 'package.json'))) {
-      const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports?: unknown; main?: unknown };
-      const entry = manifest.exports === undefined ? fallbackEntry(manifest.main, subpath) : exportedEntry(manifest.exports, subpath);
+      const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        exports?: unknown;
+        main?: unknown;
+      };
+      const entry =
+        manifest.exports === undefined
+          ? fallbackEntry(manifest.main, subpath)
+          : exportedEntry(manifest.exports, subpath);
       if (entry === undefined) throw new Error(`the package "${name}" does not export "${subpath}" for import`);
       return pathToFileURL(join(root, entry)).href;
     }
@@ -48,7 +55,10 @@ export function resolveFrom(folder: string, specifier: string): string {
 function selfReference(folder: string, name: string, subpath: string): string | undefined {
   for (let dir = folder; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json'))) {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; exports?: unknown };
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        exports?: unknown;
+      };
       if (manifest.name !== name || manifest.exports === undefined) return undefined;
       const entry = exportedEntry(manifest.exports, subpath);
       return entry === undefined ? undefined : pathToFileURL(join(dir, entry)).href;
@@ -64,7 +74,11 @@ function fallbackEntry(main: unknown, subpath: string): string {
 
 /** The target of `subpath` in an `exports` field, for an importer on Node. */
 function exportedEntry(exports: unknown, subpath: string): string | undefined {
-  const isSubpathMap = typeof exports === 'object' && exports !== null && !Array.isArray(exports) && Object.keys(exports).some((key) => key.startsWith('.'));
+  const isSubpathMap =
+    typeof exports === 'object' &&
+    exports !== null &&
+    !Array.isArray(exports) &&
+    Object.keys(exports).some((key) => key.startsWith('.'));
   if (!isSubpathMap) return subpath === '.' ? conditionTarget(exports) : undefined;
   return conditionTarget((exports as Record<string, unknown>)[subpath]);
 }

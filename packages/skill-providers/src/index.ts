@@ -27,7 +27,13 @@ export { localSandbox } from './sandbox/local.js';
 export type { LocalSandboxOptions } from './sandbox/local.js';
 export type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox/sandbox.js';
 
-export { parseSkillDeclaration, parseSkillDeclarationText, parseSkillEntry, parseGitString, canonicalDeclaration } from './entries/index.js';
+export {
+  parseSkillDeclaration,
+  parseSkillDeclarationText,
+  parseSkillEntry,
+  parseGitString,
+  canonicalDeclaration,
+} from './entries/index.js';
 export type { SkillDeclarationTextOptions } from './entries/index.js';
 
 export {

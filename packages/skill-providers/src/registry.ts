@@ -66,9 +66,13 @@ export async function loadRegistry(options: LoadRegistryOptions = {}): Promise<P
     try {
       module = await importModule(specifier);
     } catch (error) {
-      throw new ProviderRegistrationError(specifier, `the package cannot be loaded (${(error as Error)?.message ?? String(error)})`);
+      throw new ProviderRegistrationError(
+        specifier,
+        `the package cannot be loaded (${(error as Error)?.message ?? String(error)})`,
+      );
     }
-    const exported = (module as { providers?: unknown; default?: unknown }).providers ?? (module as { default?: unknown }).default;
+    const exported =
+      (module as { providers?: unknown; default?: unknown }).providers ?? (module as { default?: unknown }).default;
     if (!Array.isArray(exported)) {
       throw new ProviderRegistrationError(specifier, 'the package exports no `providers` array (nor a default one)');
     }
@@ -80,10 +84,16 @@ export async function loadRegistry(options: LoadRegistryOptions = {}): Promise<P
 function assertProvider(provider: unknown): asserts provider is SkillContentProvider {
   const candidate = provider as Partial<SkillContentProvider> | null;
   const id = typeof candidate?.id === 'string' ? candidate.id : '(no id)';
-  if (!candidate || typeof candidate !== 'object' || typeof candidate.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(candidate.id)) {
+  if (
+    !candidate ||
+    typeof candidate !== 'object' ||
+    typeof candidate.id !== 'string' ||
+    !/^[a-z0-9][a-z0-9._-]*$/.test(candidate.id)
+  ) {
     throw new ProviderRegistrationError(id, 'a provider needs an `id` of lower-case letters, digits, ".", "_" or "-"');
   }
   for (const operation of OPERATIONS) {
-    if (typeof candidate[operation] !== 'function') throw new ProviderRegistrationError(id, `\`${operation}\` is not a function`);
+    if (typeof candidate[operation] !== 'function')
+      throw new ProviderRegistrationError(id, `\`${operation}\` is not a function`);
   }
 }

@@ -19,7 +19,14 @@ class Writer extends BaseSkillProvider {
 }
 
 function contextWith(sandbox: Sandbox, privateDir: string, signal: AbortSignal): ProviderContext {
-  return { sandbox, privateDir, signal, secrets: () => undefined, vault: () => undefined, facts: { recall: async () => undefined, remember: async () => undefined } };
+  return {
+    sandbox,
+    privateDir,
+    signal,
+    secrets: () => undefined,
+    vault: () => undefined,
+    facts: { recall: async () => undefined, remember: async () => undefined },
+  };
 }
 
 describe('writeCredential', () => {
@@ -27,7 +34,11 @@ describe('writeCredential', () => {
     const sandbox = localSandbox({ privateRoot: await tempDir() });
     const privateDir = await sandbox.makePrivateDir();
     expect((await stat(privateDir)).mode & 0o777).toBe(0o700);
-    const path = await new Writer().write(contextWith(sandbox, privateDir, new AbortController().signal), 'deploy-key', 'KEY');
+    const path = await new Writer().write(
+      contextWith(sandbox, privateDir, new AbortController().signal),
+      'deploy-key',
+      'KEY',
+    );
     expect(path).toBe(`${privateDir}/deploy-key`);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await readFile(path, 'utf8')).toBe('KEY');
@@ -49,7 +60,9 @@ describe('writeCredential', () => {
     const privateDir = await sandbox.makePrivateDir();
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('cancelled')), 20);
-    const outcome = await new Writer().write(contextWith(sandbox, privateDir, controller.signal), 'deploy-key', 'KEY').catch((error: unknown) => error);
+    const outcome = await new Writer()
+      .write(contextWith(sandbox, privateDir, controller.signal), 'deploy-key', 'KEY')
+      .catch((error: unknown) => error);
     events.push('rejected');
     expect(outcome).toMatchObject({ code: 'SKILL_ABORTED' });
     expect(events).toEqual(['write started', 'write landed', 'rejected']);
@@ -59,8 +72,12 @@ describe('writeCredential', () => {
     const sandbox = localSandbox({ privateRoot: await tempDir() });
     const privateDir = await sandbox.makePrivateDir();
     const writer = new Writer();
-    await expect(writer.write(contextWith(sandbox, privateDir, new AbortController().signal), '../key', 'K')).rejects.toThrow('not a plain file name');
-    await expect(writer.write(contextWith(sandbox, privateDir, AbortSignal.abort()), 'key', 'K')).rejects.toMatchObject({ code: 'SKILL_ABORTED' });
+    await expect(
+      writer.write(contextWith(sandbox, privateDir, new AbortController().signal), '../key', 'K'),
+    ).rejects.toThrow('not a plain file name');
+    await expect(writer.write(contextWith(sandbox, privateDir, AbortSignal.abort()), 'key', 'K')).rejects.toMatchObject(
+      { code: 'SKILL_ABORTED' },
+    );
     await expect(stat(`${privateDir}/key`)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

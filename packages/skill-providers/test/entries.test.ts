@@ -40,17 +40,32 @@ describe('git strings: accepted forms', () => {
   it.each([
     // scp-like, with and without a user
     ['git@code.example.com:team/skills.git', git('git@code.example.com:team/skills.git', 'HEAD', '', 'skills')],
-    ['code.example.com:team/skills.git@main#skills/example', git('code.example.com:team/skills.git', 'main', 'skills/example', 'example')],
-    ['git@code.example.com:team/skills.git@v1.2.0#skills/a', git('git@code.example.com:team/skills.git', 'v1.2.0', 'skills/a', 'a')],
+    [
+      'code.example.com:team/skills.git@main#skills/example',
+      git('code.example.com:team/skills.git', 'main', 'skills/example', 'example'),
+    ],
+    [
+      'git@code.example.com:team/skills.git@v1.2.0#skills/a',
+      git('git@code.example.com:team/skills.git', 'v1.2.0', 'skills/a', 'a'),
+    ],
     ['git@code.example.com:~/skills.git', git('git@code.example.com:~/skills.git', 'HEAD', '', 'skills')],
     ['git@[::1]:team/skills.git@main', git('git@[::1]:team/skills.git', 'main', '', 'skills')],
     ['gitserver:skills.git', git('gitserver:skills.git', 'HEAD', '', 'skills')],
     // ssh:// with a user and a port; the user's @ is never a ref
-    ['ssh://git@code.example.com:2222/team/skills.git@main#skills/a', git('ssh://git@code.example.com:2222/team/skills.git', 'main', 'skills/a', 'a')],
-    ['ssh://git@code.example.com/team/skills.git', git('ssh://git@code.example.com/team/skills.git', 'HEAD', '', 'skills')],
+    [
+      'ssh://git@code.example.com:2222/team/skills.git@main#skills/a',
+      git('ssh://git@code.example.com:2222/team/skills.git', 'main', 'skills/a', 'a'),
+    ],
+    [
+      'ssh://git@code.example.com/team/skills.git',
+      git('ssh://git@code.example.com/team/skills.git', 'HEAD', '', 'skills'),
+    ],
     ['ssh://code.example.com/team/skills', git('ssh://code.example.com/team/skills', 'HEAD', '', 'skills')],
     // https:// with a port; .git suffix or not
-    ['https://git.example.com:8443/team/skills.git@main', git('https://git.example.com:8443/team/skills.git', 'main', '', 'skills')],
+    [
+      'https://git.example.com:8443/team/skills.git@main',
+      git('https://git.example.com:8443/team/skills.git', 'main', '', 'skills'),
+    ],
     ['https://github.com/org/skills', git('https://github.com/org/skills', 'HEAD', '', 'skills')],
     ['https://github.com/org/skills.git', git('https://github.com/org/skills.git', 'HEAD', '', 'skills')],
     ['https://github.com/org/skills/', git('https://github.com/org/skills/', 'HEAD', '', 'skills')],
@@ -60,12 +75,18 @@ describe('git strings: accepted forms', () => {
     ['http://127.0.0.1:9418/skills.git#a', git('http://127.0.0.1:9418/skills.git', 'HEAD', 'a', 'a')],
     ['http://git.example.com/skills.git', git('http://git.example.com/skills.git', 'HEAD', '', 'skills')],
     // refs with /, with @, full names, commit ids
-    ['https://github.com/org/skills@feature/x#skills/a', git('https://github.com/org/skills', 'feature/x', 'skills/a', 'a')],
+    [
+      'https://github.com/org/skills@feature/x#skills/a',
+      git('https://github.com/org/skills', 'feature/x', 'skills/a', 'a'),
+    ],
     ['https://github.com/org/skills@release@2024#a', git('https://github.com/org/skills', 'release@2024', 'a', 'a')],
     ['git@host.example:team/skills.git@a@b@c', git('git@host.example:team/skills.git', 'a@b@c', '', 'skills')],
     ['https://github.com/org/skills@refs/tags/v1', git('https://github.com/org/skills', 'refs/tags/v1', '', 'skills')],
     [`https://github.com/org/skills@${COMMIT}#skills/a`, git('https://github.com/org/skills', COMMIT, 'skills/a', 'a')],
-    ['https://github.com/org/skills@abc1234#skills/a', git('https://github.com/org/skills', 'abc1234', 'skills/a', 'a')],
+    [
+      'https://github.com/org/skills@abc1234#skills/a',
+      git('https://github.com/org/skills', 'abc1234', 'skills/a', 'a'),
+    ],
     ['https://github.com/org/skills@ABCD', git('https://github.com/org/skills', 'ABCD', '', 'skills')],
     // missing @ref, missing #directory, both missing
     ['https://github.com/org/skills#skills/a', git('https://github.com/org/skills', 'HEAD', 'skills/a', 'a')],
@@ -81,7 +102,9 @@ describe('git strings: accepted forms', () => {
   });
 
   it('reads the first @ of the repository path as the ref, so a repository path cannot hold @', () => {
-    expect(parseGitString('https://host.example/org/@scope/a.git')).toEqual(git('https://host.example/org/', 'scope/a.git', '', 'org'));
+    expect(parseGitString('https://host.example/org/@scope/a.git')).toEqual(
+      git('https://host.example/org/', 'scope/a.git', '', 'org'),
+    );
   });
 
   it('is the same as its object form', () => {
@@ -184,8 +207,14 @@ describe('git strings: refused forms', () => {
   });
 
   it('names the fault: the ref, the path, the repository', () => {
-    expect(caught(() => parseGitString('https://github.com/org/skills@main..x'))).toMatchObject({ ref: '"main..x"', reason: 'contains ..' });
-    expect(caught(() => parseGitString('https://github.com/org/skills#../x'))).toMatchObject({ path: '"../x"', reason: 'has a .. segment' });
+    expect(caught(() => parseGitString('https://github.com/org/skills@main..x'))).toMatchObject({
+      ref: '"main..x"',
+      reason: 'contains ..',
+    });
+    expect(caught(() => parseGitString('https://github.com/org/skills#../x'))).toMatchObject({
+      path: '"../x"',
+      reason: 'has a .. segment',
+    });
     expect(caught(() => parseGitString('git://github.com/org/skills.git')).message).toContain('"git"');
   });
 });
@@ -294,16 +323,27 @@ describe('object entries', () => {
 
   it('treats source and version of other providers as opaque', () => {
     const entry = { provider: 'local', source: '/srv/my skills', version: 'any thing?', name: 'a' };
-    expect(() => parseSkillEntry({ ...entry, version: 'v 1' }, 0)).toThrow(expect.objectContaining({ code: 'SKILL_ENTRY_INVALID', field: 'version' }));
-    expect(parseSkillEntry({ ...entry, version: 'latest' }, 0)).toEqual({ ...entry, version: 'latest', path: '', config: {} });
+    expect(() => parseSkillEntry({ ...entry, version: 'v 1' }, 0)).toThrow(
+      expect.objectContaining({ code: 'SKILL_ENTRY_INVALID', field: 'version' }),
+    );
+    expect(parseSkillEntry({ ...entry, version: 'latest' }, 0)).toEqual({
+      ...entry,
+      version: 'latest',
+      path: '',
+      config: {},
+    });
   });
 
   it('checks a git object like the git string form, except that its repository path may hold @', () => {
     const entry = { provider: 'git', source: 'https://host.example/org/@scope/a.git', version: 'main', name: 'a' };
     expect(parseSkillEntry(entry, 0).source).toBe('https://host.example/org/@scope/a.git');
-    expect(caught(() => parseSkillEntry({ ...entry, source: 'github.com/x' }, 0)).code).toBe('SKILL_REPOSITORY_INVALID');
+    expect(caught(() => parseSkillEntry({ ...entry, source: 'github.com/x' }, 0)).code).toBe(
+      'SKILL_REPOSITORY_INVALID',
+    );
     expect(caught(() => parseSkillEntry({ ...entry, version: 'a..b' }, 0)).code).toBe('SKILL_REF_INVALID');
-    expect(caught(() => parseSkillEntry({ ...entry, source: 'https://t@host.example/x' }, 0)).code).toBe('SKILL_URL_HAS_CREDENTIALS');
+    expect(caught(() => parseSkillEntry({ ...entry, source: 'https://t@host.example/x' }, 0)).code).toBe(
+      'SKILL_URL_HAS_CREDENTIALS',
+    );
   });
 
   const base = { provider: 'git', source: 'https://github.com/org/skills', version: 'main', name: 'a' };
@@ -322,7 +362,12 @@ describe('object entries', () => {
     ['source with a newline', { ...base, source: `${base.source}\n` }, 'SKILL_ENTRY_INVALID', 'source'],
     // unknown keys
     ['an unknown key', { ...base, ref: 'main' }, 'SKILL_ENTRY_INVALID', 'ref'],
-    ['a __proto__ key from JSON', JSON.parse('{"provider":"git","source":"https://h.example/x","version":"v","name":"a","__proto__":{}}'), 'SKILL_ENTRY_INVALID', '__proto__'],
+    [
+      'a __proto__ key from JSON',
+      JSON.parse('{"provider":"git","source":"https://h.example/x","version":"v","name":"a","__proto__":{}}'),
+      'SKILL_ENTRY_INVALID',
+      '__proto__',
+    ],
     // path
     ['a numeric path', { ...base, path: 1 }, 'SKILL_ENTRY_INVALID', 'path'],
     ['an absolute path', { ...base, path: '/etc' }, 'SKILL_PATH_UNSAFE', undefined],
@@ -338,10 +383,20 @@ describe('object entries', () => {
     ['a class instance config', { ...base, config: new (class Options {})() }, 'SKILL_ENTRY_INVALID', 'config'],
     ['an undefined config value', { ...base, config: { a: undefined } }, 'SKILL_ENTRY_INVALID', 'config.a'],
     ['a NaN config value', { ...base, config: { a: [1, Number.NaN] } }, 'SKILL_ENTRY_INVALID', 'config.a[1]'],
-    ['a function config value', { ...base, config: { 'a-b': { c: () => 1 } } }, 'SKILL_ENTRY_INVALID', 'config["a-b"].c'],
+    [
+      'a function config value',
+      { ...base, config: { 'a-b': { c: () => 1 } } },
+      'SKILL_ENTRY_INVALID',
+      'config["a-b"].c',
+    ],
     ['a Date config value', { ...base, config: { at: new Date(0) } }, 'SKILL_ENTRY_INVALID', 'config.at'],
     ['a bigint config value', { ...base, config: { n: 1n } }, 'SKILL_ENTRY_INVALID', 'config.n'],
-    ['a config nested too deeply', { ...base, config: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }, 'SKILL_ENTRY_INVALID', expect.stringMatching(/^config(\.a)+$/)],
+    [
+      'a config nested too deeply',
+      { ...base, config: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) },
+      'SKILL_ENTRY_INVALID',
+      expect.stringMatching(/^config(\.a)+$/),
+    ],
     // name
     ['an invalid name', { ...base, name: 'My Skill' }, 'SKILL_NAME_INVALID', undefined],
   ])('refuses %s', (_label, entry, code, field) => {
@@ -352,9 +407,12 @@ describe('object entries', () => {
     if (field !== undefined) expect(error).toMatchObject({ field });
   });
 
-  it.each([null, undefined, 42, true, [], ['a'], new Date(0)])('refuses %j, which is neither a string nor an object', (entry) => {
-    expect(caught(() => parseSkillEntry(entry, 0)).code).toBe('SKILL_ENTRY_INVALID');
-  });
+  it.each([null, undefined, 42, true, [], ['a'], new Date(0)])(
+    'refuses %j, which is neither a string nor an object',
+    (entry) => {
+      expect(caught(() => parseSkillEntry(entry, 0)).code).toBe('SKILL_ENTRY_INVALID');
+    },
+  );
 
   it('keeps a __proto__ config key as a key, without touching any prototype', () => {
     const parsed = parseSkillEntry({ ...base, config: JSON.parse('{"__proto__":{"polluted":true},"b":1}') }, 0);
@@ -369,7 +427,16 @@ describe('object entries', () => {
 
   it('renders an object entry with its source masked and its config hidden', () => {
     const error = caught(() =>
-      parseSkillEntry({ provider: 'git', source: 'https://u:S3CRET@h.example/x', version: 'v', name: 'a', config: { token: 'S3CRET' } }, 1),
+      parseSkillEntry(
+        {
+          provider: 'git',
+          source: 'https://u:S3CRET@h.example/x',
+          version: 'v',
+          name: 'a',
+          config: { token: 'S3CRET' },
+        },
+        1,
+      ),
     );
     expect(error.entry).toBe('{ provider: "git", source: "https://***@h.example/x", version: "v", name: "a", … }');
     expect(texts(error).join('\n')).not.toContain('S3CRET');
@@ -414,12 +481,20 @@ describe('declarations', () => {
 
   it('parses strings and objects in order', () => {
     expect(
-      parseSkillDeclaration(['https://github.com/org/skills#a', { provider: 'local', source: '/srv/skills', version: '1', name: 'b' }]),
-    ).toEqual([git('https://github.com/org/skills', 'HEAD', 'a', 'a'), { provider: 'local', source: '/srv/skills', version: '1', path: '', name: 'b', config: {} }]);
+      parseSkillDeclaration([
+        'https://github.com/org/skills#a',
+        { provider: 'local', source: '/srv/skills', version: '1', name: 'b' },
+      ]),
+    ).toEqual([
+      git('https://github.com/org/skills', 'HEAD', 'a', 'a'),
+      { provider: 'local', source: '/srv/skills', version: '1', path: '', name: 'b', config: {} },
+    ]);
   });
 
   it('throws the first problem, with the index and the text of its entry', () => {
-    const error = caught(() => parseSkillDeclaration(['https://github.com/org/skills#a', 'https://github.com/org/skills@a..b', 42]));
+    const error = caught(() =>
+      parseSkillDeclaration(['https://github.com/org/skills#a', 'https://github.com/org/skills@a..b', 42]),
+    );
     expect(error).toMatchObject({ code: 'SKILL_REF_INVALID', index: 1, entry: '"https://github.com/org/skills@a..b"' });
     expect(error.message).toBe('skill entry 1 "https://github.com/org/skills@a..b": ref "a..b" contains ..');
   });
@@ -444,7 +519,12 @@ describe('declarations', () => {
 
   it('allows the same content under two names', () => {
     const base = { provider: 'git', source: 'https://github.com/org/skills', version: 'main', path: 'a' };
-    expect(parseSkillDeclaration([{ ...base, name: 'a' }, { ...base, name: 'b' }])).toHaveLength(2);
+    expect(
+      parseSkillDeclaration([
+        { ...base, name: 'a' },
+        { ...base, name: 'b' },
+      ]),
+    ).toHaveLength(2);
   });
 });
 
@@ -472,12 +552,17 @@ describe('canonicalDeclaration', () => {
     expect(JSON.stringify(canonicalDeclaration(other))).toBe(JSON.stringify(canonicalDeclaration(source)));
   });
 
-  it.each([{ version: 'v2' }, { path: 'skills/b' }, { source: 'git@code.example.com:team/other.git' }, { provider: 'mirror' }, { config: {} }])(
-    'differs when %j differs',
-    (patch) => {
-      expect(JSON.stringify(canonicalDeclaration({ ...source, ...patch }))).not.toBe(JSON.stringify(canonicalDeclaration(source)));
-    },
-  );
+  it.each([
+    { version: 'v2' },
+    { path: 'skills/b' },
+    { source: 'git@code.example.com:team/other.git' },
+    { provider: 'mirror' },
+    { config: {} },
+  ])('differs when %j differs', (patch) => {
+    expect(JSON.stringify(canonicalDeclaration({ ...source, ...patch }))).not.toBe(
+      JSON.stringify(canonicalDeclaration(source)),
+    );
+  });
 
   it('does not share config with the source', () => {
     const canonical = canonicalDeclaration(source);
@@ -563,7 +648,13 @@ describe('properties', () => {
           (parts.ref === undefined ? '' : `@${parts.ref}`) +
           (directory === undefined ? '' : `#${directory}${parts.trailingSlash ? '/' : ''}`);
 
-        if (parts.form === 'scp' && user === undefined && parts.ref !== undefined && parts.repository.length === 1 && !parts.dotGit) {
+        if (
+          parts.form === 'scp' &&
+          user === undefined &&
+          parts.ref !== undefined &&
+          parts.repository.length === 1 &&
+          !parts.dotGit
+        ) {
           // `host:name@x` is what `user:password@x` looks like: refused, see readsAsPassword.
           expect(caught(() => parseGitString(text)).code).toBe('SKILL_URL_HAS_CREDENTIALS');
           return;
@@ -578,15 +669,52 @@ describe('properties', () => {
           config: {},
         });
         expect(parseSkillEntry({ ...parsed }, 0)).toEqual(parsed);
-        expect(parseGitRepository(source)).toMatchObject({ host: parts.host, user, path: parts.form === 'scp' ? path : `/${path}` });
+        expect(parseGitRepository(source)).toMatchObject({
+          host: parts.host,
+          user,
+          path: parts.form === 'scp' ? path : `/${path}`,
+        });
       }),
       { numRuns: 3000 },
     );
   });
 
   const piece = fc.constantFrom(
-    'https://', 'http://', 'ssh://', 'git://', 'git@', 'alice:', '@', ':', '/', '//', '#', '?', '..', '.', '.git', 'host.example',
-    '[::1]', '[', ']', ':2222', ':0', '~', '-', '%2e', '\\', ' ', '\u0000', '\n', '\u00e9', 'main', '@{1}', 'a..b', COMMIT, 'SKILL', '',
+    'https://',
+    'http://',
+    'ssh://',
+    'git://',
+    'git@',
+    'alice:',
+    '@',
+    ':',
+    '/',
+    '//',
+    '#',
+    '?',
+    '..',
+    '.',
+    '.git',
+    'host.example',
+    '[::1]',
+    '[',
+    ']',
+    ':2222',
+    ':0',
+    '~',
+    '-',
+    '%2e',
+    '\\',
+    ' ',
+    '\u0000',
+    '\n',
+    '\u00e9',
+    'main',
+    '@{1}',
+    'a..b',
+    COMMIT,
+    'SKILL',
+    '',
   );
   const gitish = fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join(''));
   const anyString = fc.oneof(gitish, fc.string({ maxLength: 60 }), fc.string({ unit: 'binary', maxLength: 60 }));
@@ -594,7 +722,11 @@ describe('properties', () => {
   it('parsing any string returns a git source or throws a SkillEntryError, nothing else', () => {
     fc.assert(
       fc.property(anyString, fc.nat(10), (text, index) => {
-        for (const parse of [() => parseGitString(text), () => parseSkillEntry(text, index), () => parseGitRepository(text)]) {
+        for (const parse of [
+          () => parseGitString(text),
+          () => parseSkillEntry(text, index),
+          () => parseGitRepository(text),
+        ]) {
           try {
             parse();
           } catch (error) {
@@ -626,9 +758,23 @@ describe('properties', () => {
 
   it('parsing any value as an entry returns a source or throws a SkillEntryError, nothing else', () => {
     const entryish = fc.oneof(
-      fc.anything({ withNullPrototype: true, withMap: true, withSet: true, withDate: true, withBigInt: true, withSparseArray: true }),
+      fc.anything({
+        withNullPrototype: true,
+        withMap: true,
+        withSet: true,
+        withDate: true,
+        withBigInt: true,
+        withSparseArray: true,
+      }),
       fc.record(
-        { provider: fc.constantFrom('git', 'local', '', 1), source: anyString, version: fc.oneof(ref, anyString), path: anyString, name: fc.oneof(nameSegment, anyString), config: fc.anything() },
+        {
+          provider: fc.constantFrom('git', 'local', '', 1),
+          source: anyString,
+          version: fc.oneof(ref, anyString),
+          path: anyString,
+          name: fc.oneof(nameSegment, anyString),
+          config: fc.anything(),
+        },
         { requiredKeys: [] },
       ),
     );
@@ -645,13 +791,17 @@ describe('properties', () => {
   });
 
   it('a password in a URL (or written as user:password@host) never appears in an error', () => {
-    const junk = fc.array(fc.constantFrom('/', '#', '?', '@', ':', 'x', '9', '.', '..', ' ', 'a..b'), { maxLength: 6 }).map((p) => p.join(''));
+    const junk = fc
+      .array(fc.constantFrom('/', '#', '?', '@', ':', 'x', '9', '.', '..', ' ', 'a..b'), { maxLength: 6 })
+      .map((p) => p.join(''));
     const password = fc
       .array(fc.constantFrom('/', '#', '?', '@', ':', 'x', '9', '-', '%40'), { maxLength: 6 })
       .map((tail) => `S3CRET${tail.join('')}`);
     // A token that is itself a valid host name followed by "/" (`https://S3CRET/x@host/…`)
     // reads as a host and a path; nothing can tell them apart, so tokens here hold no "/", "#", "?".
-    const token = fc.array(fc.constantFrom('@', ':', 'x', '9', '-', '%40', '+', '='), { maxLength: 6 }).map((tail) => `S3CRET${tail.join('')}`);
+    const token = fc
+      .array(fc.constantFrom('@', ':', 'x', '9', '-', '%40', '+', '='), { maxLength: 6 })
+      .map((tail) => `S3CRET${tail.join('')}`);
     fc.assert(
       fc.property(
         fc.constantFrom('https://', 'http://', 'ssh://', 'ftp://'),
@@ -660,7 +810,10 @@ describe('properties', () => {
         hostName,
         junk,
         (scheme, secret, tokenText, host, rest) => {
-          for (const text of [`${scheme}alice:${secret}@${host}/team/skills.git${rest}`, `${scheme}${tokenText}@${host}/x${rest}`]) {
+          for (const text of [
+            `${scheme}alice:${secret}@${host}/team/skills.git${rest}`,
+            `${scheme}${tokenText}@${host}/x${rest}`,
+          ]) {
             let error: unknown;
             try {
               parseGitString(text);
@@ -673,7 +826,8 @@ describe('properties', () => {
               continue;
             }
             expect(error).toBeInstanceOf(SkillEntryError);
-            if (scheme === 'ssh://' && !text.includes(':S3CRET') && /^S3CRET[x9-]*@/.test(text.slice(scheme.length))) continue;
+            if (scheme === 'ssh://' && !text.includes(':S3CRET') && /^S3CRET[x9-]*@/.test(text.slice(scheme.length)))
+              continue;
             for (const shown of texts(error as SkillEntryError)) expect(shown).not.toContain('S3CRET');
           }
         },

@@ -10,11 +10,19 @@ import { tempDir } from './support/temp.js';
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const child = fileURLToPath(new URL('./support/prepare-child.ts', import.meta.url));
 
-function prepareInChild(root: string, declaration: unknown, startAt: number): Promise<Array<{ dir: string; version: string; contentId: string; hit: boolean }>> {
-  const proc = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', child, root, JSON.stringify(declaration), String(startAt)], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+function prepareInChild(
+  root: string,
+  declaration: unknown,
+  startAt: number,
+): Promise<Array<{ dir: string; version: string; contentId: string; hit: boolean }>> {
+  const proc = spawn(
+    process.execPath,
+    ['--conditions=@agentproto/source', '--import', 'tsx', child, root, JSON.stringify(declaration), String(startAt)],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk));

@@ -4,7 +4,15 @@ import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateSshKey, makeRepo, renderings, startGitSshServer, type GitSshServer, type SshKeyPair, watchProc } from '@agentproto/testkit';
+import {
+  generateSshKey,
+  makeRepo,
+  renderings,
+  startGitSshServer,
+  type GitSshServer,
+  type SshKeyPair,
+  watchProc,
+} from '@agentproto/testkit';
 import { gitProvider, createRegistry, prepareSkills, type SecretReader } from '@agentproto/skill-providers';
 import { everyFileText, gitSubcommand, recordingSandbox } from './support/git.js';
 import { newCache } from './support/skills.js';
@@ -27,7 +35,18 @@ interface Setup {
 
 async function setup(): Promise<Setup> {
   const root = await tempDir();
-  await makeRepo({ root, name: 'skills.git', commits: [{ files: { 'skills/deploy/SKILL.md': '# deploy\n', 'skills/deploy/run.sh': { content: 'echo\n', executable: true } } }] });
+  await makeRepo({
+    root,
+    name: 'skills.git',
+    commits: [
+      {
+        files: {
+          'skills/deploy/SKILL.md': '# deploy\n',
+          'skills/deploy/run.sh': { content: 'echo\n', executable: true },
+        },
+      },
+    ],
+  });
   const keys = await tempDir();
   const key = await generateSshKey({ dir: keys, name: 'deploy' });
   const wrongKey = await generateSshKey({ dir: keys, name: 'wrong' });
@@ -58,7 +77,12 @@ describe('the git provider over SSH', () => {
     const s = await setup();
     expect(s.knownHosts.startsWith(`[127.0.0.1]:${s.server.port} `)).toBe(true);
     const { sandbox, privateRoot, written } = await recordingSandbox();
-    const [skill] = await prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => s.privateKey });
+    const [skill] = await prepareSkills([entryFor(s)], {
+      cache: await newCache(),
+      sandbox,
+      registry: s.registry,
+      secrets: () => s.privateKey,
+    });
     expect(await readFile(join(skill!.dir, 'SKILL.md'), 'utf8')).toBe('# deploy\n');
     // Key and known_hosts went through the sandbox's file API into the private folder, and are gone.
     expect(written.some((path) => path.startsWith(privateRoot) && path.endsWith('deploy-key'))).toBe(true);
@@ -69,7 +93,9 @@ describe('the git provider over SSH', () => {
     const s = await setup();
     const { sandbox } = await recordingSandbox();
     const wrong = await readFile(s.wrongKey.privateKey, 'utf8');
-    await expect(prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => wrong })).rejects.toMatchObject({
+    await expect(
+      prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => wrong }),
+    ).rejects.toMatchObject({
       code: 'SKILL_AUTH_FAILED',
       reason: 'GIT_AUTH_FAILED',
     });
@@ -101,7 +127,9 @@ describe('the git provider over SSH', () => {
     });
     const { sandbox, runs } = await recordingSandbox();
     const wrong = await readFile(s.wrongKey.privateKey, 'utf8');
-    await expect(prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => wrong })).rejects.toMatchObject({
+    await expect(
+      prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => wrong }),
+    ).rejects.toMatchObject({
       code: 'SKILL_AUTH_FAILED',
     });
     for (const run of runs) expect(run.env.SSH_AUTH_SOCK).toBeUndefined();
@@ -110,11 +138,18 @@ describe('the git provider over SSH', () => {
   it("ignores the account's ~/.ssh/config, even one that would send the host elsewhere", async () => {
     const s = await setup();
     // A config ssh would really read, for the host name `localhost`, which no other test uses.
-    await installAmbientSshConfig('Host localhost\n  HostName 192.0.2.1\n  Port 9\n  ConnectTimeout 2\n  User nobody\n');
+    await installAmbientSshConfig(
+      'Host localhost\n  HostName 192.0.2.1\n  Port 9\n  ConnectTimeout 2\n  User nobody\n',
+    );
     const url = s.url.replace('@127.0.0.1:', '@localhost:');
     const knownHosts = s.knownHosts.replace('[127.0.0.1]', '[localhost]');
     const { sandbox } = await recordingSandbox();
-    const [skill] = await prepareSkills([entryFor({ url, knownHosts })], { cache: await newCache(), sandbox, registry: s.registry, secrets: () => s.privateKey });
+    const [skill] = await prepareSkills([entryFor({ url, knownHosts })], {
+      cache: await newCache(),
+      sandbox,
+      registry: s.registry,
+      secrets: () => s.privateKey,
+    });
     expect(await readFile(join(skill!.dir, 'SKILL.md'), 'utf8')).toBe('# deploy\n');
   });
 
@@ -123,7 +158,9 @@ describe('the git provider over SSH', () => {
     const { sandbox, runs } = await recordingSandbox({ capabilities: { ssh: false } });
     const reads: string[] = [];
     const secrets: SecretReader = (name) => (reads.push(name), s.privateKey);
-    await expect(prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets })).rejects.toMatchObject({
+    await expect(
+      prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets }),
+    ).rejects.toMatchObject({
       code: 'SKILL_TRANSPORT_UNSUPPORTED',
     });
     expect(runs).toEqual([]);
@@ -136,15 +173,21 @@ describe('the git provider over SSH', () => {
     const reads: string[] = [];
     const secrets: SecretReader = (name) => (reads.push(name), s.privateKey);
     const options = { cache: await newCache(), sandbox, registry: s.registry, secrets };
-    await expect(prepareSkills([entryFor(s, { deploy_key_secret_name: 'prod-admin-key' })], options)).rejects.toMatchObject({
+    await expect(
+      prepareSkills([entryFor(s, { deploy_key_secret_name: 'prod-admin-key' })], options),
+    ).rejects.toMatchObject({
       code: 'SKILL_CREDENTIAL_NOT_APPROVED',
       entry: { name: 'deploy' },
     });
     const noKnownHosts = entryFor(s);
     delete (noKnownHosts.config as Record<string, unknown>).known_hosts;
     await expect(prepareSkills([noKnownHosts], options)).rejects.toMatchObject({ code: 'SKILL_CONFIG_INVALID' });
-    await expect(prepareSkills([entryFor(s, { known_hosts: `127.0.0.1 ${s.key.publicKey}` })], options)).rejects.toThrow('[127.0.0.1]:');
-    await expect(prepareSkills([entryFor(s, { depth: 1 })], options)).rejects.toMatchObject({ code: 'SKILL_CONFIG_INVALID' });
+    await expect(
+      prepareSkills([entryFor(s, { known_hosts: `127.0.0.1 ${s.key.publicKey}` })], options),
+    ).rejects.toThrow('[127.0.0.1]:');
+    await expect(prepareSkills([entryFor(s, { depth: 1 })], options)).rejects.toMatchObject({
+      code: 'SKILL_CONFIG_INVALID',
+    });
     expect(reads).toEqual([]);
   });
 
@@ -154,7 +197,10 @@ describe('the git provider over SSH', () => {
     process.env.AGENTPROTO_DEPLOY_KEY_SECRET_NAMES = 'other-key, skills-read-key';
     process.env['skills-read-key'] = s.privateKey;
     cleanups.push(async () => {
-      for (const [name, value] of [['AGENTPROTO_DEPLOY_KEY_SECRET_NAMES', saved.list], ['skills-read-key', saved.key]] as const) {
+      for (const [name, value] of [
+        ['AGENTPROTO_DEPLOY_KEY_SECRET_NAMES', saved.list],
+        ['skills-read-key', saved.key],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -171,19 +217,32 @@ describe('the git provider over SSH', () => {
     const canaries = [keyBody[1]!, keyBody[2]!];
     const watch = watchProc(canaries);
     const cache = await newCache();
-    const prepared = await prepareSkills([entryFor(s)], { cache, sandbox, registry: s.registry, secrets: () => s.privateKey });
-    const other = await generateSshKey({ dir: await tempDir(), name: 'other' });
-    const [type, body] = other.publicKey.split(/\s+/);
-    const failure = await prepareSkills([entryFor(s, { known_hosts: `[127.0.0.1]:${s.server.port} ${type} ${body}` })], {
-      cache: await newCache(),
+    const prepared = await prepareSkills([entryFor(s)], {
+      cache,
       sandbox,
       registry: s.registry,
       secrets: () => s.privateKey,
-    }).catch((e: unknown) => e);
+    });
+    const other = await generateSshKey({ dir: await tempDir(), name: 'other' });
+    const [type, body] = other.publicKey.split(/\s+/);
+    const failure = await prepareSkills(
+      [entryFor(s, { known_hosts: `[127.0.0.1]:${s.server.port} ${type} ${body}` })],
+      {
+        cache: await newCache(),
+        sandbox,
+        registry: s.registry,
+        secrets: () => s.privateKey,
+      },
+    ).catch((e: unknown) => e);
     const seen = await watch.stop();
     expect(seen.hits).toEqual([]);
     expect(seen.processes.some((command) => command.startsWith('ssh '))).toBe(true);
-    const texts = [...renderings(failure), JSON.stringify(prepared), ...runs.flatMap((run) => [...run.argv, ...Object.values(run.env)]), ...(await everyFileText(cache.root))];
+    const texts = [
+      ...renderings(failure),
+      JSON.stringify(prepared),
+      ...runs.flatMap((run) => [...run.argv, ...Object.values(run.env)]),
+      ...(await everyFileText(cache.root)),
+    ];
     for (const text of texts) for (const canary of canaries) expect(text).not.toContain(canary);
     expect(runs.some((run) => gitSubcommand(run.argv) === 'fetch')).toBe(true);
     expect(await readdir(privateRoot)).toEqual([]);
@@ -198,7 +257,13 @@ describe('the git provider over SSH', () => {
     });
     const cache = await newCache();
     await expect(
-      prepareSkills([entryFor(s)], { cache, sandbox: recording.sandbox, registry: s.registry, secrets: () => s.privateKey, signal: controller.signal }),
+      prepareSkills([entryFor(s)], {
+        cache,
+        sandbox: recording.sandbox,
+        registry: s.registry,
+        secrets: () => s.privateKey,
+        signal: controller.signal,
+      }),
     ).rejects.toMatchObject({ code: 'SKILL_ABORTED' });
     expect(await readdir(recording.privateRoot)).toEqual([]);
     expect((await cache.list()).objects).toEqual([]);
@@ -233,20 +298,28 @@ async function installAmbientSshConfig(text: string): Promise<void> {
     if (before === undefined) await rm(config, { force: true });
     else await writeFile(config, before);
   });
-  await writeFile(config, before === undefined ? text : Buffer.concat([Buffer.from(`${text}\n`), before]), { mode: 0o600 });
+  await writeFile(config, before === undefined ? text : Buffer.concat([Buffer.from(`${text}\n`), before]), {
+    mode: 0o600,
+  });
 }
 
 /** An ssh-agent of our own on a socket in a scratch folder, holding `key`; stopped after the test. */
 async function startAgent(key: SshKeyPair): Promise<string> {
   const { spawn, execFileSync } = await import('node:child_process');
   const socket = join(await tempDir(), 'agent.sock');
-  const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const agent = spawn('ssh-agent', ['-D', '-a', socket], {
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   cleanups.push(async () => {
     agent.kill('SIGTERM');
   });
   for (let attempt = 0; attempt < 100; attempt += 1) {
     try {
-      execFileSync('ssh-add', [key.privateKey], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SSH_AUTH_SOCK: socket } });
+      execFileSync('ssh-add', [key.privateKey], {
+        stdio: 'ignore',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SSH_AUTH_SOCK: socket },
+      });
       return socket;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -13,11 +13,20 @@ async function sourceWith(spec: Spec) {
   return dir;
 }
 
-const entry = (source: string, path = 'skills/a', name = 'a') => ({ provider: 'local', source, version: '*', path, name });
+const entry = (source: string, path = 'skills/a', name = 'a') => ({
+  provider: 'local',
+  source,
+  version: '*',
+  path,
+  name,
+});
 
 describe('the local provider', () => {
   it('prepares a folder: SKILL.md and scripts with their executable bit, then a hit while nothing changed', async () => {
-    const source = await sourceWith({ 'skills/a/SKILL.md': '# a\n', 'skills/a/run.sh': { text: 'echo\n', mode: 0o755 } });
+    const source = await sourceWith({
+      'skills/a/SKILL.md': '# a\n',
+      'skills/a/run.sh': { text: 'echo\n', mode: 0o755 },
+    });
     const cache = await newCache();
     const [first] = await prepareSkills([entry(source)], { cache, registry });
     expect(first).toMatchObject({ name: 'a', provider: 'local', hit: false });
@@ -50,14 +59,22 @@ describe('the local provider', () => {
   });
 
   it('keeps a link that stays inside the selected directory, as a link', async () => {
-    const source = await sourceWith({ 'skills/a/SKILL.md': '# a\n', 'skills/a/docs/x.md': 'x', 'skills/a/readme': { link: 'docs/x.md' } });
+    const source = await sourceWith({
+      'skills/a/SKILL.md': '# a\n',
+      'skills/a/docs/x.md': 'x',
+      'skills/a/readme': { link: 'docs/x.md' },
+    });
     const [skill] = await prepareSkills([entry(source)], { cache: await newCache(), registry });
     expect(await readlink(join(skill!.dir, 'readme'))).toBe('docs/x.md');
     expect(await readFile(join(skill!.dir, 'readme'), 'utf8')).toBe('x');
   });
 
   it('refuses a link that leaves the selected directory, even into the same source, and publishes nothing', async () => {
-    const source = await sourceWith({ 'skills/a/SKILL.md': '# a\n', 'skills/shared.md': 's', 'skills/a/shared': { link: '../shared.md' } });
+    const source = await sourceWith({
+      'skills/a/SKILL.md': '# a\n',
+      'skills/shared.md': 's',
+      'skills/a/shared': { link: '../shared.md' },
+    });
     const cache = await newCache();
     const failure = await prepareSkills([entry(source)], { cache, registry }).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 'SKILL_UNSAFE_TREE', entry: { index: 0, name: 'a' } });
@@ -66,7 +83,10 @@ describe('the local provider', () => {
   });
 
   it('refuses a directory without SKILL.md, or with SKILL.md as a link, and publishes nothing', async () => {
-    const specs: Spec[] = [{ 'skills/a/README.md': 'r' }, { 'skills/a/real.md': '# a', 'skills/a/SKILL.md': { link: 'real.md' } }];
+    const specs: Spec[] = [
+      { 'skills/a/README.md': 'r' },
+      { 'skills/a/real.md': '# a', 'skills/a/SKILL.md': { link: 'real.md' } },
+    ];
     for (const spec of specs) {
       const source = await sourceWith(spec);
       const cache = await newCache();
@@ -84,16 +104,24 @@ describe('the local provider', () => {
     const pinned = { ...entry(source), version: skill!.version };
     expect((await prepareSkills([pinned], { cache, registry }))[0]!.hit).toBe(true);
     await writeFile(join(source, 'skills/a/SKILL.md'), '# changed\n');
-    await expect(prepareSkills([pinned], { cache, registry })).rejects.toMatchObject({ code: 'SKILL_VERSION_MISMATCH' });
+    await expect(prepareSkills([pinned], { cache, registry })).rejects.toMatchObject({
+      code: 'SKILL_VERSION_MISMATCH',
+    });
   });
 
   it('refuses sources outside the allowed roots, relative sources and unknown options, before anything runs', async () => {
     const source = await sourceWith({ 'skills/a/SKILL.md': '# a\n' });
     const elsewhere = await tempDir();
     const strict = createRegistry([localProvider({ roots: [elsewhere] })]);
-    await expect(prepareSkills([entry(source)], { cache: await newCache(), registry: strict })).rejects.toMatchObject({ code: 'SKILL_CONFIG_INVALID' });
-    await expect(prepareSkills([entry('relative/dir')], { cache: await newCache(), registry })).rejects.toMatchObject({ code: 'SKILL_CONFIG_INVALID' });
-    await expect(prepareSkills([{ ...entry(source), config: { depth: 1 } }], { cache: await newCache(), registry })).rejects.toMatchObject({
+    await expect(prepareSkills([entry(source)], { cache: await newCache(), registry: strict })).rejects.toMatchObject({
+      code: 'SKILL_CONFIG_INVALID',
+    });
+    await expect(prepareSkills([entry('relative/dir')], { cache: await newCache(), registry })).rejects.toMatchObject({
+      code: 'SKILL_CONFIG_INVALID',
+    });
+    await expect(
+      prepareSkills([{ ...entry(source), config: { depth: 1 } }], { cache: await newCache(), registry }),
+    ).rejects.toMatchObject({
       code: 'SKILL_CONFIG_INVALID',
     });
   });

@@ -11,7 +11,9 @@ describe('the provider registry', () => {
     const registry = createRegistry([gitProvider(), localProvider()]);
     expect(registry.get('git').id).toBe('git');
     expect(registry.ids()).toEqual(['git', 'local']);
-    expect(() => registry.get('svn')).toThrow(expect.objectContaining({ code: 'SKILL_PROVIDER_UNKNOWN', known: ['git', 'local'] }));
+    expect(() => registry.get('svn')).toThrow(
+      expect.objectContaining({ code: 'SKILL_PROVIDER_UNKNOWN', known: ['git', 'local'] }),
+    );
     expect(() => registry.get('svn')).toThrow('known providers: git, local');
   });
 
@@ -20,9 +22,13 @@ describe('the provider registry', () => {
   });
 
   it('refuses two providers with one id, and objects that are not providers', () => {
-    expect(() => createRegistry([gitProvider(), gitProvider()])).toThrow(expect.objectContaining({ code: 'SKILL_PROVIDER_INVALID' }));
+    expect(() => createRegistry([gitProvider(), gitProvider()])).toThrow(
+      expect.objectContaining({ code: 'SKILL_PROVIDER_INVALID' }),
+    );
     expect(() => createRegistry([{ id: 'x', validate() {} } as never])).toThrow('`egressHosts` is not a function');
-    expect(() => createRegistry([{ ...new ScriptedProvider({}), id: 'Bad Id' } as never])).toThrow(expect.objectContaining({ code: 'SKILL_PROVIDER_INVALID' }));
+    expect(() => createRegistry([{ ...new ScriptedProvider({}), id: 'Bad Id' } as never])).toThrow(
+      expect.objectContaining({ code: 'SKILL_PROVIDER_INVALID' }),
+    );
   });
 
   it('loads providers from deployment-owned packages named in the host configuration', async () => {
@@ -41,13 +47,19 @@ describe('the provider registry', () => {
     const dir = await tempDir();
     const empty = join(dir, 'empty.mjs');
     await writeFile(empty, 'export const nothing = 1;\n');
-    await expect(loadRegistry({ packages: [pathToFileURL(empty).href] })).rejects.toThrow('exports no `providers` array');
-    await expect(loadRegistry({ packages: ['@acme/not-installed-skills'] })).rejects.toMatchObject({ code: 'SKILL_PROVIDER_INVALID', provider: '@acme/not-installed-skills' });
+    await expect(loadRegistry({ packages: [pathToFileURL(empty).href] })).rejects.toThrow(
+      'exports no `providers` array',
+    );
+    await expect(loadRegistry({ packages: ['@acme/not-installed-skills'] })).rejects.toMatchObject({
+      code: 'SKILL_PROVIDER_INVALID',
+      provider: '@acme/not-installed-skills',
+    });
   });
 
-  it('finds packages by name in the node_modules of the host\'s folder (or above), ESM-only and dual builds alike', async () => {
+  it("finds packages by name in the node_modules of the host's folder (or above), ESM-only and dual builds alike", async () => {
     const project = await tempDir();
-    const provider = (id: string) => `{ id: '${id}', validate() {}, egressHosts() { return []; }, async resolve() { return { version: '1', contentId: 'c' }; }, async fetch() {} }`;
+    const provider = (id: string) =>
+      `{ id: '${id}', validate() {}, egressHosts() { return []; }, async resolve() { return { version: '1', contentId: 'c' }; }, async fetch() {} }`;
     const install = async (name: string, manifest: object, files: Record<string, string>) => {
       const root = join(project, 'node_modules', name);
       await mkdir(root, { recursive: true });
@@ -55,18 +67,28 @@ describe('the provider registry', () => {
       for (const [file, text] of Object.entries(files)) await writeFile(join(root, file), text);
     };
     // ESM only: `exports` has no `require` entry, so require's resolver refuses it.
-    await install('@acme/esm-skills', { type: 'module', exports: { '.': { import: './index.js' } } }, { 'index.js': `export const providers = [${provider('esm')}];\n` });
+    await install(
+      '@acme/esm-skills',
+      { type: 'module', exports: { '.': { import: './index.js' } } },
+      { 'index.js': `export const providers = [${provider('esm')}];\n` },
+    );
     // Both builds: found through `require`.
-    await install('@acme/dual-skills', { exports: { '.': { import: './index.mjs', require: './index.cjs' } } }, {
-      'index.mjs': `export const providers = [${provider('dual')}];\n`,
-      'index.cjs': `exports.providers = [${provider('dual')}];\n`,
-    });
+    await install(
+      '@acme/dual-skills',
+      { exports: { '.': { import: './index.mjs', require: './index.cjs' } } },
+      {
+        'index.mjs': `export const providers = [${provider('dual')}];\n`,
+        'index.cjs': `exports.providers = [${provider('dual')}];\n`,
+      },
+    );
     const nested = join(project, 'config', 'host');
     await mkdir(nested, { recursive: true });
     const registry = await loadRegistry({ packages: ['@acme/esm-skills', '@acme/dual-skills'], from: nested });
     expect(registry.ids()).toEqual(['dual', 'esm']);
     // The working directory is the default: this repository's root has neither package.
-    await expect(loadRegistry({ packages: ['@acme/esm-skills'] })).rejects.toMatchObject({ code: 'SKILL_PROVIDER_INVALID', provider: '@acme/esm-skills' });
+    await expect(loadRegistry({ packages: ['@acme/esm-skills'] })).rejects.toMatchObject({
+      code: 'SKILL_PROVIDER_INVALID',
+      provider: '@acme/esm-skills',
+    });
   });
 });
-

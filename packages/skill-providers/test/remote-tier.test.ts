@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoreEvent, ociRemote, openContentStore } from '@agentproto/content-cache';
 import { defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
-import { type GitHttpServer, type MadeRepo, type OciRegistry, type TempDir, makeRepo, startGitHttpServer, startOciRegistry, tempDir as sharedDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type MadeRepo,
+  type OciRegistry,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  startOciRegistry,
+  tempDir as sharedDir,
+} from '@agentproto/testkit';
 import { systemGitEngine } from '@agentproto/git';
 import { type BasicVault, localSandbox, prepareSkills } from '@agentproto/skill-providers';
 import { tempDir } from './support/temp.js';
@@ -30,13 +39,29 @@ const skillFiles = {
 beforeAll(async () => {
   served = await sharedDir();
   const root = served.path;
-  skills = await makeRepo({ root, name: 'skills.git', commits: [{ files: skillFiles }], tags: [{ name: 'v1', target: 0 }] });
+  skills = await makeRepo({
+    root,
+    name: 'skills.git',
+    commits: [{ files: skillFiles }],
+    tags: [{ name: 'v1', target: 0 }],
+  });
   tool = await makeRepo({
     root,
     name: 'acme/tool.git',
-    commits: [{ files: { 'package.json': '{"name":"tool"}\n', 'bin/run.sh': { content: '#!/bin/sh\n', mode: 0o755 }, 'src/index.ts': 'export {}\n' } }],
+    commits: [
+      {
+        files: {
+          'package.json': '{"name":"tool"}\n',
+          'bin/run.sh': { content: '#!/bin/sh\n', mode: 0o755 },
+          'src/index.ts': 'export {}\n',
+        },
+      },
+    ],
   });
-  git = await startGitHttpServer({ root, auth: (user, pass) => (user === 'bot' || user === 'x-access-token') && pass === password });
+  git = await startGitHttpServer({
+    root,
+    auth: (user, pass) => (user === 'bot' || user === 'x-access-token') && pass === password,
+  });
   registry = await startOciRegistry();
 });
 
@@ -64,9 +89,19 @@ async function bundleTool(store: Awaited<ReturnType<typeof machine>>['store']) {
   // System git: its trees-only fetch makes the proof of a registry's tree cheap. (With the
   // default isomorphic-git engine, which has no partial clone, the proof fetches the commit
   // whole, file content included.)
-  const github = githubConnector({ baseUrl: git.url, cache: store, token: 'right-password', git: { allowInsecureHttp: true, engine: systemGitEngine() } });
+  const github = githubConnector({
+    baseUrl: git.url,
+    cache: store,
+    token: 'right-password',
+    git: { allowInsecureHttp: true, engine: systemGitEngine() },
+  });
   const workspaceRoot = await tempDir();
-  return defineCodeWithReport({ workspaceRoot, github, cache: store, code: { sources: [{ github: { repo: 'acme/tool', ref: tool.commits[0]! } }] } });
+  return defineCodeWithReport({
+    workspaceRoot,
+    github,
+    cache: store,
+    code: { sources: [{ github: { repo: 'acme/tool', ref: tool.commits[0]! } }] },
+  });
 }
 
 async function filesOf(root: string): Promise<Record<string, string>> {
@@ -99,11 +134,23 @@ describe('two machines sharing a store through an OCI registry', () => {
     const b = await machine(repository);
     git.resetStats();
     const [skillB] = await prepareSkills(entry, { cache: b.store, sandbox: b.sandbox, vault });
-    const afterSkill = git.stats.log.map((r) => ({ method: r.method, path: r.path, command: r.command, filter: r.filter }));
+    const afterSkill = git.stats.log.map((r) => ({
+      method: r.method,
+      path: r.path,
+      command: r.command,
+      filter: r.filter,
+    }));
     const bundleB = await bundleTool(b.store);
-    const afterBundle = git.stats.log.slice(afterSkill.length).map((r) => ({ method: r.method, path: r.path, command: r.command, filter: r.filter }));
+    const afterBundle = git.stats.log
+      .slice(afterSkill.length)
+      .map((r) => ({ method: r.method, path: r.path, command: r.command, filter: r.filter }));
 
-    expect(skillB).toMatchObject({ from: 'remote', hit: true, version: skills.commits[0], contentId: skillA!.contentId });
+    expect(skillB).toMatchObject({
+      from: 'remote',
+      hit: true,
+      version: skills.commits[0],
+      contentId: skillA!.contentId,
+    });
     expect(await filesOf(skillB!.dir)).toEqual(await filesOf(skillA!.dir));
     expect(createHash('sha256').update(bundleB.bundle).digest('hex')).toBe(bundleA.report.sha256);
     expect(bundleB.report).toEqual(bundleA.report);
@@ -117,11 +164,22 @@ describe('two machines sharing a store through an OCI registry', () => {
     // it. So one small fetch for the skill, one for the pinned GitHub source; facts the
     // registry holds are not used at all.
     const skillFetches = afterSkill.filter((r) => r.method === 'POST' && r.command !== 'ls-refs');
-    expect(skillFetches.map((r) => [r.path, r.command, r.filter])).toEqual([['/skills.git/git-upload-pack', 'fetch', 'combine:blob:none+tree:2']]);
-    expect(afterSkill.filter((r) => !skillFetches.includes(r)).every((r) => r.path === '/skills.git/info/refs' || (r.path === '/skills.git/git-upload-pack' && r.command === 'ls-refs'))).toBe(true);
+    expect(skillFetches.map((r) => [r.path, r.command, r.filter])).toEqual([
+      ['/skills.git/git-upload-pack', 'fetch', 'combine:blob:none+tree:2'],
+    ]);
+    expect(
+      afterSkill
+        .filter((r) => !skillFetches.includes(r))
+        .every(
+          (r) =>
+            r.path === '/skills.git/info/refs' || (r.path === '/skills.git/git-upload-pack' && r.command === 'ls-refs'),
+        ),
+    ).toBe(true);
     expect(afterSkill.some((r) => r.command === 'ls-refs')).toBe(true);
     const bundleFetches = afterBundle.filter((r) => r.method === 'POST');
-    expect(bundleFetches).toEqual([{ method: 'POST', path: '/acme/tool.git/git-upload-pack', command: 'fetch', filter: 'tree:0' }]);
+    expect(bundleFetches).toEqual([
+      { method: 'POST', path: '/acme/tool.git/git-upload-pack', command: 'fetch', filter: 'tree:0' },
+    ]);
     expect(afterBundle.every((r) => r.path.startsWith('/acme/tool.git/'))).toBe(true);
     expect(b.events.filter((e) => e.type === 'remote-warning')).toEqual([]);
     expect(b.events.filter((e) => e.type === 'remote-hit').length).toBeGreaterThanOrEqual(2);
@@ -138,7 +196,10 @@ describe('two machines sharing a store through an OCI registry', () => {
     const b = await machine(repository);
     password = 'rotated';
     try {
-      await expect(prepareSkills(entry, { cache: b.store, sandbox: b.sandbox, vault })).rejects.toMatchObject({ code: 'SKILL_AUTH_FAILED', phase: 'resolve' });
+      await expect(prepareSkills(entry, { cache: b.store, sandbox: b.sandbox, vault })).rejects.toMatchObject({
+        code: 'SKILL_AUTH_FAILED',
+        phase: 'resolve',
+      });
     } finally {
       password = 'right-password';
     }

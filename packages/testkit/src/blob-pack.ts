@@ -28,7 +28,11 @@ export function blobSha(blob: Uint8Array): string {
   return createHash('sha1').update(`blob ${blob.length}\0`).update(blob).digest('hex');
 }
 
-async function writePack(gitDir: string, blobs: Iterable<[sha: string, blob: Uint8Array]>, count: number): Promise<void> {
+async function writePack(
+  gitDir: string,
+  blobs: Iterable<[sha: string, blob: Uint8Array]>,
+  count: number,
+): Promise<void> {
   const packDir = join(gitDir, 'objects', 'pack');
   await mkdir(packDir, { recursive: true });
   const tmpPack = join(packDir, `tmp_pack_testkit_${process.pid}_${Date.now()}`);
@@ -140,7 +144,10 @@ function packIndex(entries: PackEntry[], packSum: Buffer): Buffer {
   });
   const trailer = largeOffsets + large.length * 8;
   packSum.copy(index, trailer);
-  createHash('sha1').update(index.subarray(0, trailer + 20)).digest().copy(index, trailer + 20);
+  createHash('sha1')
+    .update(index.subarray(0, trailer + 20))
+    .digest()
+    .copy(index, trailer + 20);
   return index;
 }
 

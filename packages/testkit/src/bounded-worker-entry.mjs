@@ -6,7 +6,8 @@ import { register } from 'tsx/esm/api';
 
 register();
 const target = (await import(workerData.module))[workerData.exportName];
-if (typeof target !== 'function') throw new TypeError(`${workerData.module} exports no function ${workerData.exportName}`);
+if (typeof target !== 'function')
+  throw new TypeError(`${workerData.module} exports no function ${workerData.exportName}`);
 
 parentPort.on('message', async ({ index, input }) => {
   const started = performance.now();
@@ -20,7 +21,16 @@ parentPort.on('message', async ({ index, input }) => {
       index,
       status: 'threw',
       // The first frames of the stack: an error without a code is a bug, and its frames say where.
-      error: { name: String(name), message: String(message), code: code === undefined ? undefined : String(code), causeCode: cause?.code === undefined ? undefined : String(cause.code), stack: String(error?.stack ?? '').split('\n').slice(0, 6).join('\n') },
+      error: {
+        name: String(name),
+        message: String(message),
+        code: code === undefined ? undefined : String(code),
+        causeCode: cause?.code === undefined ? undefined : String(cause.code),
+        stack: String(error?.stack ?? '')
+          .split('\n')
+          .slice(0, 6)
+          .join('\n'),
+      },
       ms: performance.now() - started,
     });
   }

@@ -3,7 +3,12 @@ import { Worker } from 'node:worker_threads';
 /** How one case ended. `out-of-memory` and `timed-out` mean the worker had to die: the case broke its bound. */
 export type BoundedOutcome =
   | { name: string; status: 'returned'; value: unknown; ms: number }
-  | { name: string; status: 'threw'; error: { name: string; message: string; code?: string; causeCode?: string; stack: string }; ms: number }
+  | {
+      name: string;
+      status: 'threw';
+      error: { name: string; message: string; code?: string; causeCode?: string; stack: string };
+      ms: number;
+    }
   | { name: string; status: 'out-of-memory'; ms: number }
   | { name: string; status: 'timed-out'; ms: number }
   | { name: string; status: 'crashed'; message: string; ms: number };
@@ -59,19 +64,38 @@ export async function runBounded<I>(options: RunBoundedOptions<I>): Promise<Boun
           done();
           resolve({ name, status: 'timed-out', ms: performance.now() - began });
         }, options.timeoutMs ?? 15_000);
-        const onMessage = (message: { index: number; status: 'returned' | 'threw'; value?: unknown; error?: never; ms: number }) => {
+        const onMessage = (message: {
+          index: number;
+          status: 'returned' | 'threw';
+          value?: unknown;
+          error?: never;
+          ms: number;
+        }) => {
           if (message.index !== index) return;
           done();
-          resolve(message.status === 'returned' ? { name, status: 'returned', value: message.value, ms: message.ms } : { name, status: 'threw', error: message.error!, ms: message.ms });
+          resolve(
+            message.status === 'returned'
+              ? { name, status: 'returned', value: message.value, ms: message.ms }
+              : { name, status: 'threw', error: message.error!, ms: message.ms },
+          );
         };
         const onError = (error: Error & { code?: string }) => {
           done();
           const ms = performance.now() - began;
-          resolve(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? { name, status: 'out-of-memory', ms } : { name, status: 'crashed', message: error.message, ms });
+          resolve(
+            error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? { name, status: 'out-of-memory', ms }
+              : { name, status: 'crashed', message: error.message, ms },
+          );
         };
         const onExit = (code: number) => {
           done();
-          resolve({ name, status: 'crashed', message: `the worker exited with ${code}`, ms: performance.now() - began });
+          resolve({
+            name,
+            status: 'crashed',
+            message: `the worker exited with ${code}`,
+            ms: performance.now() - began,
+          });
         };
         const done = () => {
           clearTimeout(timer);

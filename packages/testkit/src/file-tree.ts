@@ -38,6 +38,8 @@ export function assertRepoPath(path: string): void {
   const bad =
     path === '' ||
     path.includes('\0') ||
-    segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.toLowerCase() === '.git');
+    segments.some(
+      (segment) => segment === '' || segment === '.' || segment === '..' || segment.toLowerCase() === '.git',
+    );
   if (bad) throw new Error(`invalid path in repository spec: ${JSON.stringify(path)}`);
 }

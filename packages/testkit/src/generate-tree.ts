@@ -38,7 +38,10 @@ export function generateTree(options: GenerateTreeOptions): Record<string, Buffe
   const prefix = options.prefix ? `${options.prefix.replace(/\/+$/, '')}/` : '';
   const tree: Record<string, Buffer> = {};
   for (let index = 0; index < files; index += 1) {
-    const folders = Array.from({ length: depth }, () => `d${String(Math.floor(random() * fanout)).padStart(dirWidth, '0')}`);
+    const folders = Array.from(
+      { length: depth },
+      () => `d${String(Math.floor(random() * fanout)).padStart(dirWidth, '0')}`,
+    );
     const size = minBytes + Math.floor(random() * (maxBytes - minBytes + 1));
     const name = [...folders, `f${String(index).padStart(fileWidth, '0')}.bin`].join('/');
     tree[prefix + name] = keystream(key, index, size);

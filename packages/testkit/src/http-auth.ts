@@ -4,9 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
  * Who may use a server: one fixed account, or a predicate for tests that need several
  * accounts or want to count attempts.
  */
-export type BasicAuth =
-  | { username: string; password: string }
-  | ((username: string, password: string) => boolean);
+export type BasicAuth = { username: string; password: string } | ((username: string, password: string) => boolean);
 
 export interface BasicCredential {
   username: string;

@@ -93,7 +93,9 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
   const children = new Set<ChildProcessWithoutNullStreams>();
   const server = createServer((req, res) => {
     const entry = logRequest(stats, req);
-    const credential = options.auth ? authorize(options.auth, req, res, stats, entry, options.echoCredentials) : undefined;
+    const credential = options.auth
+      ? authorize(options.auth, req, res, stats, entry, options.echoCredentials)
+      : undefined;
     if (options.auth && !credential) return;
     if (!isSafePath(entry.path)) {
       req.resume();
@@ -154,9 +156,15 @@ function authorize(
   res.setHeader('WWW-Authenticate', 'Basic realm="git"');
   if (echo) {
     const basic = parseBasicAuthorization(req.headers.authorization);
-    const sent: SentCredential = { authorization: req.headers.authorization, ...(basic ? { user: basic.username, password: basic.password } : {}) };
+    const sent: SentCredential = {
+      authorization: req.headers.authorization,
+      ...(basic ? { user: basic.username, password: basic.password } : {}),
+    };
     const text = echo.text(sent);
-    res.setHeader('X-Echo', text.replace(/\r?\n/g, ' | ').replace(/[^\x20-\x7e]/g, (character) => encodeURIComponent(character)));
+    res.setHeader(
+      'X-Echo',
+      text.replace(/\r?\n/g, ' | ').replace(/[^\x20-\x7e]/g, (character) => encodeURIComponent(character)),
+    );
     sendText(res, stats, entry, echo.status ?? 401, `${text}\n`);
     return undefined;
   }
@@ -306,20 +314,20 @@ function sendText(
   res.end(body);
 }
 
-
 /**
  * Kills http-backend children first: a request whose body never ends (a stalled client)
  * would otherwise keep its child, and server.close(), waiting forever.
  */
 async function closeServer(server: Server, children: Set<ChildProcessWithoutNullStreams>): Promise<void> {
   const exits = [...children].map(
-    (child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
-      else {
-        child.once('close', () => resolve());
-        child.kill('SIGKILL');
-      }
-    }),
+    (child) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve();
+        else {
+          child.once('close', () => resolve());
+          child.kill('SIGKILL');
+        }
+      }),
   );
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();

@@ -39,8 +39,23 @@ export type {
 } from './registry-auth.js';
 export { runBounded } from './bounded-worker.js';
 export type { BoundedOutcome, RunBoundedOptions } from './bounded-worker.js';
-export { aliasBomb, bulkyDocument, hostileBytes, hostileDocument, hostileSkillMd, hostileText, REPRODUCTIONS } from './hostile-documents.js';
-export { assertReturnsOrThrowsCoded, corruptedBytes, malformedDocumentBytes, malformedVariant, untypedError, wrongValue } from './malformed-documents.js';
+export {
+  aliasBomb,
+  bulkyDocument,
+  hostileBytes,
+  hostileDocument,
+  hostileSkillMd,
+  hostileText,
+  REPRODUCTIONS,
+} from './hostile-documents.js';
+export {
+  assertReturnsOrThrowsCoded,
+  corruptedBytes,
+  malformedDocumentBytes,
+  malformedVariant,
+  untypedError,
+  wrongValue,
+} from './malformed-documents.js';
 export type { EntryPointUnderTest } from './malformed-documents.js';
 export { gnuTarSortNameListing, tarListing } from './tar-listing.js';
 export { tarOf } from './tar-of.js';

@@ -19,7 +19,11 @@ export interface LinkSwapper {
  * second, so the name flips between any two system calls of the reader). It stops by
  * itself after `maxSeconds`, so a test that dies cannot leave it running.
  */
-export async function startLinkSwapper(a: string, b: string, options: { maxSeconds?: number } = {}): Promise<LinkSwapper> {
+export async function startLinkSwapper(
+  a: string,
+  b: string,
+  options: { maxSeconds?: number } = {},
+): Promise<LinkSwapper> {
   const binary = await swapperBinary();
   const child = spawn(binary, [a, b, String(options.maxSeconds ?? 60)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -100,7 +104,13 @@ function swapperBinary(): Promise<string> {
   compiled ??= (async () => {
     const dir = join(tmpdir(), 'agentproto-testkit-bin');
     const binary = join(dir, `link-swapper-${createHash('sha256').update(SOURCE).digest('hex').slice(0, 16)}`);
-    if (await access(binary).then(() => true, () => false)) return binary;
+    if (
+      await access(binary).then(
+        () => true,
+        () => false,
+      )
+    )
+      return binary;
     await mkdir(dir, { recursive: true });
     const unique = `${binary}.${process.pid}.${Date.now()}`;
     await writeFile(`${unique}.c`, SOURCE);

@@ -147,7 +147,7 @@ export async function makeRepo(spec: RepoSpec): Promise<MadeRepo> {
     },
     refs: async () => parseLsRemote(await git('ls-remote', path)),
     treeOf: async (commit, dir = '') => {
-      const sha = typeof commit === 'number' ? commits[commit] : tips.get(commit) ?? commit;
+      const sha = typeof commit === 'number' ? commits[commit] : (tips.get(commit) ?? commit);
       if (!sha) throw new Error(`no commit ${commit} in ${spec.name}`);
       const folder = dir.replace(/^\/+|\/+$/g, '');
       return (await git('rev-parse', '--verify', folder === '' ? `${sha}^{tree}` : `${sha}:${folder}`)).trim();
@@ -156,16 +156,26 @@ export async function makeRepo(spec: RepoSpec): Promise<MadeRepo> {
   };
 }
 
-async function importRepo(path: string, env: NodeJS.ProcessEnv, plan: ImportPlan, files: TreeEntry[][]): Promise<string[]> {
+async function importRepo(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  plan: ImportPlan,
+  files: TreeEntry[][],
+): Promise<string[]> {
   await run('git', ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', path], { env });
   const entries = files.flat();
-  const blobIds = await storeBlobs(path, entries.map((entry) => entry.data));
+  const blobIds = await storeBlobs(
+    path,
+    entries.map((entry) => entry.data),
+  );
   entries.forEach((entry, index) => (entry.sha = blobIds[index]!));
   const output = await fastImport(path, env, (writer) => plan.write(writer));
   const commits = output.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
-  if (commits.length !== plan.commitCount) throw new Error(`fast-import reported ${commits.length} marks for ${plan.commitCount} commits`);
+  if (commits.length !== plan.commitCount)
+    throw new Error(`fast-import reported ${commits.length} marks for ${plan.commitCount} commits`);
   const headBranch = plan.headBranch();
-  if (headBranch) await run('git', ['symbolic-ref', 'HEAD', `refs/heads/${headBranch}`], { env: { ...env, GIT_DIR: path } });
+  if (headBranch)
+    await run('git', ['symbolic-ref', 'HEAD', `refs/heads/${headBranch}`], { env: { ...env, GIT_DIR: path } });
   return commits;
 }
 
@@ -228,7 +238,8 @@ class ImportPlan {
 
   branchTips(commits: string[]): Map<string, string> {
     const shas = new Map<string, string>();
-    for (const [branch, ref] of this.tips) shas.set(branch, ref.startsWith(':') ? commits[Number(ref.slice(1)) - 1]! : ref);
+    for (const [branch, ref] of this.tips)
+      shas.set(branch, ref.startsWith(':') ? commits[Number(ref.slice(1)) - 1]! : ref);
     return shas;
   }
 
@@ -246,7 +257,8 @@ class ImportPlan {
       assertRepoPath(path);
       await writer.text(`D ${fastImportPath(path)}\n`);
     }
-    for (const entry of this.files[index] ?? []) await writer.text(`M ${entry.mode} ${entry.sha} ${fastImportPath(entry.path)}\n`);
+    for (const entry of this.files[index] ?? [])
+      await writer.text(`M ${entry.mode} ${entry.sha} ${fastImportPath(entry.path)}\n`);
     await writer.text('\n');
     this.tips.set(branch, `:${index + 1}`);
   }
@@ -255,7 +267,8 @@ class ImportPlan {
   // same branch would follow its tip anyway, but an explicit `from` keeps the stream obvious.
   private parentOf(commit: CommitSpec, branch: string, index: number): string | undefined {
     if (commit.from === null) {
-      if (this.tips.has(branch)) throw new Error(`commit ${index}: from: null on existing branch ${branch}; use a new branch for a root commit`);
+      if (this.tips.has(branch))
+        throw new Error(`commit ${index}: from: null on existing branch ${branch}; use a new branch for a root commit`);
       return undefined;
     }
     if (commit.from !== undefined) return this.resolve(commit.from, index);
@@ -270,7 +283,9 @@ class ImportPlan {
       return;
     }
     const time = EPOCH + (this.spec.commits.length + index) * 60;
-    await writer.text(`tag ${name}\nfrom ${target}\ntagger ${this.identity.name} <${this.identity.email}> ${time} +0000\n`);
+    await writer.text(
+      `tag ${name}\nfrom ${target}\ntagger ${this.identity.name} <${this.identity.email}> ${time} +0000\n`,
+    );
     // No blank line after a tag's data: unlike commit and reset, fast-import rejects it there.
     await writeData(writer, Buffer.from(withFinalNewline(tag.message ?? name), 'utf8'));
   }
@@ -278,13 +293,16 @@ class ImportPlan {
   /** A CommitRef as a fast-import dataref; `before` bounds indexes to commits already made. */
   private resolve(ref: CommitRef, before: number): string {
     if (typeof ref === 'number') {
-      if (!Number.isInteger(ref) || ref < 0 || ref >= before) throw new Error(`commit index ${ref} does not name an earlier commit`);
+      if (!Number.isInteger(ref) || ref < 0 || ref >= before)
+        throw new Error(`commit index ${ref} does not name an earlier commit`);
       return `:${ref + 1}`;
     }
     const branch = this.tips.get(ref.replace(/^refs\/heads\//, ''));
     if (branch) return branch;
     if (/^[0-9a-f]{40}$/.test(ref)) return ref;
-    throw new Error(`unknown commit ref ${JSON.stringify(ref)}: use a commit index, a branch made earlier, or a full SHA`);
+    throw new Error(
+      `unknown commit ref ${JSON.stringify(ref)}: use a commit index, a branch made earlier, or a full SHA`,
+    );
   }
 }
 

@@ -19,27 +19,92 @@ function nested(depth: number, form: 'array' | 'object'): unknown {
  * them: code that copies it with `obj[key] = value` or merges it naively pollutes prototypes.
  */
 function prototypeKeys(): unknown {
-  return JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":{"polluted":true}}');
+  return JSON.parse(
+    '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":{"polluted":true}}',
+  );
 }
 
 /** Values of every JSON type and the edges of each: NaN, -0, 1e308, huge strings and arrays, deep trees, prototype keys. */
 export const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -0, 1, -1, 0.5, 1e308, -1e308, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 53 + 2, '', ' ', '.', '..', '/', '../x', '\0', '\uFEFF', '\uD800', 'a\nb', [], {}, [null], [[]], [{}], { '': null }) },
-  { weight: 2, arbitrary: fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.double(), fc.boolean(), fc.array(fc.oneof(fc.string({ maxLength: 5 }), fc.integer()), { maxLength: 4 })) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom<unknown>(
+      null,
+      true,
+      false,
+      0,
+      -0,
+      1,
+      -1,
+      0.5,
+      1e308,
+      -1e308,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      2 ** 53 + 2,
+      '',
+      ' ',
+      '.',
+      '..',
+      '/',
+      '../x',
+      '\0',
+      '\uFEFF',
+      '\uD800',
+      'a\nb',
+      [],
+      {},
+      [null],
+      [[]],
+      [{}],
+      { '': null },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.array(fc.oneof(fc.string({ maxLength: 5 }), fc.integer()), { maxLength: 4 }),
+    ),
+  },
   {
     weight: 1,
     arbitrary: fc.oneof(
       fc.integer({ min: 1, max: 1 << 20 }).map((n) => 'x'.repeat(n)),
       fc.integer({ min: 1, max: 100_000 }).map((n) => Array.from({ length: n }, () => 'x')),
-      fc.integer({ min: 1, max: 20_000 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))),
-      fc.tuple(fc.integer({ min: 2, max: 1_000 }), fc.constantFrom('array' as const, 'object' as const)).map(([depth, form]) => nested(depth, form)),
+      fc
+        .integer({ min: 1, max: 20_000 })
+        .map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))),
+      fc
+        .tuple(fc.integer({ min: 2, max: 1_000 }), fc.constantFrom('array' as const, 'object' as const))
+        .map(([depth, form]) => nested(depth, form)),
       fc.constant(null).map(() => prototypeKeys()),
     ),
   },
 );
 
 /** Keys a document does not define: prototype keys, empty, odd characters, near misses. */
-const UNKNOWN_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', '$ref', 'x-unknown', 'NAME', 'a.b', '0', '\0', '\uFEFF'] as const;
+const UNKNOWN_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '',
+  ' ',
+  '$ref',
+  'x-unknown',
+  'NAME',
+  'a.b',
+  '0',
+  '\0',
+  '\uFEFF',
+] as const;
 
 type Step = readonly (string | number)[];
 
@@ -55,7 +120,9 @@ function placesOf(value: unknown): Step[] {
     const [item, at] = queue[index]!;
     out.push(at);
     if (at.length >= 16 || item === null || typeof item !== 'object') continue;
-    const entries: [string | number, unknown][] = Array.isArray(item) ? item.slice(0, 20).map((child, i) => [i, child]) : Object.entries(item).slice(0, 50);
+    const entries: [string | number, unknown][] = Array.isArray(item)
+      ? item.slice(0, 20).map((child, i) => [i, child])
+      : Object.entries(item).slice(0, 50);
     for (const [key, child] of entries) queue.push([child, [...at, key]]);
   }
   return out;
@@ -76,7 +143,8 @@ function apply(document: unknown, mutation: Mutation): unknown {
   const path = places[mutation.place % places.length]!;
   if (path.length === 0) {
     if (mutation.kind === 'replace') return value;
-    if (mutation.kind === 'add' && document !== null && typeof document === 'object' && !Array.isArray(document)) defineOwn(document, mutation.key, value);
+    if (mutation.kind === 'add' && document !== null && typeof document === 'object' && !Array.isArray(document))
+      defineOwn(document, mutation.key, value);
     return document;
   }
   let parent = document as Record<string | number, unknown>;
@@ -87,7 +155,8 @@ function apply(document: unknown, mutation: Mutation): unknown {
   else if (mutation.kind === 'delete') {
     if (Array.isArray(parent)) parent.splice(Number(last), 1);
     else delete parent[last];
-  } else if (target !== null && typeof target === 'object' && !Array.isArray(target)) defineOwn(target, mutation.key, value);
+  } else if (target !== null && typeof target === 'object' && !Array.isArray(target))
+    defineOwn(target, mutation.key, value);
   else if (Array.isArray(target)) target.push(value);
   else defineOwn(parent, last, value);
   return document;
@@ -106,7 +175,9 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({
  * The valid document is cloned first, so one fixture serves every run.
  */
 export function malformedVariant(valid: unknown): fc.Arbitrary<unknown> {
-  return fc.array(mutation, { minLength: 1, maxLength: 3 }).map((mutations) => mutations.reduce<unknown>((document, step) => apply(document, step), structuredClone(valid)));
+  return fc
+    .array(mutation, { minLength: 1, maxLength: 3 })
+    .map((mutations) => mutations.reduce<unknown>((document, step) => apply(document, step), structuredClone(valid)));
 }
 
 /** JSON text of a value; NaN and ±Infinity become `null`, as JSON has no other spelling for them. */
@@ -119,10 +190,18 @@ function jsonText(value: unknown): string {
  * UTF-8, UTF-16LE, behind a BOM, or with NULs or invalid UTF-8 spliced in.
  */
 export function malformedDocumentBytes(valid: unknown): fc.Arbitrary<Uint8Array> {
-  const text = fc.tuple(fc.oneof({ weight: 4, arbitrary: malformedVariant(valid) }, { weight: 1, arbitrary: fc.constant(valid) }), fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) })).map(([value, keep]) => {
-    const whole = jsonText(value);
-    return whole.slice(0, Math.floor(whole.length * keep));
-  });
+  const text = fc
+    .tuple(
+      fc.oneof({ weight: 4, arbitrary: malformedVariant(valid) }, { weight: 1, arbitrary: fc.constant(valid) }),
+      fc.oneof(
+        { weight: 5, arbitrary: fc.constant(1) },
+        { weight: 1, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
+      ),
+    )
+    .map(([value, keep]) => {
+      const whole = jsonText(value);
+      return whole.slice(0, Math.floor(whole.length * keep));
+    });
   return hostileBytes(text);
 }
 
@@ -141,13 +220,25 @@ export function corruptedBytes(valid: Uint8Array): fc.Arbitrary<Uint8Array> {
       if (copy.length > 0) copy[within(at, copy)] = byte;
       return copy;
     }),
-    fc.tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 64 })).map(([at, run]) => (bytes: Buffer) => Buffer.concat([bytes.subarray(0, within(at, bytes)), run, bytes.subarray(within(at, bytes))])),
-    fc.tuple(fc.nat(), fc.integer({ min: 1, max: 512 }), fc.integer({ min: 2, max: 200 })).map(([at, length, times]) => (bytes: Buffer) => {
-      const from = within(at, bytes);
-      return Buffer.concat([bytes.subarray(0, from), ...Array.from({ length: times }, () => bytes.subarray(from, from + length)), bytes.subarray(from)]);
-    }),
+    fc.tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 64 })).map(
+      ([at, run]) =>
+        (bytes: Buffer) =>
+          Buffer.concat([bytes.subarray(0, within(at, bytes)), run, bytes.subarray(within(at, bytes))]),
+    ),
+    fc
+      .tuple(fc.nat(), fc.integer({ min: 1, max: 512 }), fc.integer({ min: 2, max: 200 }))
+      .map(([at, length, times]) => (bytes: Buffer) => {
+        const from = within(at, bytes);
+        return Buffer.concat([
+          bytes.subarray(0, from),
+          ...Array.from({ length: times }, () => bytes.subarray(from, from + length)),
+          bytes.subarray(from),
+        ]);
+      }),
   );
-  return fc.array(damage, { minLength: 1, maxLength: 4 }).map((steps) => new Uint8Array(steps.reduce<Buffer>((bytes, step) => step(bytes), Buffer.from(valid))));
+  return fc
+    .array(damage, { minLength: 1, maxLength: 4 })
+    .map((steps) => new Uint8Array(steps.reduce<Buffer>((bytes, step) => step(bytes), Buffer.from(valid))));
 }
 
 /**
@@ -174,7 +265,11 @@ export interface EntryPointUnderTest<I = unknown> {
  * returns, or throws an error with a stable code (untypedError). The seed is the caller's,
  * so a failure replays with `FC_SEED=<seed>`.
  */
-export async function assertReturnsOrThrowsCoded<I>(name: string, entry: EntryPointUnderTest<I>, options: { seed: number; numRuns: number }): Promise<void> {
+export async function assertReturnsOrThrowsCoded<I>(
+  name: string,
+  entry: EntryPointUnderTest<I>,
+  options: { seed: number; numRuns: number },
+): Promise<void> {
   await fc.assert(
     fc.asyncProperty(entry.input(), async (input) => {
       try {

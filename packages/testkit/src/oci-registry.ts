@@ -77,7 +77,10 @@ export async function startOciRegistry(options: OciRegistryOptions = {}): Promis
   const url = `http://127.0.0.1:${port}`;
 
   const launch = async () => {
-    const started = spawn(binary, ['serve', configPath], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const started = spawn(binary, ['serve', configPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
     const append = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-LOG_LIMIT);
     };

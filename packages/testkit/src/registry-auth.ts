@@ -1,6 +1,13 @@
 import { X509Certificate, createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { listenOnLoopback } from './free-port.js';
 import { join } from 'node:path';
 import { acceptedCredential, parseBasicAuthorization } from './http-auth.js';
@@ -72,7 +79,10 @@ export async function startRegistryTokenServer(options: RegistryTokenServerOptio
   const server = createServer((req, res) => {
     req.resume();
     const target = new URL(`http://127.0.0.1${req.url?.startsWith('/') ? req.url : '/'}`);
-    const scopes = target.searchParams.getAll('scope').flatMap((scope) => scope.split(' ')).filter(Boolean);
+    const scopes = target.searchParams
+      .getAll('scope')
+      .flatMap((scope) => scope.split(' '))
+      .filter(Boolean);
     const service = target.searchParams.get('service') ?? undefined;
     const entry: TokenRequestLogEntry = {
       user: parseBasicAuthorization(req.headers.authorization)?.username,
@@ -87,10 +97,12 @@ export async function startRegistryTokenServer(options: RegistryTokenServerOptio
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (target.pathname !== '/token' || req.method !== 'GET') return reply(404, { details: 'only GET /token is served' });
+    if (target.pathname !== '/token' || req.method !== 'GET')
+      return reply(404, { details: 'only GET /token is served' });
     if (service !== undefined && service !== options.service) return reply(400, { details: 'unknown service' });
     const account = findAccount(options.users, req.headers.authorization);
-    if (!account) return reply(401, { details: 'incorrect username or password' }, { 'www-authenticate': 'Basic realm="token"' });
+    if (!account)
+      return reply(401, { details: 'incorrect username or password' }, { 'www-authenticate': 'Basic realm="token"' });
     const now = Math.floor(Date.now() / 1000);
     const token = signJwt(signer, {
       iss: options.issuer,
@@ -140,9 +152,27 @@ interface Signer {
 async function makeSigningCertificate(dir: string): Promise<Signer> {
   const keyPath = join(dir, 'token-key.pem');
   const certPath = join(dir, 'token-cert.pem');
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=testkit', '-days', '2', '-keyout', keyPath, '-out', certPath]);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=testkit',
+    '-days',
+    '2',
+    '-keyout',
+    keyPath,
+    '-out',
+    certPath,
+  ]);
   const [keyPem, certPem] = await Promise.all([readFile(keyPath, 'utf8'), readFile(certPath, 'utf8')]);
-  return { key: createPrivateKey(keyPem), certificateDer: new X509Certificate(certPem).raw.toString('base64'), certPath };
+  return {
+    key: createPrivateKey(keyPem),
+    certificateDer: new X509Certificate(certPem).raw.toString('base64'),
+    certPath,
+  };
 }
 
 function signJwt(signer: Signer, claims: Record<string, unknown>): string {
@@ -156,13 +186,19 @@ function base64url(data: string | Buffer): string {
   return Buffer.from(data).toString('base64url');
 }
 
-function findAccount(users: Record<string, RegistryUser>, authorization: string | undefined): { user: string; actions: readonly RegistryAction[] } | undefined {
+function findAccount(
+  users: Record<string, RegistryUser>,
+  authorization: string | undefined,
+): { user: string; actions: readonly RegistryAction[] } | undefined {
   const presented = parseBasicAuthorization(authorization);
   if (!presented || !Object.hasOwn(users, presented.username)) return undefined;
   const account = users[presented.username]!;
   const password = typeof account === 'string' ? account : account.password;
   if (!acceptedCredential({ username: presented.username, password }, authorization)) return undefined;
-  return { user: presented.username, actions: typeof account === 'string' ? ['pull', 'push'] : (account.actions ?? ['pull', 'push']) };
+  return {
+    user: presented.username,
+    actions: typeof account === 'string' ? ['pull', 'push'] : (account.actions ?? ['pull', 'push']),
+  };
 }
 
 /** `repository:<name>:<actions>` → the access entry the account allows; other resource types get nothing. */
@@ -224,7 +260,17 @@ export interface BasicAuthProxy {
 }
 
 /** Headers that describe one connection, not the message: never forwarded by a proxy (RFC 9110 7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /**
  * A registry behind an HTTP Basic reverse proxy, the common self-hosted deployment (nginx
@@ -241,12 +287,23 @@ export async function startBasicAuthProxy(options: BasicAuthProxyOptions): Promi
   let ownOrigin = '';
   const server = createServer((req, res) => {
     const url = new URL(`http://127.0.0.1${req.url?.startsWith('/') ? req.url : '/'}`);
-    const entry: ProxyRequestLogEntry = { method: req.method ?? 'GET', path: url.pathname, query: url.search.replace(/^\?/, ''), user: undefined, status: 0 };
+    const entry: ProxyRequestLogEntry = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.search.replace(/^\?/, ''),
+      user: undefined,
+      status: 0,
+    };
     requests.count += 1;
     requests.log.push(entry);
     const presented = parseBasicAuthorization(req.headers.authorization);
-    const password = presented && Object.hasOwn(options.users, presented.username) ? options.users[presented.username]! : undefined;
-    if (!presented || password === undefined || !acceptedCredential({ username: presented.username, password }, req.headers.authorization)) {
+    const password =
+      presented && Object.hasOwn(options.users, presented.username) ? options.users[presented.username]! : undefined;
+    if (
+      !presented ||
+      password === undefined ||
+      !acceptedCredential({ username: presented.username, password }, req.headers.authorization)
+    ) {
       // Drain the body so the client reads the 401 instead of a reset connection.
       req.resume();
       entry.status = 401;
@@ -255,7 +312,11 @@ export async function startBasicAuthProxy(options: BasicAuthProxyOptions): Promi
       return;
     }
     entry.user = presented.username;
-    if (redirectPath !== undefined && url.pathname === redirectPath && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (
+      redirectPath !== undefined &&
+      url.pathname === redirectPath &&
+      (req.method === 'GET' || req.method === 'HEAD')
+    ) {
       req.resume();
       entry.status = 307;
       res.writeHead(307, { location: `${elsewhere.url}${url.pathname}${url.search}` });
@@ -279,27 +340,36 @@ export async function startBasicAuthProxy(options: BasicAuthProxyOptions): Promi
   };
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, target: URL, ownOrigin: string, entry: ProxyRequestLogEntry): void {
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  ownOrigin: string,
+  entry: ProxyRequestLogEntry,
+): void {
   const headers: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers)) {
     // The proxy's credential is for the proxy: the registry behind it never sees it.
     if (!HOP_BY_HOP.has(name) && name !== 'authorization' && name !== 'host') headers[name] = value;
   }
   headers.host = target.host;
-  const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-    }
-    if (typeof out.location === 'string') {
-      const location = new URL(out.location, target);
-      if (location.origin === target.origin) out.location = `${ownOrigin}${location.pathname}${location.search}`;
-    }
-    entry.status = answer.statusCode ?? 502;
-    res.writeHead(entry.status, out);
-    answer.pipe(res);
-    answer.on('error', () => res.destroy());
-  });
+  const upstream = httpRequest(
+    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+    (answer) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+      }
+      if (typeof out.location === 'string') {
+        const location = new URL(out.location, target);
+        if (location.origin === target.origin) out.location = `${ownOrigin}${location.pathname}${location.search}`;
+      }
+      entry.status = answer.statusCode ?? 502;
+      res.writeHead(entry.status, out);
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    },
+  );
   upstream.on('error', () => {
     if (res.headersSent) {
       res.destroy();
@@ -315,10 +385,17 @@ function forward(req: IncomingMessage, res: ServerResponse, target: URL, ownOrig
 /** The other origin of a cross-origin redirect: records each request's headers, answers as told. */
 async function startHeaderRecorder(): Promise<HeaderRecorder> {
   const received: HeaderRecorder['received'] = [];
-  let answer: { status: number; headers?: Record<string, string>; body?: string } = { status: 200, body: 'not the blob that was asked for\n' };
+  let answer: { status: number; headers?: Record<string, string>; body?: string } = {
+    status: 200,
+    body: 'not the blob that was asked for\n',
+  };
   const server = createServer((req, res) => {
     req.resume();
-    received.push({ method: req.method ?? 'GET', path: new URL(`http://127.0.0.1${req.url ?? '/'}`).pathname, headers: { ...req.headers } });
+    received.push({
+      method: req.method ?? 'GET',
+      path: new URL(`http://127.0.0.1${req.url ?? '/'}`).pathname,
+      headers: { ...req.headers },
+    });
     res.writeHead(answer.status, { 'content-type': 'application/octet-stream', ...answer.headers });
     res.end(req.method === 'HEAD' ? undefined : answer.body);
   });
@@ -332,7 +409,6 @@ async function startHeaderRecorder(): Promise<HeaderRecorder> {
     close: () => closeServer(server),
   };
 }
-
 
 /** Stops listening and drops kept-alive connections, which would otherwise hold close() open. */
 function closeServer(server: Server): Promise<void> {

@@ -56,8 +56,9 @@ export async function startGitSshServer(options: GitSshServerOptions): Promise<G
     const files = await writeServerFiles(dir.path, options);
     const user = userInfo().username;
     const disablePenalties = await sshdHasPenalties(sshdPath);
-    const { sshd, port, log } = await launchOnFreePort(sshdPath, (port) =>
-      renderSshdConfig({ ...files, port, user, disablePenalties }),
+    const { sshd, port, log } = await launchOnFreePort(
+      sshdPath,
+      (port) => renderSshdConfig({ ...files, port, user, disablePenalties }),
       files.configPath,
     );
     const knownHostsLine = `[127.0.0.1]:${port} ${files.hostPublicKey}`;
@@ -100,7 +101,13 @@ async function writeServerFiles(dir: string, options: GitSshServerOptions): Prom
   // writeFile's mode is filtered by the umask; make the modes exact.
   await chmod(commandPath, 0o700);
   await chmod(authorizedKeysFile, 0o600);
-  return { configPath: join(dir, 'sshd_config'), hostKeyPath, hostPublicKey, pidFile: join(dir, 'sshd.pid'), authorizedKeysFile };
+  return {
+    configPath: join(dir, 'sshd_config'),
+    hostKeyPath,
+    hostPublicKey,
+    pidFile: join(dir, 'sshd.pid'),
+    authorizedKeysFile,
+  };
 }
 
 interface RunningSshd {
@@ -156,14 +163,19 @@ async function launchSshd(sshdPath: string, configPath: string, port: number): P
 function waitForListening(sshd: ChildProcess, log: { text: string }, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const ready = `Server listening on 127.0.0.1 port ${port}`;
-    const timer = setTimeout(() => finish(new Error(`sshd did not start within ${STARTUP_TIMEOUT_MS} ms:\n${log.text}`)), STARTUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => finish(new Error(`sshd did not start within ${STARTUP_TIMEOUT_MS} ms:\n${log.text}`)),
+      STARTUP_TIMEOUT_MS,
+    );
     const onData = () => {
       if (log.text.includes(ready)) finish();
     };
     // 'exit', not 'close': session processes inherit stderr and can keep it open.
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       const why = `sshd exited with ${signal ?? code} before listening:\n${log.text}`;
-      finish(/Address already in use|Cannot bind any address/.test(log.text) ? new PortTakenError(why) : new Error(why));
+      finish(
+        /Address already in use|Cannot bind any address/.test(log.text) ? new PortTakenError(why) : new Error(why),
+      );
     };
     const onError = (error: Error) => finish(error);
     function finish(error?: Error) {
@@ -217,7 +229,9 @@ async function findSshd(): Promise<string> {
       // try the next one
     }
   }
-  throw new Error(`sshd not found in ${SSHD_CANDIDATES.join(', ')}; install OpenSSH server (Debian: apt-get install openssh-server)`);
+  throw new Error(
+    `sshd not found in ${SSHD_CANDIDATES.join(', ')}; install OpenSSH server (Debian: apt-get install openssh-server)`,
+  );
 }
 
 /** sshd started by root insists on its privilege-separation chroot folder, which only the init script creates. */

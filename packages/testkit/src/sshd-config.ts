@@ -66,6 +66,13 @@ export function authorizedKeyLine(publicKey: string, commandPath: string): strin
   if (key === '' || /[\r\n]/.test(key)) throw new Error(`not a single public key line: ${JSON.stringify(publicKey)}`);
   // Inside command="…" only " and \ need escaping; the path itself is quoted for the shell.
   const command = shQuote(commandPath).replace(/[\\"]/g, (c) => `\\${c}`);
-  const options = [`command="${command}"`, 'no-port-forwarding', 'no-X11-forwarding', 'no-agent-forwarding', 'no-pty', 'no-user-rc'];
+  const options = [
+    `command="${command}"`,
+    'no-port-forwarding',
+    'no-X11-forwarding',
+    'no-agent-forwarding',
+    'no-pty',
+    'no-user-rc',
+  ];
   return `${options.join(',')} ${key}`;
 }

@@ -32,6 +32,11 @@ export async function tarListing(tar: Buffer): Promise<TarListed[]> {
  * so any locale gives the same listing.
  */
 export async function gnuTarSortNameListing(root: string, locale = 'C'): Promise<TarListed[]> {
-  const tar = execFileSync('tar', ['-c', '--sort=name', '-C', root, '.'], { env: { ...process.env, LC_ALL: locale }, maxBuffer: 64 << 20 });
-  return (await tarListing(tar)).filter(([name]) => name !== './').map(([name, type]): TarListed => [name.replace(/^\.\//, ''), type]);
+  const tar = execFileSync('tar', ['-c', '--sort=name', '-C', root, '.'], {
+    env: { ...process.env, LC_ALL: locale },
+    maxBuffer: 64 << 20,
+  });
+  return (await tarListing(tar))
+    .filter(([name]) => name !== './')
+    .map(([name, type]): TarListed => [name.replace(/^\.\//, ''), type]);
 }

@@ -23,7 +23,13 @@ export async function tarOf(entries: readonly TarOfEntry[]): Promise<Buffer> {
   })();
   for (const entry of entries) {
     const type = entry.type ?? 'file';
-    const header = { name: entry.name, type, mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644), mtime: new Date(0), ...(entry.linkname ? { linkname: entry.linkname } : {}) };
+    const header = {
+      name: entry.name,
+      type,
+      mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644),
+      mtime: new Date(0),
+      ...(entry.linkname ? { linkname: entry.linkname } : {}),
+    };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
       if (type === 'file') {

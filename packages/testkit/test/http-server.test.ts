@@ -53,8 +53,16 @@ describe('startGitHttpServer', () => {
     expect(parseLsRemote(stdout)).toEqual(await repo.refs());
     expect(stderr).toContain('< version 2');
     expect(stderr).toContain('> command=ls-refs');
-    expect(server.stats.log.map(({ method, path, query, status, command }) => ({ method, path, query, status, command }))).toEqual([
-      { method: 'GET', path: '/skills.git/info/refs', query: 'service=git-upload-pack', status: 200, command: undefined },
+    expect(
+      server.stats.log.map(({ method, path, query, status, command }) => ({ method, path, query, status, command })),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/skills.git/info/refs',
+        query: 'service=git-upload-pack',
+        status: 200,
+        command: undefined,
+      },
       { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200, command: 'ls-refs' },
     ]);
     expect(server.stats.log.every((entry) => entry.gitProtocol === 'version=2')).toBe(true);
@@ -76,7 +84,11 @@ describe('startGitHttpServer', () => {
     const many = await makeRepo({
       root: root.path,
       name: 'many.git',
-      commits: Array.from({ length: 60 }, (_, i) => ({ branch: `branch-${i}`, from: null, files: { [`f${i}`]: `${i}` } })),
+      commits: Array.from({ length: 60 }, (_, i) => ({
+        branch: `branch-${i}`,
+        from: null,
+        files: { [`f${i}`]: `${i}` },
+      })),
     });
     server = await startGitHttpServer({ root: root.path });
     const target = join(work.path, 'mirror.git');
@@ -90,7 +102,8 @@ describe('startGitHttpServer', () => {
   it('answers 401 with a Basic challenge without a credential or with a wrong one, and serves the right one', async () => {
     server = await startGitHttpServer({ root: root.path, auth: { username: 'alice', password: 's3cret:x' } });
     const url = server.urlFor('skills.git');
-    const header = (user: string, password: string) => `http.extraHeader=Authorization: ${basicAuthorizationHeader(user, password)}`;
+    const header = (user: string, password: string) =>
+      `http.extraHeader=Authorization: ${basicAuthorizationHeader(user, password)}`;
 
     const anonymous = await gitFails(['ls-remote', url]);
     const wrong = await gitFails(['-c', header('alice', 'nope'), 'ls-remote', url]);

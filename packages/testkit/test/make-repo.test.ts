@@ -1,7 +1,15 @@
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateTree, makeRepo, parseLsRemote, tempDir, writeTree, type RepoSpec, type TempDir } from '@agentproto/testkit';
+import {
+  generateTree,
+  makeRepo,
+  parseLsRemote,
+  tempDir,
+  writeTree,
+  type RepoSpec,
+  type TempDir,
+} from '@agentproto/testkit';
 import { git } from './support.js';
 
 let dir: TempDir;
@@ -76,9 +84,14 @@ describe('makeRepo', () => {
       ],
     });
 
-    expect(Object.keys(await lsTree(repo.path, repo.commits[2]!)).sort()).toEqual(['skills/b/SKILL.md', 'skills/c/SKILL.md']);
+    expect(Object.keys(await lsTree(repo.path, repo.commits[2]!)).sort()).toEqual([
+      'skills/b/SKILL.md',
+      'skills/c/SKILL.md',
+    ]);
     expect(await show(repo.path, `${repo.commits[2]}:skills/b/SKILL.md`)).toBe('b2');
-    expect((await git(['--git-dir', repo.path, 'rev-list', 'main'])).stdout.trim().split('\n')).toEqual([...repo.commits].reverse());
+    expect((await git(['--git-dir', repo.path, 'rev-list', 'main'])).stdout.trim().split('\n')).toEqual(
+      [...repo.commits].reverse(),
+    );
   });
 
   it('puts commits on several branches; a new branch starts from main unless told otherwise', async () => {
@@ -99,9 +112,13 @@ describe('makeRepo', () => {
     expect(Object.keys(await lsTree(repo.path, repo.head('main'))).sort()).toEqual(['a.md', 'b.md']);
     expect(Object.keys(await lsTree(repo.path, repo.head('orphan')))).toEqual(['o.md']);
     expect(Object.keys(await lsTree(repo.path, repo.head('hotfix'))).sort()).toEqual(['a.md', 'h.md']);
-    const parents = (await git(['--git-dir', repo.path, 'rev-list', '--parents', '-1', repo.head('merged')])).stdout.trim().split(' ');
+    const parents = (await git(['--git-dir', repo.path, 'rev-list', '--parents', '-1', repo.head('merged')])).stdout
+      .trim()
+      .split(' ');
     expect(parents.slice(1)).toEqual([repo.commits[2], repo.commits[1]]);
-    expect((await git(['--git-dir', repo.path, 'rev-list', '--max-parents=0', 'orphan'])).stdout.trim()).toBe(repo.head('orphan'));
+    expect((await git(['--git-dir', repo.path, 'rev-list', '--max-parents=0', 'orphan'])).stdout.trim()).toBe(
+      repo.head('orphan'),
+    );
   });
 
   it('makes a branch and a tag with the same name, both visible to clients', async () => {
@@ -177,18 +194,28 @@ describe('makeRepo', () => {
     const repo = await makeRepo({
       root: dir.path,
       name: 'r.git',
-      commits: [{ files: { 'skills/a/SKILL.md': 'a', 'skills/b/SKILL.md': 'b' } }, { files: { 'skills/b/SKILL.md': 'b2' } }],
+      commits: [
+        { files: { 'skills/a/SKILL.md': 'a', 'skills/b/SKILL.md': 'b' } },
+        { files: { 'skills/b/SKILL.md': 'b2' } },
+      ],
     });
 
     const a0 = await repo.treeOf(0, 'skills/a');
     expect(a0).toBe((await git(['--git-dir', repo.path, 'rev-parse', `${repo.commits[0]}:skills/a`])).stdout.trim());
     expect(await repo.treeOf(1, 'skills/a')).toBe(a0);
     expect(await repo.treeOf('main', 'skills/b')).not.toBe(await repo.treeOf(0, 'skills/b'));
-    expect(await repo.treeOf(repo.commits[1]!)).toBe((await git(['--git-dir', repo.path, 'rev-parse', 'main^{tree}'])).stdout.trim());
+    expect(await repo.treeOf(repo.commits[1]!)).toBe(
+      (await git(['--git-dir', repo.path, 'rev-parse', 'main^{tree}'])).stdout.trim(),
+    );
   });
 
   it('points HEAD at the requested branch', async () => {
-    const repo = await makeRepo({ root: dir.path, name: 'r.git', head: 'trunk', commits: [{ branch: 'trunk', files: { a: 'a' } }] });
+    const repo = await makeRepo({
+      root: dir.path,
+      name: 'r.git',
+      head: 'trunk',
+      commits: [{ branch: 'trunk', files: { a: 'a' } }],
+    });
 
     expect((await git(['--git-dir', repo.path, 'symbolic-ref', 'HEAD'])).stdout.trim()).toBe('refs/heads/trunk');
     expect(repo.head()).toBe(repo.commits[0]);
@@ -196,11 +223,18 @@ describe('makeRepo', () => {
 
   it('rejects paths that escape or are not plain relative paths, and unknown refs, leaving nothing behind', async () => {
     for (const path of ['/abs', '../up', 'a/../b', 'a//b', '.git/config', 'a/']) {
-      await expect(makeRepo({ root: dir.path, name: 'bad.git', commits: [{ files: { [path]: 'x' } }] })).rejects.toThrow(/invalid path/);
+      await expect(
+        makeRepo({ root: dir.path, name: 'bad.git', commits: [{ files: { [path]: 'x' } }] }),
+      ).rejects.toThrow(/invalid path/);
     }
-    await expect(makeRepo({ root: dir.path, name: 'bad.git', commits: [{ files: { a: 'a' } }], tags: [{ name: 't', target: 'nope' }] })).rejects.toThrow(
-      /unknown commit ref/,
-    );
+    await expect(
+      makeRepo({
+        root: dir.path,
+        name: 'bad.git',
+        commits: [{ files: { a: 'a' } }],
+        tags: [{ name: 't', target: 'nope' }],
+      }),
+    ).rejects.toThrow(/unknown commit ref/);
     // A failed spec leaves no half-made repository behind.
     expect(await readdir(dir.path)).toEqual([]);
   });
@@ -211,7 +245,9 @@ describe('makeRepo', () => {
       root: dir.path,
       name: 'nested/org/r.git',
       commits: [
-        { files: { ...tree, 'with space.md': 'text '.repeat(1000), '"quoted".md': 'q', 'ünïcode/ß.md': 'u', 'empty': '' } },
+        {
+          files: { ...tree, 'with space.md': 'text '.repeat(1000), '"quoted".md': 'q', 'ünïcode/ß.md': 'u', empty: '' },
+        },
         { files: { 'with space.md': 'changed' }, remove: ['"quoted".md'] },
       ],
     });
@@ -223,7 +259,9 @@ describe('makeRepo', () => {
     expect(Object.keys(files)).toHaveLength(1503);
     expect(files['ünïcode/ß.md']).toBe('100644 blob');
     const sample = Object.keys(tree)[123]!;
-    expect((await git(['--git-dir', repo.path, 'cat-file', '-s', `main:${sample}`])).stdout.trim()).toBe(String(tree[sample]!.length));
+    expect((await git(['--git-dir', repo.path, 'cat-file', '-s', `main:${sample}`])).stdout.trim()).toBe(
+      String(tree[sample]!.length),
+    );
     expect(files['"quoted".md']).toBeUndefined();
     expect(await show(repo.path, 'main:with space.md')).toBe('changed');
   });
@@ -237,7 +275,9 @@ describe('makeRepo', () => {
 
     console.log(`makeRepo: 10,000 files, ${sumBytes(tree) >> 20} MiB in ${seconds.toFixed(2)} s`);
     expect(seconds).toBeLessThan(10);
-    const count = (await git(['--git-dir', repo.path, 'ls-tree', '-r', '--name-only', 'main'])).stdout.trim().split('\n').length;
+    const count = (await git(['--git-dir', repo.path, 'ls-tree', '-r', '--name-only', 'main'])).stdout
+      .trim()
+      .split('\n').length;
     expect(count).toBe(10_000);
   });
 });
@@ -262,7 +302,9 @@ describe('generateTree', () => {
     for (const content of Object.values(tree)) expect(content.length).toBeGreaterThanOrEqual(10);
     for (const content of Object.values(tree)) expect(content.length).toBeLessThanOrEqual(20);
     expect(generateTree({ files: 2, prefix: 'skills/big/' }).constructor).toBe(Object);
-    expect(Object.keys(generateTree({ files: 2, prefix: 'skills/big' }))[0]).toMatch(/^skills\/big\/d\d\d\/d\d\d\/f00000\.bin$/);
+    expect(Object.keys(generateTree({ files: 2, prefix: 'skills/big' }))[0]).toMatch(
+      /^skills\/big\/d\d\d\/d\d\d\/f00000\.bin$/,
+    );
   });
 
   it('writeTree writes files, modes and symlinks to a folder', async () => {

@@ -19,7 +19,11 @@ async function uploadBlob(url: string, repository: string, data: Buffer): Promis
   expect(started.status).toBe(202);
   const location = new URL(started.headers.get('location')!, url);
   location.searchParams.set('digest', digest);
-  const done = await fetch(location, { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream' } });
+  const done = await fetch(location, {
+    method: 'PUT',
+    body: data,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   expect(done.status).toBe(201);
   return digest;
 }

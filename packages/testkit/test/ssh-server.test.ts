@@ -68,7 +68,9 @@ function sshCommand(privateKey: string, knownHostsFile: string): string {
 describe('startGitSshServer', () => {
   it('gives a known_hosts line in OpenSSH format for a non-standard port and an ssh:// URL for the current user', () => {
     expect(server.host).toBe('127.0.0.1');
-    expect(server.knownHostsLine).toMatch(new RegExp(`^\\[127\\.0\\.0\\.1\\]:${server.port} ssh-ed25519 AAAA[A-Za-z0-9+/=]+$`));
+    expect(server.knownHostsLine).toMatch(
+      new RegExp(`^\\[127\\.0\\.0\\.1\\]:${server.port} ssh-ed25519 AAAA[A-Za-z0-9+/=]+$`),
+    );
     expect(server.knownHostsLine.endsWith(server.hostPublicKey)).toBe(true);
     expect(server.urlFor('skills.git')).toBe(`ssh://${server.user}@127.0.0.1:${server.port}/skills.git`);
   });
@@ -87,7 +89,9 @@ describe('startGitSshServer', () => {
   it('serves git clone', async () => {
     const target = join(work.path, 'clone');
 
-    await git(['clone', '-q', server.urlFor('skills.git'), target], { GIT_SSH_COMMAND: sshCommand(key.privateKey, knownHosts) });
+    await git(['clone', '-q', server.urlFor('skills.git'), target], {
+      GIT_SSH_COMMAND: sshCommand(key.privateKey, knownHosts),
+    });
 
     expect((await git(['rev-parse', 'HEAD'], {}, target)).stdout.trim()).toBe(repo.head());
   });
@@ -115,7 +119,11 @@ describe('startGitSshServer', () => {
 
   it('refuses any command but git-upload-pack: a shell, a shell command, git-receive-pack, a path out of the root, shell injection', async () => {
     const ssh = (command: string) =>
-      run('sh', ['-c', `${sshCommand(key.privateKey, knownHosts)} -p ${server.port} ${server.user}@127.0.0.1 "$0"`, command]).then(
+      run('sh', [
+        '-c',
+        `${sshCommand(key.privateKey, knownHosts)} -p ${server.port} ${server.user}@127.0.0.1 "$0"`,
+        command,
+      ]).then(
         () => 'succeeded',
         (error: { stderr: string }) => error.stderr,
       );

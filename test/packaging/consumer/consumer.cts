@@ -24,7 +24,9 @@ git.isFullCommitId(40);
 const words: aip26.Words = aip26.splitWords('node tool.js --verbose');
 const program: string | undefined = words.ok ? words.words[0] : words.reason;
 
-const skill: skillProviders.SkillSource = skillProviders.parseGitString('https://github.com/acme/skills.git@v1.4.0#skills/review');
+const skill: skillProviders.SkillSource = skillProviders.parseGitString(
+  'https://github.com/acme/skills.git@v1.4.0#skills/review',
+);
 const problem: string | undefined = agentPlugins.pluginNameProblem(skill.name);
 const severity = (finding: agentPlugins.Finding): 'error' | 'warning' | 'info' => finding.severity;
 

@@ -13,7 +13,11 @@ export interface PublishedPack {
 }
 
 /** Writes `files` (path → text) as a .tar.gz under a top folder `top`, as a publisher would. */
-export async function publishSkillPack(file: string, top: string, files: Record<string, string>): Promise<PublishedPack> {
+export async function publishSkillPack(
+  file: string,
+  top: string,
+  files: Record<string, string>,
+): Promise<PublishedPack> {
   const archive = pack();
   const chunks: Buffer[] = [];
   const collected = (async () => {
@@ -21,7 +25,9 @@ export async function publishSkillPack(file: string, top: string, files: Record<
   })();
   for (const [path, body] of Object.entries(files)) {
     const mode = body.startsWith('#!') ? 0o755 : 0o644;
-    await new Promise<void>((resolve, reject) => archive.entry({ name: `${top}/${path}`, mode }, body, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      archive.entry({ name: `${top}/${path}`, mode }, body, (error) => (error ? reject(error) : resolve())),
+    );
   }
   archive.finalize();
   await collected;

@@ -23,11 +23,14 @@ async function prepare(archive: Buffer) {
   const cache = await openContentStore({ root: join(await tempDir(), 'store') });
   const registry = createRegistry([tarballProvider()]);
   const url = server.serve('/pack.tar.gz', { body: archive });
-  const outcome = await prepareSkills([{ provider: 'tarball', source: url, version: pinOf(archive), path: 'skills/review', name: 'review' }], {
-    cache,
-    registry,
-    sandbox: localSandbox({ privateRoot }),
-  }).then(
+  const outcome = await prepareSkills(
+    [{ provider: 'tarball', source: url, version: pinOf(archive), path: 'skills/review', name: 'review' }],
+    {
+      cache,
+      registry,
+      sandbox: localSandbox({ privateRoot }),
+    },
+  ).then(
     (prepared) => ({ prepared, failure: undefined as unknown }),
     (failure: unknown) => ({ prepared: undefined, failure }),
   );
@@ -36,9 +39,21 @@ async function prepare(archive: Buffer) {
 
 describe('the tarball provider extracts exactly the archive a reviewer lists, nothing hidden after it', () => {
   it.each<[string, () => Promise<Buffer>, RegExp]>([
-    ['an entry after the end-of-archive marker', async () => gzipSync(Buffer.concat([await plainTar(skillPack()), await plainTar([HIDDEN])])), /end-of-archive marker/],
-    ['a second gzip member', async () => Buffer.concat([await tarGz(skillPack()), await tarGz([HIDDEN])]), /gzip-member/],
-    ['bytes after the end-of-archive marker', async () => gzipSync(Buffer.concat([await plainTar(skillPack()), Buffer.from('trailing junk')])), /trailing-data/],
+    [
+      'an entry after the end-of-archive marker',
+      async () => gzipSync(Buffer.concat([await plainTar(skillPack()), await plainTar([HIDDEN])])),
+      /end-of-archive marker/,
+    ],
+    [
+      'a second gzip member',
+      async () => Buffer.concat([await tarGz(skillPack()), await tarGz([HIDDEN])]),
+      /gzip-member/,
+    ],
+    [
+      'bytes after the end-of-archive marker',
+      async () => gzipSync(Buffer.concat([await plainTar(skillPack()), Buffer.from('trailing junk')])),
+      /trailing-data/,
+    ],
   ])('refuses %s and publishes nothing', async (_case, make, why) => {
     const { failure, cache, privateRoot } = await prepare(await make());
     expect(failure).toMatchObject({ phase: 'fetch', entry: { name: 'review' } });
@@ -48,7 +63,9 @@ describe('the tarball provider extracts exactly the archive a reviewer lists, no
   });
 
   it('still prepares a pack followed by zero padding', async () => {
-    const { prepared, failure } = await prepare(gzipSync(Buffer.concat([await plainTar(skillPack()), Buffer.alloc(20480)])));
+    const { prepared, failure } = await prepare(
+      gzipSync(Buffer.concat([await plainTar(skillPack()), Buffer.alloc(20480)])),
+    );
     expect(failure).toBeUndefined();
     expect(prepared?.[0]?.name).toBe('review');
   });

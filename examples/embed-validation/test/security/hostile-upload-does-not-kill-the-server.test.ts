@@ -26,10 +26,24 @@ afterEach(async () => {
 async function serve(): Promise<{ child: ChildProcess; url: string }> {
   const tempRoot = await mkdtemp(join(tmpdir(), 'embed-validation-hostile-'));
   folders.push(tempRoot);
-  const child = spawn(process.execPath, ['--max-old-space-size=256', '--conditions=@agentproto/source', '--import', 'tsx', 'examples/embed-validation/src/serve.ts', '--port', '0', '--temp-root', tempRoot], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--max-old-space-size=256',
+      '--conditions=@agentproto/source',
+      '--import',
+      'tsx',
+      'examples/embed-validation/src/serve.ts',
+      '--port',
+      '0',
+      '--temp-root',
+      tempRoot,
+    ],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -59,7 +73,9 @@ describe('the validation endpoint survives hostile uploads', () => {
     const answer = await post(`${url}/validate`, upload);
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ ok: false, skills: [] });
-    expect(answer.body.findings.map((finding: { code: string }) => finding.code)).toContain('skill.frontmatter-too-large');
+    expect(answer.body.findings.map((finding: { code: string }) => finding.code)).toContain(
+      'skill.frontmatter-too-large',
+    );
 
     const next = await post(`${url}/validate`, await tarGz(await entriesOf(GOLDEN)));
     expect(next).toMatchObject({ status: 200, body: { ok: true, skills: ['release', 'review'] } });
@@ -68,19 +84,28 @@ describe('the validation endpoint survives hostile uploads', () => {
 
   it('answers SKILL.md front matter nested 32,000 deep, an alias bomb and a plugin.json nested 100,000 deep, one after the other, and stays up', async () => {
     const { child, url } = await serve();
-    const bomb = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`)].join('\n');
+    const bomb = [
+      'a0: &a0 [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`),
+    ].join('\n');
     const uploads: [Buffer, string][] = [
       [await plugin(`---\nname: ${'['.repeat(32_000)}\n---\n`), 'skill.frontmatter-too-deep'],
       [await plugin(`---\nname: x\ndescription: d\n${bomb}\n---\n`), 'skill.frontmatter-too-complex'],
       [await plugin(`---\nname: ${'{a: '.repeat(8_000)}\n---\n`), 'skill.frontmatter-too-deep'],
-      [await tarGz([{ name: 'plugin.json', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}` }]), 'plugin.over-limit'],
+      [
+        await tarGz([{ name: 'plugin.json', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}` }]),
+        'plugin.over-limit',
+      ],
     ];
     for (const [upload, code] of uploads) {
       const answer = await post(`${url}/validate`, upload);
       expect(answer.status, code).toBe(200);
       expect(answer.body.findings.map((finding: { code: string }) => finding.code)).toContain(code);
     }
-    expect(await post(`${url}/validate`, await tarGz(await entriesOf(GOLDEN)))).toMatchObject({ status: 200, body: { ok: true } });
+    expect(await post(`${url}/validate`, await tarGz(await entriesOf(GOLDEN)))).toMatchObject({
+      status: 200,
+      body: { ok: true },
+    });
     expect(child.exitCode).toBeNull();
   }, 120_000);
 });

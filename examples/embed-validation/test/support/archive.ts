@@ -39,7 +39,8 @@ export async function tarGz(entries: readonly TarEntry[], options: TarOptions = 
     };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      if (type === 'file') archive.entry(header, entry.zeros !== undefined ? Buffer.alloc(entry.zeros) : (entry.body ?? ''), done);
+      if (type === 'file')
+        archive.entry(header, entry.zeros !== undefined ? Buffer.alloc(entry.zeros) : (entry.body ?? ''), done);
       else archive.entry(header, done);
     });
   }

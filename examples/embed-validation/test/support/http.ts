@@ -45,7 +45,13 @@ export function post(url: string, body: Buffer, options: PostOptions = {}): Prom
         } catch {
           // Left as text.
         }
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: parsed, continued, reusedSocket: req.reusedSocket });
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: parsed,
+          continued,
+          reusedSocket: req.reusedSocket,
+        });
       });
       response.on('error', reject);
     });
@@ -54,7 +60,8 @@ export function post(url: string, body: Buffer, options: PostOptions = {}): Prom
     });
     const send = () => {
       if (!options.chunked) return void req.end(body);
-      for (let offset = 0; offset < body.length; offset += 64 * 1024) req.write(body.subarray(offset, offset + 64 * 1024));
+      for (let offset = 0; offset < body.length; offset += 64 * 1024)
+        req.write(body.subarray(offset, offset + 64 * 1024));
       req.end();
     };
     if (options.expectContinue) {

@@ -22,12 +22,23 @@ async function setUp(manifest: unknown, files: Record<string, string> = {}): Pro
 // is recorded.
 describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": register refuses a run file missing from the bundle', () => {
   it('AIP26_RUN_FILE_MISSING at /run, naming the file; nothing recorded', async () => {
-    const { file, state } = await setUp({ name: 'lost', code: { sources: [{ inline: { path: 'main.js', content: 'console.log(1)' } }] }, run: 'tool.js' });
+    const { file, state } = await setUp({
+      name: 'lost',
+      code: { sources: [{ inline: { path: 'main.js', content: 'console.log(1)' } }] },
+      run: 'tool.js',
+    });
     const output = await host(['register', file, '--state', state, '--json']);
     expect(output.code).toBe(1);
     const { error } = json<{ error: { code: string; problems: RegistrationProblem[] } }>(output);
     expect(error.code).toBe('TOOL_REFUSED');
-    expect(error.problems).toEqual([{ code: 'AIP26_RUN_FILE_MISSING', pointer: '/run', reason: 'not-in-bundle', message: 'run file "tool.js" is not in the bundle' }]);
+    expect(error.problems).toEqual([
+      {
+        code: 'AIP26_RUN_FILE_MISSING',
+        pointer: '/run',
+        reason: 'not-in-bundle',
+        message: 'run file "tool.js" is not in the bundle',
+      },
+    ]);
     await expect(access(join(state, 'registry.json'))).rejects.toThrow();
   });
 });
@@ -40,9 +51,11 @@ describe('ADAPTER.md "Inheritance semantics": run applies the runner limits the 
   it('a timeout set by the referenced code-workspace stops the tool (exit 124)', async () => {
     const { file, state } = await setUp(
       { name: 'slow', code: './cw/a', run: 'slow.js' },
-      { 'cw/a/manifest.yaml': `kind: code-workspace\ncode: { sources: [ { inline: { path: slow.js, content: ${JSON.stringify(SLOW)} } } ] }\nrunner: { limits: { timeout_ms: 300 } }\n` },
+      {
+        'cw/a/manifest.yaml': `kind: code-workspace\ncode: { sources: [ { inline: { path: slow.js, content: ${JSON.stringify(SLOW)} } } ] }\nrunner: { limits: { timeout_ms: 300 } }\n`,
+      },
     );
     expect((await host(['register', file, '--state', state])).code).toBe(0);
-    expect((await host(["run", "slow", "--state", state])).code).toBe(124);
+    expect((await host(['run', 'slow', '--state', state])).code).toBe(124);
   });
 });

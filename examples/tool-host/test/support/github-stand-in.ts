@@ -1,4 +1,11 @@
-import { type GitHttpServer, type MadeRepo, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type MadeRepo,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+} from '@agentproto/testkit';
 
 /**
  * A local stand-in for GitHub: real bare repositories served over git smart HTTP by

@@ -16,7 +16,11 @@ export async function host(args: readonly string[], env: Record<string, string> 
   const argv = ['--conditions=@agentproto/source', '--import', 'tsx', 'examples/tool-host/src/host.ts', ...args];
   return exec(process.execPath, argv, { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? '',
+    }),
   );
 }
 

@@ -12,7 +12,13 @@ import { checkPluginManifest, isExtensionNamespace } from '../manifest.js';
 import { buildServers } from '../mcp/build.js';
 import { scanManifestSecrets } from '../secrets/scan.js';
 import { RUNTIME_FINDING_CODES } from '../runtimes/codes.js';
-import { DEFAULT_PI_SKILLS_DIR, PACKAGE_JSON, type RuntimePackageInput, opencodePackageJson, piPackageJson } from '../runtimes/package-json.js';
+import {
+  DEFAULT_PI_SKILLS_DIR,
+  PACKAGE_JSON,
+  type RuntimePackageInput,
+  opencodePackageJson,
+  piPackageJson,
+} from '../runtimes/package-json.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
 import { addProvenanceHeader, checkSkill, selectSkills } from '../skills/index.js';
 import { renderJson } from './render.js';
@@ -97,7 +103,8 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
   for (const path of included.selected) {
     const slash = path.indexOf('/');
     const top = slash < 0 ? '' : path.slice(0, slash);
-    if (top !== '' && isExtensionNamespace(top)) (namespaces[top] ??= {})[path.slice(slash + 1)] = await source.read(path);
+    if (top !== '' && isExtensionNamespace(top))
+      (namespaces[top] ??= {})[path.slice(slash + 1)] = await source.read(path);
     else files.set(path, await source.read(path));
   }
   const extensionFolders = extensionFiles(namespaces);
@@ -108,7 +115,10 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
     const servers = buildServers(config.mcp, { files: new Set(files.keys()) });
     findings.push(...servers.findings);
     if (Object.keys(servers.servers).length > 0) {
-      files.set('mcp.json', { bytes: renderJson({ $schema: mcpSchemaId(spec), mcpServers: servers.servers }), mode: 0o644 });
+      files.set('mcp.json', {
+        bytes: renderJson({ $schema: mcpSchemaId(spec), mcpServers: servers.servers }),
+        mode: 0o644,
+      });
     }
   }
 
@@ -141,7 +151,12 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
  * "files" lists what the package ships except the sidecar, which is the project's record
  * for verify, not something either runtime loads.
  */
-function runtimeFiles(config: PluginConfig, files: ReadonlyMap<string, PackageFile>, existing: Uint8Array | undefined, findings: Finding[]): Map<string, PackageFile> {
+function runtimeFiles(
+  config: PluginConfig,
+  files: ReadonlyMap<string, PackageFile>,
+  existing: Uint8Array | undefined,
+  findings: Finding[],
+): Map<string, PackageFile> {
   const runtimes = config.runtimes ?? [];
   const opencode = runtimes.includes('opencode');
   const pi = runtimes.includes('pi');
@@ -154,7 +169,8 @@ function runtimeFiles(config: PluginConfig, files: ReadonlyMap<string, PackageFi
     // The folder handed on is already checked, so piPackageJson reports nothing about it twice.
     piConfig = { ...config.pi, skillsDir };
     if (skillsDir !== 'skills') {
-      for (const [path, file] of files) if (path.startsWith('skills/')) added.set(`${skillsDir}/${path.slice('skills/'.length)}`, file);
+      for (const [path, file] of files)
+        if (path.startsWith('skills/')) added.set(`${skillsDir}/${path.slice('skills/'.length)}`, file);
     }
   }
   const input: RuntimePackageInput = {
@@ -170,13 +186,19 @@ function runtimeFiles(config: PluginConfig, files: ReadonlyMap<string, PackageFi
     paths: [...files.keys(), ...added.keys()].sort(byteOrder),
     config: { packageManager: config.packageManager, opencodeDependency: config.opencodeDependency, pi: piConfig },
   };
-  const built = pi ? piPackageJson(input, piConfig?.packageJson === 'merge' ? existing : undefined) : opencodePackageJson(input);
+  const built = pi
+    ? piPackageJson(input, piConfig?.packageJson === 'merge' ? existing : undefined)
+    : opencodePackageJson(input);
   findings.push(...built.findings);
   let bytes = built.bytes;
   if (pi && opencode) {
-    const dependencies = (JSON.parse(Buffer.from(opencodePackageJson(input).bytes).toString('utf8')) as Record<string, unknown>).dependencies;
+    const dependencies = (
+      JSON.parse(Buffer.from(opencodePackageJson(input).bytes).toString('utf8')) as Record<string, unknown>
+    ).dependencies;
     const both: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>)) {
+    for (const [key, value] of Object.entries(
+      JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>,
+    )) {
       if (key === 'packageManager') both.dependencies = dependencies;
       both[key] = value;
     }
@@ -197,30 +219,51 @@ const NOT_PI_SKILLS = ['plugin.json', 'mcp.json', PACKAGE_JSON, SIDECAR];
  * would take it for a skill), or meets a file the package already has: a copy there would
  * replace that file or need it to be a folder.
  */
-function piSkillsDir(configured: string | undefined, files: ReadonlyMap<string, PackageFile>, findings: Finding[]): string {
+function piSkillsDir(
+  configured: string | undefined,
+  files: ReadonlyMap<string, PackageFile>,
+  findings: Finding[],
+): string {
   const taken = [...files.keys(), ...NOT_PI_SKILLS];
   const problem = (dir: string): string | undefined => {
     const pathProblem = packagePathProblem(dir);
     if (pathProblem !== undefined) return pathProblem;
     if (dir.startsWith('skills/')) return 'lies inside the skills tree';
-    if (taken.some((path) => path === dir || path.startsWith(`${dir}/`) || dir.startsWith(`${path}/`))) return 'meets a file the package already has';
+    if (taken.some((path) => path === dir || path.startsWith(`${dir}/`) || dir.startsWith(`${path}/`)))
+      return 'meets a file the package already has';
     return undefined;
   };
-  const candidates = configured === undefined ? [DEFAULT_PI_SKILLS_DIR] : [configured.replace(/^\.\//, '').replace(/\/+$/, ''), DEFAULT_PI_SKILLS_DIR];
+  const candidates =
+    configured === undefined
+      ? [DEFAULT_PI_SKILLS_DIR]
+      : [configured.replace(/^\.\//, '').replace(/\/+$/, ''), DEFAULT_PI_SKILLS_DIR];
   for (const [index, dir] of candidates.entries()) {
     if (dir === 'skills') return dir;
     const why = problem(dir);
     if (why === undefined) return dir;
     const next = candidates[index + 1] ?? 'skills';
     const what = index === 0 && configured !== undefined ? 'skills_dir' : `the default ${DEFAULT_PI_SKILLS_DIR}`;
-    findings.push(findingFrom(RUNTIME_FINDING_CODES, 'runtime.pi-skills-dir-invalid', 'plugin#/pi/skillsDir', `${what} ${why}; ${next} was written instead`));
+    findings.push(
+      findingFrom(
+        RUNTIME_FINDING_CODES,
+        'runtime.pi-skills-dir-invalid',
+        'plugin#/pi/skillsDir',
+        `${what} ${why}; ${next} was written instead`,
+      ),
+    );
   }
   return 'skills';
 }
 
 /** plugin.json as the configuration says, fields in the schema's order, empty ones left out. */
-function manifestOf(config: PluginConfig, spec: SpecVersion, extensions: Record<string, unknown> | undefined): Record<string, unknown> {
-  const author = config.author && Object.fromEntries(Object.entries(config.author).filter(([, value]) => value !== undefined && value !== ''));
+function manifestOf(
+  config: PluginConfig,
+  spec: SpecVersion,
+  extensions: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const author =
+    config.author &&
+    Object.fromEntries(Object.entries(config.author).filter(([, value]) => value !== undefined && value !== ''));
   const entries: Array<[string, unknown]> = [
     ['$schema', pluginSchemaId(spec)],
     ['name', config.name],
@@ -249,7 +292,9 @@ async function skillsOf(
   findings: Finding[],
 ): Promise<Map<string, Map<string, PackageFile>>> {
   const prefix = `${skillsDir}/`;
-  const under = source.paths.filter((path) => path.startsWith(prefix)).map((path) => `skills/${path.slice(prefix.length)}`);
+  const under = source.paths
+    .filter((path) => path.startsWith(prefix))
+    .map((path) => `skills/${path.slice(prefix.length)}`);
   const layout = selectSkills(under);
   findings.push(...layout.findings);
   // Each skill's files, grouped once: filtering every path per skill is quadratic.
@@ -264,7 +309,8 @@ async function skillsOf(
   let skills = new Map<string, Map<string, PackageFile>>();
   for (const name of layout.skills) {
     const own = new Map<string, PackageFile>();
-    for (const path of bySkill.get(name) ?? []) own.set(path.slice(prefix.length + name.length + 1), await source.read(path));
+    for (const path of bySkill.get(name) ?? [])
+      own.set(path.slice(prefix.length + name.length + 1), await source.read(path));
     const skillMd = own.get('SKILL.md');
     if (!skillMd) continue;
     const check = checkSkill(name, skillMd.bytes);
@@ -275,7 +321,8 @@ async function skillsOf(
   for (const folder of config.sharedResources ?? []) {
     const name = folder.replace(/\/+$/, '');
     const shared = new Map<string, PackageFile>();
-    for (const path of source.paths.filter((p) => p.startsWith(`${name}/`))) shared.set(path.slice(name.length + 1), await source.read(path));
+    for (const path of source.paths.filter((p) => p.startsWith(`${name}/`)))
+      shared.set(path.slice(name.length + 1), await source.read(path));
     const result = shareResources(skills, name, shared, { skillsDir });
     findings.push(...result.findings);
     skills = result.skills;
@@ -283,7 +330,13 @@ async function skillsOf(
   if (config.provenanceHeaders !== false) {
     for (const [name, own] of skills) {
       const skillMd = own.get('SKILL.md')!;
-      own.set('SKILL.md', { ...skillMd, bytes: addProvenanceHeader(skillMd.bytes, { generator: GENERATOR, sourcePath: join(skillsDir, name, 'SKILL.md') }) });
+      own.set('SKILL.md', {
+        ...skillMd,
+        bytes: addProvenanceHeader(skillMd.bytes, {
+          generator: GENERATOR,
+          sourcePath: join(skillsDir, name, 'SKILL.md'),
+        }),
+      });
     }
   }
   return skills;

@@ -35,9 +35,14 @@ export const GENERATOR = '@agentproto/agent-plugins';
  * The sidecar over `files`. `findings` are the build's: each error among them (a component or
  * field a client would skip, so the build left it out) is recorded under `omitted`.
  */
-export function renderSidecar(spec: string, files: ReadonlyMap<string, PackageFile>, findings: readonly Finding[] = []): PackageFile {
+export function renderSidecar(
+  spec: string,
+  files: ReadonlyMap<string, PackageFile>,
+  findings: readonly Finding[] = [],
+): PackageFile {
   const hashes: Record<string, string> = {};
-  for (const path of [...files.keys()].filter((path) => path !== SIDECAR).sort(byteOrder)) hashes[path] = contentHash(files.get(path)!.bytes);
+  for (const path of [...files.keys()].filter((path) => path !== SIDECAR).sort(byteOrder))
+    hashes[path] = contentHash(files.get(path)!.bytes);
   const sidecar: Sidecar = { generator: GENERATOR, spec, files: hashes };
   const omitted = omittedOf(findings);
   if (omitted.length > 0) sidecar.omitted = omitted;
@@ -47,7 +52,8 @@ export function renderSidecar(spec: string, files: ReadonlyMap<string, PackageFi
 /** The error findings as omitted entries, each once, sorted by path then code. */
 export function omittedOf(findings: readonly Finding[]): OmittedEntry[] {
   const seen = new Map<string, OmittedEntry>();
-  for (const f of findings) if (f.severity === 'error') seen.set(`${f.path}\0${f.code}`, { code: f.code, path: f.path });
+  for (const f of findings)
+    if (f.severity === 'error') seen.set(`${f.path}\0${f.code}`, { code: f.code, path: f.path });
   return [...seen.values()].sort((a, b) => byteOrder(a.path, b.path) || byteOrder(a.code, b.code));
 }
 
@@ -63,7 +69,12 @@ const RECORDED_TEXT = /^[^\p{Cc}]{1,1024}$/u;
 export function omittedFindings(bytes: Uint8Array): Finding[] {
   const sidecar = parseSidecar(bytes);
   return (sidecar?.omitted ?? []).map((entry) =>
-    findingFrom(BUILD_FINDING_CODES, 'package.build-omitted', entry.path, `was left out when the package was built (${entry.code}); the build recorded it in ${SIDECAR}`),
+    findingFrom(
+      BUILD_FINDING_CODES,
+      'package.build-omitted',
+      entry.path,
+      `was left out when the package was built (${entry.code}); the build recorded it in ${SIDECAR}`,
+    ),
   );
 }
 
@@ -73,7 +84,13 @@ export function parseSidecar(bytes: Uint8Array): Sidecar | undefined {
     // The sidecar of a package someone else wrote: bounded like every untrusted document.
     const value = parseUntrustedJson(bytes, { source: SIDECAR }) as Partial<Sidecar> | null;
     if (value === null || typeof value !== 'object') return undefined;
-    if (typeof value.generator !== 'string' || typeof value.spec !== 'string' || value.files === null || typeof value.files !== 'object') return undefined;
+    if (
+      typeof value.generator !== 'string' ||
+      typeof value.spec !== 'string' ||
+      value.files === null ||
+      typeof value.files !== 'object'
+    )
+      return undefined;
     if (Object.values(value.files).some((hash) => typeof hash !== 'string')) return undefined;
     if (value.omitted !== undefined && !isOmittedList(value.omitted)) return undefined;
     return value as Sidecar;
@@ -105,7 +122,10 @@ export interface Drift {
  * disk (`actual`, by path): a file with other bytes, a file that is gone, a file that the
  * package holds but the configuration no longer makes.
  */
-export function driftBetween(expected: ReadonlyMap<string, PackageFile>, actual: ReadonlyMap<string, Uint8Array>): Drift {
+export function driftBetween(
+  expected: ReadonlyMap<string, PackageFile>,
+  actual: ReadonlyMap<string, Uint8Array>,
+): Drift {
   const changed: string[] = [];
   const missing: string[] = [];
   const unexpected: string[] = [];

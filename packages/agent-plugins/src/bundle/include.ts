@@ -51,14 +51,24 @@ export function includeGlobProblem(glob: string): string | undefined {
  * never selected. A glob that is refused or matches nothing gives a finding; the others
  * still apply.
  */
-export function selectIncluded(paths: Iterable<string>, globs: readonly string[]): { selected: string[]; findings: Finding[] } {
+export function selectIncluded(
+  paths: Iterable<string>,
+  globs: readonly string[],
+): { selected: string[]; findings: Finding[] } {
   const findings: Finding[] = [];
   const candidates = [...paths].filter((path) => !isReserved(path));
   const selected = new Set<string>();
   for (const [index, glob] of globs.entries()) {
     const problem = includeGlobProblem(glob);
     if (problem !== undefined) {
-      findings.push(findingFrom(BUNDLE_FINDING_CODES, 'bundle.glob-escapes', `plugin#/include/${index}`, `include glob ${index + 1} ${problem}`));
+      findings.push(
+        findingFrom(
+          BUNDLE_FINDING_CODES,
+          'bundle.glob-escapes',
+          `plugin#/include/${index}`,
+          `include glob ${index + 1} ${problem}`,
+        ),
+      );
       continue;
     }
     const pattern = glob.endsWith('/') ? `${glob}**` : glob;
@@ -70,18 +80,27 @@ export function selectIncluded(paths: Iterable<string>, globs: readonly string[]
         matched += 1;
       }
     }
-    if (matched === 0) findings.push(findingFrom(BUNDLE_FINDING_CODES, 'bundle.glob-empty', `plugin#/include/${index}`, `include glob ${index + 1} matched no file`));
+    if (matched === 0)
+      findings.push(
+        findingFrom(
+          BUNDLE_FINDING_CODES,
+          'bundle.glob-empty',
+          `plugin#/include/${index}`,
+          `include glob ${index + 1} matched no file`,
+        ),
+      );
   }
   return { selected: [...selected].sort(byteOrder), findings };
 }
 
 function isReserved(path: string): boolean {
   // A .git entry (any spelling git refuses) is never a file of a package, whatever a glob says.
-  return RESERVED.includes(path) || RESERVED_TREES.some((tree) => path.startsWith(tree)) || path.split('/').some(isDotGit);
+  return (
+    RESERVED.includes(path) || RESERVED_TREES.some((tree) => path.startsWith(tree)) || path.split('/').some(isDotGit)
+  );
 }
 
 /** `sha256:<hex>` of a file's bytes: what the sidecar records for it. */
 export function contentHash(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
-

@@ -31,14 +31,20 @@ export function shareResources(
       const target = `${copyAs}/${path}`;
       if (merged.has(target)) {
         findings.push(
-          findingFrom(BUNDLE_FINDING_CODES, 'bundle.shared-clash', `skills/${name}/${target}`, `skill "${name}" already has ${target}; the shared copy was not written`),
+          findingFrom(
+            BUNDLE_FINDING_CODES,
+            'bundle.shared-clash',
+            `skills/${name}/${target}`,
+            `skill "${name}" already has ${target}; the shared copy was not written`,
+          ),
         );
         continue;
       }
       merged.set(target, file);
     }
     const skillMd = merged.get('SKILL.md');
-    if (skillMd) merged.set('SKILL.md', { ...skillMd, bytes: rewriteSharedLinks(skillMd.bytes, folder, `${skillsDir}/${name}`) });
+    if (skillMd)
+      merged.set('SKILL.md', { ...skillMd, bytes: rewriteSharedLinks(skillMd.bytes, folder, `${skillsDir}/${name}`) });
     out.set(name, merged);
   }
   return { skills: out, findings };

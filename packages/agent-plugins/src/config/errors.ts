@@ -26,6 +26,8 @@ export class PluginContentRootError extends Error {
     readonly contentRoot: string,
     readonly how: 'as written' | 'once links are resolved',
   ) {
-    super(`${file}: contentRoot ${contentRoot} is outside the configuration's folder ${configDir} (${how}); nothing was read from it`);
+    super(
+      `${file}: contentRoot ${contentRoot} is outside the configuration's folder ${configDir} (${how}); nothing was read from it`,
+    );
   }
 }

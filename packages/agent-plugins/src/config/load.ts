@@ -1,6 +1,14 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { DOCUMENT_LIMITS, DocumentError, type DocumentFormat, parseUntrustedJson, parseUntrustedToml, parseUntrustedYaml, readBoundedFile } from '@agentproto/content-cache';
+import {
+  DOCUMENT_LIMITS,
+  DocumentError,
+  type DocumentFormat,
+  parseUntrustedJson,
+  parseUntrustedToml,
+  parseUntrustedYaml,
+  readBoundedFile,
+} from '@agentproto/content-cache';
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';
@@ -18,7 +26,19 @@ const SNAKE: Readonly<Record<string, string>> = {
   package_json: 'packageJson',
 };
 
-const STRING_KEYS = ['name', 'version', 'versionFrom', 'description', 'homepage', 'repository', 'license', 'contentRoot', 'skills', 'packageManager', 'opencodeDependency'] as const;
+const STRING_KEYS = [
+  'name',
+  'version',
+  'versionFrom',
+  'description',
+  'homepage',
+  'repository',
+  'license',
+  'contentRoot',
+  'skills',
+  'packageManager',
+  'opencodeDependency',
+] as const;
 const KNOWN = new Set<string>([
   ...STRING_KEYS,
   'keywords',
@@ -58,11 +78,18 @@ export interface LoadPluginConfigOptions {
  * servers come from `plugin.mcp` or a top-level `mcp_servers`. `versionFrom` is resolved
  * into `version`. Every problem is a PluginConfigError naming the file and the key.
  */
-export async function loadPluginConfig(file: string, options: LoadPluginConfigOptions = {}): Promise<LoadedPluginConfig> {
+export async function loadPluginConfig(
+  file: string,
+  options: LoadPluginConfigOptions = {},
+): Promise<LoadedPluginConfig> {
   const path = resolve(file);
   const format = FORMAT_OF_EXTENSION[extname(path).toLowerCase()];
   if (format === undefined) throw new PluginConfigError(path, '', 'is not .json, .yaml, .yml or .toml');
-  const document = await readDocument(path, format, (reason, cause) => new PluginConfigError(path, '', reason, { cause }));
+  const document = await readDocument(
+    path,
+    format,
+    (reason, cause) => new PluginConfigError(path, '', reason, { cause }),
+  );
   if (!isObject(document)) throw new PluginConfigError(path, '', 'must hold a table (an object)');
   const table = isObject(document.plugin) ? document.plugin : document;
   const raw: Record<string, unknown> = { ...table };
@@ -71,7 +98,8 @@ export async function loadPluginConfig(file: string, options: LoadPluginConfigOp
   const config = normalizePluginConfig(raw, path);
   const baseDir = dirname(path);
   if (config.versionFrom !== undefined) {
-    if (config.version !== undefined) throw new PluginConfigError(path, 'versionFrom', 'and version are both set; keep one');
+    if (config.version !== undefined)
+      throw new PluginConfigError(path, 'versionFrom', 'and version are both set; keep one');
     config.version = await versionFrom(join(baseDir, config.versionFrom), path);
   }
   const contentRoot = resolve(baseDir, config.contentRoot ?? '.');
@@ -92,7 +120,8 @@ async function assertContentRootInside(file: string, baseDir: string, contentRoo
     if (error.code === 'ENOENT') return undefined;
     throw new PluginConfigError(file, 'contentRoot', `cannot be resolved (${error.code ?? 'error'})`, { cause: error });
   });
-  if (realRoot !== undefined && !isInside(realBase, realRoot)) throw new PluginContentRootError(file, baseDir, contentRoot, 'once links are resolved');
+  if (realRoot !== undefined && !isInside(realBase, realRoot))
+    throw new PluginContentRootError(file, baseDir, contentRoot, 'once links are resolved');
 }
 
 function isInside(dir: string, path: string): boolean {
@@ -100,7 +129,12 @@ function isInside(dir: string, path: string): boolean {
   return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
 }
 
-const FORMAT_OF_EXTENSION: Readonly<Record<string, DocumentFormat>> = { '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml', '.toml': 'toml' };
+const FORMAT_OF_EXTENSION: Readonly<Record<string, DocumentFormat>> = {
+  '.json': 'json',
+  '.yaml': 'yaml',
+  '.yml': 'yaml',
+  '.toml': 'toml',
+};
 
 /**
  * A configuration or version file, read and parsed under the shared rules for documents from
@@ -109,18 +143,27 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, DocumentFormat>> = { '.json':
  * PluginConfigError (its cause a DocumentError with a stable code), never an exhausted heap.
  * The message holds the parser's code and position, never the file's text.
  */
-async function readDocument(path: string, format: DocumentFormat, fail: (reason: string, cause: unknown) => PluginConfigError): Promise<unknown> {
+async function readDocument(
+  path: string,
+  format: DocumentFormat,
+  fail: (reason: string, cause: unknown) => PluginConfigError,
+): Promise<unknown> {
   let bytes: Uint8Array;
   try {
     bytes = await readBoundedFile(path, DOCUMENT_LIMITS.maxBytes, format);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'DOCUMENT_TOO_LARGE') throw fail(`is over the ${DOCUMENT_LIMITS.maxBytes}-byte limit for a configuration`, error);
+    if (code === 'DOCUMENT_TOO_LARGE')
+      throw fail(`is over the ${DOCUMENT_LIMITS.maxBytes}-byte limit for a configuration`, error);
     throw fail(`cannot be read (${code ?? 'error'})`, error);
   }
   try {
     const options = { source: path };
-    return format === 'toml' ? parseUntrustedToml(bytes, options) : format === 'yaml' ? parseUntrustedYaml(bytes, options) : parseUntrustedJson(bytes, options);
+    return format === 'toml'
+      ? parseUntrustedToml(bytes, options)
+      : format === 'yaml'
+        ? parseUntrustedYaml(bytes, options)
+        : parseUntrustedJson(bytes, options);
   } catch (error) {
     throw fail(error instanceof DocumentError ? `does not parse: ${error.detail}` : 'does not parse', error);
   }
@@ -136,9 +179,11 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
   // file holding anything but a table is, not walked into a TypeError.
   if (!isObject(raw)) throw new PluginConfigError(source, '', 'must hold a table (an object)');
   const value = camelCase(raw, source, '');
-  for (const key of Object.keys(value)) if (!KNOWN.has(key)) throw new PluginConfigError(source, key, 'is not a plugin setting');
+  for (const key of Object.keys(value))
+    if (!KNOWN.has(key)) throw new PluginConfigError(source, key, 'is not a plugin setting');
   for (const key of STRING_KEYS) {
-    if (value[key] !== undefined && typeof value[key] !== 'string') throw new PluginConfigError(source, key, 'must be a string');
+    if (value[key] !== undefined && typeof value[key] !== 'string')
+      throw new PluginConfigError(source, key, 'must be a string');
   }
   if (typeof value.name !== 'string' || value.name === '') throw new PluginConfigError(source, 'name', 'is required');
   if (value.spec !== undefined && !(SPEC_VERSIONS as readonly unknown[]).includes(value.spec)) {
@@ -152,7 +197,8 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
   }
   for (const [index, glob] of ((value.include as string[] | undefined) ?? []).entries()) {
     const problem = includeGlobProblem(glob);
-    if (problem !== undefined) throw new PluginConfigError(source, `include[${index}]`, `${problem}: globs stay inside the content root`);
+    if (problem !== undefined)
+      throw new PluginConfigError(source, `include[${index}]`, `${problem}: globs stay inside the content root`);
   }
   for (const [index, folder] of ((value.sharedResources as string[] | undefined) ?? []).entries()) {
     if (isAbsolute(folder) || folder.split(/[\\/]/).includes('..') || folder === '') {
@@ -163,19 +209,23 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
     throw new PluginConfigError(source, 'provenanceHeaders', 'must be true or false');
   }
   for (const key of ['author', 'presentation', 'extensions', 'pi'] as const) {
-    if (value[key] !== undefined && !isObject(value[key])) throw new PluginConfigError(source, key, 'must be a table (an object)');
+    if (value[key] !== undefined && !isObject(value[key]))
+      throw new PluginConfigError(source, key, 'must be a table (an object)');
   }
   const pi = value.pi as Record<string, unknown> | undefined;
   if (pi?.packageJson !== undefined && pi.packageJson !== 'own' && pi.packageJson !== 'merge') {
     throw new PluginConfigError(source, 'pi.packageJson', 'must be "own" or "merge"');
   }
-  if (pi?.skillsDir !== undefined && typeof pi.skillsDir !== 'string') throw new PluginConfigError(source, 'pi.skillsDir', 'must be a string');
+  if (pi?.skillsDir !== undefined && typeof pi.skillsDir !== 'string')
+    throw new PluginConfigError(source, 'pi.skillsDir', 'must be a string');
   const conflict = runtimesConflict(value as Pick<PluginConfig, 'runtimes' | 'pi'>);
   if (conflict !== undefined) throw new PluginConfigError(source, 'pi.packageJson', conflict);
   if (value.mcp !== undefined) {
-    if (!Array.isArray(value.mcp) || value.mcp.some((server) => !isObject(server))) throw new PluginConfigError(source, 'mcp', 'must be a list of tables');
+    if (!Array.isArray(value.mcp) || value.mcp.some((server) => !isObject(server)))
+      throw new PluginConfigError(source, 'mcp', 'must be a list of tables');
     for (const [index, server] of (value.mcp as Record<string, unknown>[]).entries()) {
-      if (typeof server.name !== 'string' || server.name === '') throw new PluginConfigError(source, `mcp[${index}].name`, 'is required');
+      if (typeof server.name !== 'string' || server.name === '')
+        throw new PluginConfigError(source, `mcp[${index}].name`, 'is required');
     }
   }
   return value as unknown as PluginConfig;
@@ -205,7 +255,8 @@ function camelCase(raw: Record<string, unknown>, source: string, prefix: string)
     // here by its name, as any other unknown key is below.
     if (key === '__proto__') throw new PluginConfigError(source, `${prefix}${key}`, 'is not a plugin setting');
     const name = Object.hasOwn(SNAKE, key) ? SNAKE[key]! : key;
-    if (Object.hasOwn(out, name)) throw new PluginConfigError(source, `${prefix}${name}`, `is set twice (as ${key} and ${name})`);
+    if (Object.hasOwn(out, name))
+      throw new PluginConfigError(source, `${prefix}${name}`, `is set twice (as ${key} and ${name})`);
     out[name] = name === 'pi' && isObject(value) ? camelCase(value, source, 'pi.') : value;
   }
   return out;
@@ -217,20 +268,39 @@ async function versionFrom(path: string, source: string): Promise<string> {
   if (base !== 'package.json' && base !== 'pyproject.toml' && base !== 'Cargo.toml') {
     throw new PluginConfigError(source, 'versionFrom', 'must name a package.json, pyproject.toml or Cargo.toml');
   }
-  const doc = (await readDocument(path, base === 'package.json' ? 'json' : 'toml', (reason, cause) =>
-    // "cannot be read" keeps its old wording: the file named may simply be missing.
-    new PluginConfigError(source, 'versionFrom', reason.startsWith('cannot be read') ? `names ${path}, which cannot be read` : `${path} ${reason}`, { cause }),
-  )) as { version?: unknown; project?: { version?: unknown }; tool?: { poetry?: { version?: unknown } }; package?: { version?: unknown }; workspace?: { package?: { version?: unknown } } } | null;
+  const doc = (await readDocument(
+    path,
+    base === 'package.json' ? 'json' : 'toml',
+    (reason, cause) =>
+      // "cannot be read" keeps its old wording: the file named may simply be missing.
+      new PluginConfigError(
+        source,
+        'versionFrom',
+        reason.startsWith('cannot be read') ? `names ${path}, which cannot be read` : `${path} ${reason}`,
+        { cause },
+      ),
+  )) as {
+    version?: unknown;
+    project?: { version?: unknown };
+    tool?: { poetry?: { version?: unknown } };
+    package?: { version?: unknown };
+    workspace?: { package?: { version?: unknown } };
+  } | null;
   let version: unknown;
   if (base === 'package.json') version = doc?.version;
   else if (base === 'pyproject.toml') version = doc?.project?.version ?? doc?.tool?.poetry?.version;
   else {
     if (isObject(doc?.package?.version)) {
-      throw new PluginConfigError(source, 'versionFrom', `${path} inherits its version from the workspace; name the workspace's Cargo.toml or set version`);
+      throw new PluginConfigError(
+        source,
+        'versionFrom',
+        `${path} inherits its version from the workspace; name the workspace's Cargo.toml or set version`,
+      );
     }
     version = doc?.package?.version ?? doc?.workspace?.package?.version;
   }
-  if (typeof version !== 'string' || version === '') throw new PluginConfigError(source, 'versionFrom', `${path} declares no version`);
+  if (typeof version !== 'string' || version === '')
+    throw new PluginConfigError(source, 'versionFrom', `${path} declares no version`);
   return version;
 }
 

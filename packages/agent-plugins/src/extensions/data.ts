@@ -65,23 +65,51 @@ export function extensionData(extensions: Readonly<Record<string, unknown>>): {
   const kept: [string, Record<string, unknown>][] = [];
   for (const [namespace, value] of Object.entries(extensions)) {
     if (!isExtensionNamespace(namespace)) {
-      findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.namespace-invalid', at(namespace), 'is not a reverse-domain namespace; it was not packaged'));
+      findings.push(
+        findingFrom(
+          EXTENSION_FINDING_CODES,
+          'extension.namespace-invalid',
+          at(namespace),
+          'is not a reverse-domain namespace; it was not packaged',
+        ),
+      );
       continue;
     }
     if (!isPlainObject(value)) {
-      findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.data-not-object', at(namespace), 'is not an object; it was not packaged'));
+      findings.push(
+        findingFrom(
+          EXTENSION_FINDING_CODES,
+          'extension.data-not-object',
+          at(namespace),
+          'is not an object; it was not packaged',
+        ),
+      );
       continue;
     }
     const bad = nonJsonAt(value);
     if (bad !== undefined) {
-      findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.data-not-json', at(namespace, bad), 'is not a JSON value; the namespace was not packaged'));
+      findings.push(
+        findingFrom(
+          EXTENSION_FINDING_CODES,
+          'extension.data-not-json',
+          at(namespace, bad),
+          'is not a JSON value; the namespace was not packaged',
+        ),
+      );
       continue;
     }
     let data = value;
     if (knownNamespace(namespace)?.sortedData === true) {
       data = sortKeysDeep(value) as Record<string, unknown>;
       if (Object.hasOwn(data, 'interface') && !isPlainObject(data.interface)) {
-        findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.interface-not-object', at(namespace, '/interface'), 'is not an object; it was not packaged'));
+        findings.push(
+          findingFrom(
+            EXTENSION_FINDING_CODES,
+            'extension.interface-not-object',
+            at(namespace, '/interface'),
+            'is not an object; it was not packaged',
+          ),
+        );
         delete data.interface;
       }
     }

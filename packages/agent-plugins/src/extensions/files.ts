@@ -38,19 +38,38 @@ export function extensionFiles(namespaces: Readonly<Record<string, Readonly<Reco
   for (const [namespace, files] of Object.entries(namespaces)) {
     const problem = namespaceFolderProblem(namespace);
     if (problem !== undefined) {
-      findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.namespace-invalid', `${namespace}/`, `the namespace folder ${problem}; its files were not packaged`));
+      findings.push(
+        findingFrom(
+          EXTENSION_FINDING_CODES,
+          'extension.namespace-invalid',
+          `${namespace}/`,
+          `the namespace folder ${problem}; its files were not packaged`,
+        ),
+      );
       continue;
     }
     const known = knownNamespace(namespace);
     for (const [path, file] of Object.entries(files)) {
       const pathProblem = packagePathProblem(path);
       if (pathProblem !== undefined) {
-        findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.path-invalid', `${namespace}/`, `a file path of the namespace folder ${pathProblem}; the file was not packaged`));
+        findings.push(
+          findingFrom(
+            EXTENSION_FINDING_CODES,
+            'extension.path-invalid',
+            `${namespace}/`,
+            `a file path of the namespace folder ${pathProblem}; the file was not packaged`,
+          ),
+        );
         continue;
       }
       if (known !== undefined && matchLayout(known, path) === undefined) {
         findings.push(
-          findingFrom(EXTENSION_FINDING_CODES, 'extension.layout-unknown', `${namespace}/${path}`, `the file is not part of the ${namespace} layout; it was packaged as is`),
+          findingFrom(
+            EXTENSION_FINDING_CODES,
+            'extension.layout-unknown',
+            `${namespace}/${path}`,
+            `the file is not part of the ${namespace} layout; it was packaged as is`,
+          ),
         );
       }
       collected.push([`${namespace}/${path}`, file]);

@@ -12,4 +12,10 @@ export {
   matchLayout,
 } from './namespaces.js';
 export { packagePathProblem } from './paths.js';
-export { type ExtensionSplit, type ImportedExtension, type UnmappedExtension, type UnmappedReason, splitExtensions } from './split.js';
+export {
+  type ExtensionSplit,
+  type ImportedExtension,
+  type UnmappedExtension,
+  type UnmappedReason,
+  splitExtensions,
+} from './split.js';

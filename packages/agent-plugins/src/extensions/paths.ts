@@ -23,7 +23,10 @@ export function packagePathProblem(path: string): string | undefined {
 }
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+  value !== null &&
+  typeof value === 'object' &&
+  !Array.isArray(value) &&
+  [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
 /**
  * Sets `key` as an own enumerable property. Plain assignment of `__proto__` would change the
@@ -32,4 +35,3 @@ export const isPlainObject = (value: unknown): value is Record<string, unknown> 
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
-

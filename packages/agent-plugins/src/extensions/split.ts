@@ -58,7 +58,10 @@ export interface ExtensionSplit {
  * - hooks/hooks.json, files outside a known layout and duplicates are reported per file.
  * - A namespace folder path that could escape the root is refused (extension.path-invalid).
  */
-export function splitExtensions(files: ReadonlyMap<string, PackageFile>, data?: Readonly<Record<string, unknown>>): ExtensionSplit {
+export function splitExtensions(
+  files: ReadonlyMap<string, PackageFile>,
+  data?: Readonly<Record<string, unknown>>,
+): ExtensionSplit {
   const findings: Finding[] = [];
   const report: UnmappedExtension[] = [];
   const imported: ImportedExtension[] = [];
@@ -77,7 +80,14 @@ export function splitExtensions(files: ReadonlyMap<string, PackageFile>, data?: 
     const path = fullPath.slice(slash + 1);
     const problem = packagePathProblem(path);
     if (problem !== undefined) {
-      findings.push(findingFrom(EXTENSION_FINDING_CODES, 'extension.path-invalid', `${namespace}/`, `a file path of the namespace folder ${problem}; the file was not imported`));
+      findings.push(
+        findingFrom(
+          EXTENSION_FINDING_CODES,
+          'extension.path-invalid',
+          `${namespace}/`,
+          `a file path of the namespace folder ${problem}; the file was not imported`,
+        ),
+      );
       continue;
     }
     let folder = namespaces.get(namespace);

@@ -38,13 +38,20 @@ export interface ImportedPlugin {
 }
 
 const SPLIT_REASONS: Readonly<Record<UnmappedReason, string>> = {
-  'unknown-namespace': 'a namespace the configuration does not know: carried unchanged (files through config.include, data in config.extensions)',
+  'unknown-namespace':
+    'a namespace the configuration does not know: carried unchanged (files through config.include, data in config.extensions)',
   'no-equivalent': 'known extension content the configuration has no place for: carried unchanged',
   'not-in-layout': 'a file outside the layout of its namespace: carried unchanged through config.include',
-  duplicate: 'a second agent, command, rule or context document of the same name: carried unchanged through config.include',
+  duplicate:
+    'a second agent, command, rule or context document of the same name: carried unchanged through config.include',
 };
 
-const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set(['plugin.unknown-field', 'plugin.extensions-not-object', 'plugin.icon-not-plugin-relative', 'plugin.extension-namespace-ignored']);
+const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set([
+  'plugin.unknown-field',
+  'plugin.extensions-not-object',
+  'plugin.icon-not-plugin-relative',
+  'plugin.extension-namespace-ignored',
+]);
 
 /**
  * Reads the plugin directory `dir` back into a configuration and a content root (the seed's
@@ -89,17 +96,29 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     findings: loaded.findings,
   });
   if (loaded.rejected || loaded.manifest === undefined || loaded.spec === undefined) {
-    report.push({ path: 'plugin.json', reason: 'a conformant client rejects this plugin (see findings); nothing is imported' });
+    report.push({
+      path: 'plugin.json',
+      reason: 'a conformant client rejects this plugin (see findings); nothing is imported',
+    });
     return done(undefined);
   }
   const manifest = loaded.manifest;
   const config = configOf(manifest, loaded.spec);
   if (config.version === undefined || config.description === undefined) {
-    const missing = [config.version === undefined ? 'version' : undefined, config.description === undefined ? 'description' : undefined].filter(Boolean).join(' and ');
-    report.push({ path: 'plugin.json', reason: `has no ${missing}: a [plugin] block needs a version and a description, so none can be formed; config holds the rest` });
+    const missing = [
+      config.version === undefined ? 'version' : undefined,
+      config.description === undefined ? 'description' : undefined,
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    report.push({
+      path: 'plugin.json',
+      reason: `has no ${missing}: a [plugin] block needs a version and a description, so none can be formed; config holds the rest`,
+    });
   }
   for (const f of loaded.manifestFindings) {
-    if (IGNORED_BY_CLIENT.has(f.code)) report.push({ path: f.path, reason: 'ignored by a conformant client; not imported' });
+    if (IGNORED_BY_CLIENT.has(f.code))
+      report.push({ path: f.path, reason: 'ignored by a conformant client; not imported' });
   }
 
   // Skills, as a client loads them.
@@ -118,10 +137,27 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     }
   }
   if (withHeader === 0 && withoutHeader.length > 0) config.provenanceHeaders = false;
-  else for (const name of withoutHeader) report.push({ path: `skills/${name}/${SKILL_FILE}`, reason: 'has no provenance header while other skills do: a build adds one' });
-  if (loaded.skillsDisabled) report.push({ path: 'skills/', reason: 'the skills component is invalid for a conformant client (see findings); no skill is imported' });
-  for (const name of loaded.skippedSkills) report.push({ path: `skills/${name}/`, reason: 'a conformant client skips this skill (see findings); not imported' });
-  for (const path of loaded.looseSkillPaths) report.push({ path, reason: 'under skills/ but in no skill folder: no client reads it and a build never ships it; not imported' });
+  else
+    for (const name of withoutHeader)
+      report.push({
+        path: `skills/${name}/${SKILL_FILE}`,
+        reason: 'has no provenance header while other skills do: a build adds one',
+      });
+  if (loaded.skillsDisabled)
+    report.push({
+      path: 'skills/',
+      reason: 'the skills component is invalid for a conformant client (see findings); no skill is imported',
+    });
+  for (const name of loaded.skippedSkills)
+    report.push({
+      path: `skills/${name}/`,
+      reason: 'a conformant client skips this skill (see findings); not imported',
+    });
+  for (const path of loaded.looseSkillPaths)
+    report.push({
+      path,
+      reason: 'under skills/ but in no skill folder: no client reads it and a build never ships it; not imported',
+    });
 
   // Bundled root files and namespace folders: copied into the content root and included again.
   const namespaceFiles = new Map<string, PackageFile>();
@@ -133,30 +169,51 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     else rootFiles.push(path);
     content.set(path, file);
   }
-  for (const path of rootFiles) report.push({ path, reason: 'a bundled root file: copied to the content root and shipped again through config.include' });
+  for (const path of rootFiles)
+    report.push({
+      path,
+      reason: 'a bundled root file: copied to the content root and shipped again through config.include',
+    });
   const split = splitExtensions(namespaceFiles, isPlainObject(manifest.extensions) ? manifest.extensions : undefined);
   for (const entry of split.report) report.push({ path: entry.path, reason: SPLIT_REASONS[entry.reason] });
   for (const item of split.imported) {
-    report.push({ path: item.path, reason: `the ${item.kind} ${item.name}: the configuration has no ${item.kind}s, so it is carried through config.include` });
+    report.push({
+      path: item.path,
+      reason: `the ${item.kind} ${item.name}: the configuration has no ${item.kind}s, so it is carried through config.include`,
+    });
   }
-  for (const path of loaded.denied) report.push({ path, reason: 'a conformant client is denied this path (see findings); not imported' });
+  for (const path of loaded.denied)
+    report.push({ path, reason: 'a conformant client is denied this path (see findings); not imported' });
 
   const included = [...content.keys()].filter((path) => !path.startsWith('skills/'));
   const include: string[] = [];
   for (const path of included) {
     const glob = literalGlob(path);
-    if (glob === undefined) report.push({ path, reason: 'its name cannot be written as an include glob; a build does not ship it again' });
+    if (glob === undefined)
+      report.push({ path, reason: 'its name cannot be written as an include glob; a build does not ship it again' });
     else include.push(glob);
   }
   if (include.length > 0) config.include = include;
 
   // MCP servers, as a client loads them.
-  if (loaded.mcpDisabled) report.push({ path: 'mcp.json', reason: 'a conformant client disables MCP for this plugin (see findings); no server is imported' });
-  for (const name of loaded.skippedServers) report.push({ path: serverPath(name), reason: 'a conformant client skips this server (see findings); not imported' });
+  if (loaded.mcpDisabled)
+    report.push({
+      path: 'mcp.json',
+      reason: 'a conformant client disables MCP for this plugin (see findings); no server is imported',
+    });
+  for (const name of loaded.skippedServers)
+    report.push({
+      path: serverPath(name),
+      reason: 'a conformant client skips this server (see findings); not imported',
+    });
   const servers = Object.entries(loaded.servers).map(([name, server]) => serverConfig(name, server));
   for (const server of servers) {
     if (server.cwd !== undefined) {
-      report.push({ path: `${serverPath(server.name)}/cwd`, reason: 'a server cwd: kept in config.mcp for the plugin, but a project-wide server configuration has no working directory' });
+      report.push({
+        path: `${serverPath(server.name)}/cwd`,
+        reason:
+          'a server cwd: kept in config.mcp for the plugin, but a project-wide server configuration has no working directory',
+      });
     }
   }
   if (servers.length > 0) {
@@ -166,7 +223,11 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     const rebuilt = buildServers(servers, { files: new Set(content.keys()) });
     for (const server of servers) {
       if (!Object.hasOwn(rebuilt.servers, server.name)) {
-        report.push({ path: serverPath(server.name), reason: 'kept in config.mcp, but a build refuses this server (buildServers reports why): it is not packaged again' });
+        report.push({
+          path: serverPath(server.name),
+          reason:
+            'kept in config.mcp, but a build refuses this server (buildServers reports why): it is not packaged again',
+        });
       }
     }
   }
@@ -180,7 +241,8 @@ function configOf(manifest: Record<string, unknown>, spec: SpecVersion): PluginC
     const value = manifest[key];
     if (typeof value === 'string') config[key] = value;
   }
-  if (Array.isArray(manifest.keywords)) config.keywords = manifest.keywords.filter((k): k is string => typeof k === 'string');
+  if (Array.isArray(manifest.keywords))
+    config.keywords = manifest.keywords.filter((k): k is string => typeof k === 'string');
   if (isPlainObject(manifest.author)) {
     // Key order is the manifest's: a build writes the author's fields in the order given.
     const author: AuthorConfig = {};
@@ -225,4 +287,5 @@ function serverPath(name: string): string {
   return `mcp.json#/mcpServers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,6 +1,15 @@
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { MCP_FINDING_CODES } from './codes.js';
-import { type McpServer, type McpServerType, ServerReport, checkServer, isPlainObject, kindOf, packagePath, sortedRecord } from './check.js';
+import {
+  type McpServer,
+  type McpServerType,
+  ServerReport,
+  checkServer,
+  isPlainObject,
+  kindOf,
+  packagePath,
+  sortedRecord,
+} from './check.js';
 
 /**
  * A server as the project configures it (`[[mcp_servers]]` or `[[plugin.mcp]]`). `transport`
@@ -30,7 +39,11 @@ export interface McpServers {
   findings: Finding[];
 }
 
-const TRANSPORT_TYPES: Readonly<Record<string, McpServerType>> = { stdio: 'stdio', http: 'streamable-http', sse: 'sse' };
+const TRANSPORT_TYPES: Readonly<Record<string, McpServerType>> = {
+  stdio: 'stdio',
+  http: 'streamable-http',
+  sse: 'sse',
+};
 const STDIO_ONLY = ['command', 'args', 'env', 'cwd'] as const;
 const REMOTE_ONLY = ['url', 'headers'] as const;
 const ROOT_PREFIX = '${PLUGIN_ROOT}/';
@@ -46,7 +59,8 @@ function serverType(config: McpServerConfig, report: ServerReport): McpServerTyp
     // sse is never inferred: it is the deprecated transport and needs an explicit choice.
     return config.url !== undefined ? 'streamable-http' : 'stdio';
   }
-  const type = typeof transport === 'string' && Object.hasOwn(TRANSPORT_TYPES, transport) ? TRANSPORT_TYPES[transport] : undefined;
+  const type =
+    typeof transport === 'string' && Object.hasOwn(TRANSPORT_TYPES, transport) ? TRANSPORT_TYPES[transport] : undefined;
   if (type === undefined) report.add('mcp.transport-unknown', [], 'has a transport that is not stdio, http or sse');
   return type;
 }
@@ -60,13 +74,15 @@ function draftEntry(config: McpServerConfig, type: McpServerType, report: Server
   const entry: Record<string, unknown> = { type };
   const notPackaged = (fields: readonly (keyof McpServerConfig)[]) => {
     for (const field of fields) {
-      if (config[field] !== undefined) report.add('mcp.field-not-packaged', [], `has ${field}, which a ${type} server does not take; it is left out`);
+      if (config[field] !== undefined)
+        report.add('mcp.field-not-packaged', [], `has ${field}, which a ${type} server does not take; it is left out`);
     }
   };
   if (type !== 'stdio') {
     notPackaged(STDIO_ONLY);
     if (config.url !== undefined) entry.url = config.url;
-    if (config.headers !== undefined && !(isPlainObject(config.headers) && Object.keys(config.headers).length === 0)) entry.headers = config.headers;
+    if (config.headers !== undefined && !(isPlainObject(config.headers) && Object.keys(config.headers).length === 0))
+      entry.headers = config.headers;
     return entry;
   }
   notPackaged(REMOTE_ONLY);
@@ -84,7 +100,12 @@ function draftEntry(config: McpServerConfig, type: McpServerType, report: Server
       for (const [key, value] of Object.entries(config.env)) {
         // A reserved name is kept so the entry check refuses it rather than dropping it quietly.
         const reserved = key.toUpperCase() === 'PLUGIN_ROOT' || key.toUpperCase() === 'PLUGIN_DATA';
-        if (!reserved && value === `\${${key}}`) report.add('mcp.env-forward-dropped', ['env', key], 'only forwards the variable of the same name, which no client expands; it is left out');
+        if (!reserved && value === `\${${key}}`)
+          report.add(
+            'mcp.env-forward-dropped',
+            ['env', key],
+            'only forwards the variable of the same name, which no client expands; it is left out',
+          );
         else kept.push([key, value]);
       }
       if (kept.length > 0) entry.env = sortedRecord(kept);
@@ -123,7 +144,14 @@ export function buildServers(config: readonly McpServerConfig[], { files }: Buil
     const name: unknown = server.name;
     if (typeof name !== 'string') {
       // Without a name there is no member to point at, so the finding names mcpServers itself.
-      findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.server-name-invalid', 'mcp.json#/mcpServers', `a server has a name that is ${kindOf(name)}, not a string`));
+      findings.push(
+        findingFrom(
+          MCP_FINDING_CODES,
+          'mcp.server-name-invalid',
+          'mcp.json#/mcpServers',
+          `a server has a name that is ${kindOf(name)}, not a string`,
+        ),
+      );
       continue;
     }
     const report = new ServerReport(name);

@@ -33,9 +33,11 @@ export const VARIANT_FIELDS: Readonly<Record<McpServerType, readonly string[]>> 
   sse: ['type', 'url', 'headers'],
 };
 
-export const isServerType = (value: unknown): value is McpServerType => value === 'stdio' || value === 'streamable-http' || value === 'sse';
+export const isServerType = (value: unknown): value is McpServerType =>
+  value === 'stdio' || value === 'streamable-http' || value === 'sse';
 
-export const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** `mcp.json#/mcpServers/<name>[/part…]`, every part escaped. */
 export function serverPath(name: string, ...parts: readonly (string | number)[]): string {
@@ -99,9 +101,17 @@ function hasUnsupportedPlaceholder(value: string, expanded: boolean): boolean {
   return false;
 }
 
-function checkPlaceholders(report: ServerReport, ctx: CheckContext, parts: readonly (string | number)[], value: string, expanded: boolean): void {
+function checkPlaceholders(
+  report: ServerReport,
+  ctx: CheckContext,
+  parts: readonly (string | number)[],
+  value: string,
+  expanded: boolean,
+): void {
   if (!hasUnsupportedPlaceholder(value, expanded)) return;
-  const where = expanded ? 'a ${…} placeholder other than ${PLUGIN_ROOT} and ${PLUGIN_DATA}' : 'a ${…} placeholder, and nothing is expanded in this field';
+  const where = expanded
+    ? 'a ${…} placeholder other than ${PLUGIN_ROOT} and ${PLUGIN_DATA}'
+    : 'a ${…} placeholder, and nothing is expanded in this field';
   if (ctx.mode === 'build') report.add('mcp.placeholder-rejected', parts, `holds ${where}; the server is not packaged`);
   else report.add('mcp.placeholder-literal', parts, `holds ${where}; it stays literal text`);
 }
@@ -134,11 +144,16 @@ function checkCwd(report: ServerReport, ctx: CheckContext, cwd: string): void {
   let rest: string | undefined;
   for (const root of CWD_ROOTS) {
     if (cwd === root) rest = '';
-    else if (cwd.startsWith(root.endsWith('/') ? root : `${root}/`)) rest = cwd.slice(root.endsWith('/') ? root.length : root.length + 1);
+    else if (cwd.startsWith(root.endsWith('/') ? root : `${root}/`))
+      rest = cwd.slice(root.endsWith('/') ? root.length : root.length + 1);
     if (rest !== undefined) break;
   }
   if (rest === undefined || CONTROL.test(cwd) || cwd.includes('\\')) {
-    report.add('mcp.cwd-invalid', ['cwd'], 'must be "./…", ${PLUGIN_ROOT}[/…] or ${PLUGIN_DATA}[/…], without backslashes or control characters');
+    report.add(
+      'mcp.cwd-invalid',
+      ['cwd'],
+      'must be "./…", ${PLUGIN_ROOT}[/…] or ${PLUGIN_DATA}[/…], without backslashes or control characters',
+    );
     return;
   }
   // Lexical normalization is not enough: a ".." after a symlinked directory resolves against
@@ -217,12 +232,17 @@ function checkUrl(report: ServerReport, ctx: CheckContext, url: string): void {
   }
   const scheme = head?.[1]?.toLowerCase();
   if (head === null || parsed === undefined || (scheme !== 'http' && scheme !== 'https') || /[\s\p{Cc}\\]/u.test(url)) {
-    report.add('mcp.url-invalid', ['url'], 'is not an absolute http or https URL without whitespace, control characters or backslashes');
+    report.add(
+      'mcp.url-invalid',
+      ['url'],
+      'is not an absolute http or https URL without whitespace, control characters or backslashes',
+    );
     return;
   }
   if (head[2]?.includes('@')) report.add('mcp.url-userinfo', ['url'], 'contains user information');
   if (url.includes('#')) report.add('mcp.url-fragment', ['url'], 'contains a fragment');
-  if (scheme === 'http' && !isLoopbackHost(parsed.hostname)) report.add('mcp.url-insecure', ['url'], 'uses http to a host that is not localhost or a loopback address');
+  if (scheme === 'http' && !isLoopbackHost(parsed.hostname))
+    report.add('mcp.url-insecure', ['url'], 'uses http to a host that is not localhost or a loopback address');
 }
 
 // RFC 9110 §5.6.2 token.
@@ -237,7 +257,8 @@ function checkHeaders(report: ServerReport, ctx: CheckContext, headers: unknown)
     return undefined;
   }
   const byLowerName = new Map<string, number>();
-  for (const name of Object.keys(headers)) byLowerName.set(name.toLowerCase(), (byLowerName.get(name.toLowerCase()) ?? 0) + 1);
+  for (const name of Object.keys(headers))
+    byLowerName.set(name.toLowerCase(), (byLowerName.get(name.toLowerCase()) ?? 0) + 1);
   const entries: [string, string][] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== 'string') {
@@ -246,11 +267,18 @@ function checkHeaders(report: ServerReport, ctx: CheckContext, headers: unknown)
     }
     if (!TOKEN.test(name)) report.add('mcp.header-name-invalid', ['headers', name], 'is not a valid HTTP header name');
     // Every name of a clashing group is reported, so the findings do not depend on key order.
-    if ((byLowerName.get(name.toLowerCase()) ?? 0) > 1) report.add('mcp.header-duplicate', ['headers', name], 'is set more than once under different casing');
-    if (!FIELD_VALUE.test(value)) report.add('mcp.header-value-invalid', ['headers', name], 'is not a valid HTTP header value');
+    if ((byLowerName.get(name.toLowerCase()) ?? 0) > 1)
+      report.add('mcp.header-duplicate', ['headers', name], 'is set more than once under different casing');
+    if (!FIELD_VALUE.test(value))
+      report.add('mcp.header-value-invalid', ['headers', name], 'is not a valid HTTP header value');
     checkPlaceholders(report, ctx, ['headers', name], value, false);
     if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
-      if (ctx.mode === 'build') report.add('mcp.header-credential-rejected', ['headers', name], 'carries a credential, which must not be packaged; the server is not packaged');
+      if (ctx.mode === 'build')
+        report.add(
+          'mcp.header-credential-rejected',
+          ['headers', name],
+          'carries a credential, which must not be packaged; the server is not packaged',
+        );
       else report.add('mcp.header-credential', ['headers', name], 'carries a credential in plain package data');
     }
     entries.push([name, value]);
@@ -311,7 +339,8 @@ export function checkServer(name: string, entry: unknown, ctx: CheckContext): Se
       if (env !== undefined) stdio.env = env;
     }
     if (Object.hasOwn(entry, 'cwd')) {
-      if (typeof entry.cwd !== 'string') report.add('mcp.field-type', ['cwd'], `must be a string, not ${kindOf(entry.cwd)}`);
+      if (typeof entry.cwd !== 'string')
+        report.add('mcp.field-type', ['cwd'], `must be a string, not ${kindOf(entry.cwd)}`);
       else {
         checkCwd(report, ctx, entry.cwd);
         stdio.cwd = entry.cwd;
@@ -331,7 +360,9 @@ export function checkServer(name: string, entry: unknown, ctx: CheckContext): Se
 
   // §7.2.1 and §9.2: no secret in env or headers (nor args or url, package data alike).
   // Authorization-like headers and url userinfo already have their own finding above.
-  report.findings.push(...scanServerSecrets(name, server, { mode: ctx.mode, skipHeaders: CREDENTIAL_HEADERS, skipUrlUserinfo: true }));
+  report.findings.push(
+    ...scanServerSecrets(name, server, { mode: ctx.mode, skipHeaders: CREDENTIAL_HEADERS, skipUrlUserinfo: true }),
+  );
   if (report.failed) return skipped();
   if (!serverSchemaAccepts(server)) {
     report.add('mcp.schema-violation', [], 'does not match the server definition of mcp.schema.json');

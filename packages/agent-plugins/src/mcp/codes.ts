@@ -29,7 +29,7 @@ export const MCP_FINDING_CODES = {
     severity: 'error',
     text:
       'A server name must be a non-empty string without control characters. The spec puts no rule on mcpServers member names (§7.2.1), ' +
-      'so only building enforces this: the name is the server\'s identity in every client and report. The server is not packaged.',
+      "so only building enforces this: the name is the server's identity in every client and report. The server is not packaged.",
   },
   'mcp.server-name-duplicate': {
     rule: 'AR9O2',

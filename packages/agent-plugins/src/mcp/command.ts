@@ -48,11 +48,24 @@ function isAbsolute(path: string): boolean {
  * decided by whether the package has that file (bundledCommandProblem).
  */
 export function commandForm(command: string): CommandForm {
-  if (isAbsolute(command)) return { kind: 'escapes', reason: 'is an absolute path; a bundled executable must be a "./" path inside the plugin' };
-  if (command === '..' || command.startsWith('../') || command.startsWith('..\\') || (command.startsWith('./') && command.split('/').includes('..'))) {
+  if (isAbsolute(command))
+    return {
+      kind: 'escapes',
+      reason: 'is an absolute path; a bundled executable must be a "./" path inside the plugin',
+    };
+  if (
+    command === '..' ||
+    command.startsWith('../') ||
+    command.startsWith('..\\') ||
+    (command.startsWith('./') && command.split('/').includes('..'))
+  ) {
     return { kind: 'escapes', reason: 'holds a ".." segment and may resolve outside the plugin root' };
   }
-  if (command.includes('${')) return { kind: 'invalid', reason: 'holds a ${…} placeholder, but command is never expanded; use a bare name or a "./" path' };
+  if (command.includes('${'))
+    return {
+      kind: 'invalid',
+      reason: 'holds a ${…} placeholder, but command is never expanded; use a bare name or a "./" path',
+    };
   // A backslash is a separator on Windows and a name character elsewhere: the same value
   // would name two different files. A control character is no part of any usable name.
   if (command === '' || CONTROL.test(command) || command.includes('\\')) {
@@ -60,14 +73,21 @@ export function commandForm(command: string): CommandForm {
   }
   if (command.startsWith('./')) {
     const path = command.slice(2);
-    if (path.split('/').some((s) => s === '' || s === '.')) return { kind: 'invalid', reason: 'must be a plain "./" path to a file, with no empty or "." segment' };
+    if (path.split('/').some((s) => s === '' || s === '.'))
+      return { kind: 'invalid', reason: 'must be a plain "./" path to a file, with no empty or "." segment' };
     return { kind: 'path', path };
   }
   // A leading "~" is a home directory only to a shell; no client expands it.
-  if (command.startsWith('~')) return { kind: 'invalid', reason: 'starts with "~", which only a shell expands; use a bare name or a "./" path' };
-  if (command.includes('/') || command === '.') return { kind: 'invalid', reason: 'is a path that does not start with "./"; use a bare name or a "./" path' };
+  if (command.startsWith('~'))
+    return { kind: 'invalid', reason: 'starts with "~", which only a shell expands; use a bare name or a "./" path' };
+  if (command.includes('/') || command === '.')
+    return { kind: 'invalid', reason: 'is a path that does not start with "./"; use a bare name or a "./" path' };
   if (looksLikeCommandLine(command)) {
-    return { kind: 'invalid', reason: 'is a bare name holding whitespace or a shell operator: a command line, not one token; a client never splits it, so put the arguments in args' };
+    return {
+      kind: 'invalid',
+      reason:
+        'is a bare name holding whitespace or a shell operator: a command line, not one token; a client never splits it, so put the arguments in args',
+    };
   }
   return { kind: 'bare' };
 }
@@ -81,10 +101,15 @@ export function commandForm(command: string): CommandForm {
  * command string" (§7.2.1). Without them it is a token that names nothing, and the server
  * fails to start (§7.2.2 item 5).
  */
-export function unbundledCommand(command: string, what: 'absent' | 'not-a-file'): { invalid: string } | { missing: string } {
+export function unbundledCommand(
+  command: string,
+  what: 'absent' | 'not-a-file',
+): { invalid: string } | { missing: string } {
   const names = what === 'absent' ? 'names no file in the package' : 'names something other than a regular file';
   if (looksLikeCommandLine(command)) {
-    return { invalid: `${names} and holds whitespace or a shell operator: a command line, not one token; a client runs the whole value as one path and never splits it, so put the arguments in args` };
+    return {
+      invalid: `${names} and holds whitespace or a shell operator: a command line, not one token; a client runs the whole value as one path and never splits it, so put the arguments in args`,
+    };
   }
   return { missing: names };
 }

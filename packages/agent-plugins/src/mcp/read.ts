@@ -13,7 +13,8 @@ export interface McpServersRead {
 
 const TOP_LEVEL: ReadonlySet<string> = new Set(['$schema', 'mcpServers']);
 
-const topLevel = (code: McpFindingCode, pointer: string, message: string): Finding => findingFrom(MCP_FINDING_CODES, code, `mcp.json#${pointer}`, message);
+const topLevel = (code: McpFindingCode, pointer: string, message: string): Finding =>
+  findingFrom(MCP_FINDING_CODES, code, `mcp.json#${pointer}`, message);
 
 /**
  * Reads the servers of a parsed mcp.json the way a conformant client loads them (§7.2.1,
@@ -30,15 +31,21 @@ export function readServers(mcpJson: unknown): McpServersRead {
   if (!isPlainObject(mcpJson)) return { servers: {}, mcpDisabled: true, findings: [] };
   const findings: Finding[] = [];
   for (const key of Object.keys(mcpJson)) {
-    if (!TOP_LEVEL.has(key)) findings.push(topLevel('mcp.top-level-field-unknown', `/${pointerToken(key)}`, 'is not an mcp.json field; MCP is disabled'));
+    if (!TOP_LEVEL.has(key))
+      findings.push(
+        topLevel('mcp.top-level-field-unknown', `/${pointerToken(key)}`, 'is not an mcp.json field; MCP is disabled'),
+      );
   }
   const servers = mcpJson.mcpServers;
   if (!Object.hasOwn(mcpJson, 'mcpServers')) {
     findings.push(topLevel('mcp.servers-missing', '/mcpServers', 'is required; MCP is disabled'));
   } else if (!isPlainObject(servers)) {
-    findings.push(topLevel('mcp.servers-not-object', '/mcpServers', `must be an object, not ${kindOf(servers)}; MCP is disabled`));
+    findings.push(
+      topLevel('mcp.servers-not-object', '/mcpServers', `must be an object, not ${kindOf(servers)}; MCP is disabled`),
+    );
   }
-  if (findings.length > 0 || !isPlainObject(servers)) return { servers: {}, mcpDisabled: true, findings: sortFindings(findings) };
+  if (findings.length > 0 || !isPlainObject(servers))
+    return { servers: {}, mcpDisabled: true, findings: sortFindings(findings) };
 
   const loaded: [string, McpServer][] = [];
   for (const [name, entry] of Object.entries(servers)) {

@@ -47,7 +47,10 @@ export class PluginPackageInvalidError extends PluginOciError {
   ) {
     const errors = findings.filter((f) => f.severity === 'error');
     const first = errors[0];
-    super(reference, `${source} fails validation with ${errors.length} error finding${errors.length === 1 ? '' : 's'}${first ? ` (first: ${first.rule} ${first.code} ${first.path}: ${first.message})` : ''}`);
+    super(
+      reference,
+      `${source} fails validation with ${errors.length} error finding${errors.length === 1 ? '' : 's'}${first ? ` (first: ${first.rule} ${first.code} ${first.path}: ${first.message})` : ''}`,
+    );
   }
 }
 
@@ -61,7 +64,10 @@ export class PluginEntryUnsupportedError extends PluginOciError {
     readonly path: string,
     readonly kind: 'symbolic link' | 'special file',
   ) {
-    super(reference, `${dir}: ${path} is a ${kind}; a plugin artifact holds only regular files and folders, nothing was uploaded`);
+    super(
+      reference,
+      `${dir}: ${path} is a ${kind}; a plugin artifact holds only regular files and folders, nothing was uploaded`,
+    );
   }
 }
 

@@ -61,7 +61,11 @@ export interface PulledPlugin {
  * no error finding is renamed to `dir`. On any failure the folder is removed: `dir` shows
  * nothing or the whole package, never part of one.
  */
-export async function pullPlugin(reference: string, dir: string, options: PullPluginOptions = {}): Promise<PulledPlugin> {
+export async function pullPlugin(
+  reference: string,
+  dir: string,
+  options: PullPluginOptions = {},
+): Promise<PulledPlugin> {
   const { client, parsed, label } = openRepository(reference, options);
   const limits = { ...DEFAULT_PULL_LIMITS, ...definedOnly(options.limits) };
   const target = resolve(dir);
@@ -72,7 +76,10 @@ export async function pullPlugin(reference: string, dir: string, options: PullPl
   if (found === undefined) throw new PluginNotFoundError(label);
   const { config: configDescriptor, layer } = checkArtifactManifest(label, found.manifest, limits.maxLayerBytes);
   // No more than the descriptor's size is read, and the bytes must hash to its digest.
-  const config = parseArtifactConfig(label, await client.getBlob(configDescriptor.digest, configDescriptor.size, options.signal));
+  const config = parseArtifactConfig(
+    label,
+    await client.getBlob(configDescriptor.digest, configDescriptor.size, options.signal),
+  );
 
   await mkdir(dirname(target), { recursive: true });
   const staging = join(dirname(target), `.${basename(target)}.pull-${randomBytes(6).toString('hex')}`);
@@ -81,7 +88,8 @@ export async function pullPlugin(reference: string, dir: string, options: PullPl
   await mkdir(staging, { mode: 0o700 });
   try {
     const files = await extractLayer(client, label, layer, staging, limits, options.signal);
-    if (files !== config.files) throw new PluginArtifactError(label, `the config counts ${config.files} files, the layer holds ${files}`);
+    if (files !== config.files)
+      throw new PluginArtifactError(label, `the config counts ${config.files} files, the layer holds ${files}`);
     const validation = await validatePlugin(staging);
     if (validation.findings.some((finding) => finding.severity === 'error')) {
       throw new PluginPackageInvalidError(label, 'the pulled package', validation.findings);
@@ -115,7 +123,8 @@ async function placeFolder(label: string, staging: string, target: string): Prom
     await rename(staging, target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') throw new PluginDestinationError(label, target);
+    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR')
+      throw new PluginDestinationError(label, target);
     throw error;
   }
 }
@@ -132,25 +141,31 @@ async function extractLayer(
   let files = 0;
   try {
     // Streamed with its digest checked at the end; the descriptor's size is the most read.
-    await readLayerBlob(client, layer, { maxBytes: limits.maxUnpackedBytes, maxFiles: limits.maxFiles, links: 'refuse' }, {
-      async directory(path) {
-        await mkdir(join(staging, ...path.split('/')), { recursive: true, mode: 0o755 });
+    await readLayerBlob(
+      client,
+      layer,
+      { maxBytes: limits.maxUnpackedBytes, maxFiles: limits.maxFiles, links: 'refuse' },
+      {
+        async directory(path) {
+          await mkdir(join(staging, ...path.split('/')), { recursive: true, mode: 0o755 });
+        },
+        async file(file, body) {
+          const abs = join(staging, ...file.path.split('/'));
+          await mkdir(dirname(abs), { recursive: true, mode: 0o755 });
+          // 'wx': readArchive refuses duplicates already; this keeps a second write from ever replacing a file.
+          const handle = await open(abs, 'wx', 0o600);
+          try {
+            for await (const chunk of body) await handle.write(chunk);
+          } finally {
+            await handle.close();
+          }
+          // Exactly 0644 or 0755, as push packed it, whatever the umask.
+          await chmod(abs, file.executable ? 0o755 : 0o644);
+          files += 1;
+        },
       },
-      async file(file, body) {
-        const abs = join(staging, ...file.path.split('/'));
-        await mkdir(dirname(abs), { recursive: true, mode: 0o755 });
-        // 'wx': readArchive refuses duplicates already; this keeps a second write from ever replacing a file.
-        const handle = await open(abs, 'wx', 0o600);
-        try {
-          for await (const chunk of body) await handle.write(chunk);
-        } finally {
-          await handle.close();
-        }
-        // Exactly 0644 or 0755, as push packed it, whatever the umask.
-        await chmod(abs, file.executable ? 0o755 : 0o644);
-        files += 1;
-      },
-    }, signal);
+      signal,
+    );
   } catch (error) {
     throw explainFailure(error, label, limits);
   }
@@ -162,11 +177,32 @@ function explainFailure(error: unknown, label: string, limits: Required<PullLimi
   if (!(error instanceof ArchiveError)) return error;
   switch (error.reason) {
     case 'too-large':
-      return new PluginTooLargeError(label, 'unpacked', limits.maxUnpackedBytes, `the layer is too large once inflated: ${error.message}`, undefined, { cause: error });
+      return new PluginTooLargeError(
+        label,
+        'unpacked',
+        limits.maxUnpackedBytes,
+        `the layer is too large once inflated: ${error.message}`,
+        undefined,
+        { cause: error },
+      );
     case 'entry-too-large':
-      return new PluginTooLargeError(label, 'file', limits.maxUnpackedBytes, `a file of the layer is too large: ${error.message}`, undefined, { cause: error });
+      return new PluginTooLargeError(
+        label,
+        'file',
+        limits.maxUnpackedBytes,
+        `a file of the layer is too large: ${error.message}`,
+        undefined,
+        { cause: error },
+      );
     case 'too-many-files':
-      return new PluginTooLargeError(label, 'files', limits.maxFiles, `the layer holds too many files: ${error.message}`, undefined, { cause: error });
+      return new PluginTooLargeError(
+        label,
+        'files',
+        limits.maxFiles,
+        `the layer holds too many files: ${error.message}`,
+        undefined,
+        { cause: error },
+      );
     default:
       return new PluginLayerUnsafeError(label, error.reason, error.entry, error.message, { cause: error });
   }

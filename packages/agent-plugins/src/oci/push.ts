@@ -49,7 +49,11 @@ export interface PushedPlugin {
  * The layer, then the config, then the manifest are uploaded; the tag moves last, so a reader
  * of the tag sees the old artifact or the whole new one. Registry failures are RegistryError.
  */
-export async function pushPlugin(dir: string, reference: string, options: PushPluginOptions = {}): Promise<PushedPlugin> {
+export async function pushPlugin(
+  dir: string,
+  reference: string,
+  options: PushPluginOptions = {},
+): Promise<PushedPlugin> {
   const { client, parsed, label } = openRepository(reference, options);
   const tag = parsed.tag;
   if (tag === undefined || parsed.digest !== undefined) {
@@ -103,7 +107,8 @@ async function emitCleanPackage(root: string, label: string, scratch: string): P
   if (hasError(validation.findings)) throw new PluginPackageInvalidError(label, root, validation.findings);
   await refuseLinks(root, label);
   const imported = await importPlugin(root);
-  if (imported.rejected || imported.config === undefined) throw new PluginPackageInvalidError(label, root, imported.findings);
+  if (imported.rejected || imported.config === undefined)
+    throw new PluginPackageInvalidError(label, root, imported.findings);
   const content = join(scratch, 'content');
   const out = join(scratch, 'package');
   await writePlugin(imported.content, content);
@@ -115,7 +120,8 @@ async function emitCleanPackage(root: string, label: string, scratch: string): P
     if (error instanceof PluginRejectedError) throw new PluginPackageInvalidError(label, root, error.findings);
     throw error;
   }
-  if (hasError(emitted.validation.findings)) throw new PluginPackageInvalidError(label, root, emitted.validation.findings);
+  if (hasError(emitted.validation.findings))
+    throw new PluginPackageInvalidError(label, root, emitted.validation.findings);
   await rm(join(out, SIDECAR), { force: true });
   return {
     dir: out,

@@ -3,7 +3,8 @@ import type { FindingCodeInfo } from '../findings.js';
 // Severity here is the widest case. The reader reports a failure with the severity of its
 // failure boundary (FAILURE_BOUNDARIES): an error when the plugin or a component is disabled,
 // a warning when only the one path is denied and everything else still loads (§4.1).
-const SCOPED = 'What is disabled follows the narrowest failure boundary of §4.1: the plugin, a component type, one skill or server, or only this path.';
+const SCOPED =
+  'What is disabled follows the narrowest failure boundary of §4.1: the plugin, a component type, one skill or server, or only this path.';
 
 /**
  * The AR9O5 finding codes of reading a package: one per way a package path can fail to be

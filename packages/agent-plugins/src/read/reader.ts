@@ -2,7 +2,14 @@ import { constants, type Dirent, type Stats } from 'node:fs';
 import { descriptorIsInside, descriptorPath, isDotGit } from '@agentproto/content-cache';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
-import { type PackageFileHandle, type PackageFs, type ResolveFailure, nodePackageFs, packagePathSegments, resolveEntry } from './resolve.js';
+import {
+  type PackageFileHandle,
+  type PackageFs,
+  type ResolveFailure,
+  nodePackageFs,
+  packagePathSegments,
+  resolveEntry,
+} from './resolve.js';
 
 /**
  * What a client disables when a package path fails, narrowest last:
@@ -87,7 +94,9 @@ export const FAILURE_BOUNDARIES: readonly FailureBoundary[] = Object.freeze([
 /** The boundary a failure at package path `at` falls under (`''` is the plugin root). */
 export function failureBoundary(at: string, use: PathUse = 'package'): FailureBoundary {
   const segments = packagePathSegments(at) ?? [at];
-  const found = FAILURE_BOUNDARIES.find((b) => (b.use === undefined || b.use === use) && b.paths.some((p) => matches(p, segments)));
+  const found = FAILURE_BOUNDARIES.find(
+    (b) => (b.use === undefined || b.use === use) && b.paths.some((p) => matches(p, segments)),
+  );
   // The last row covers every path, so this is never reached.
   return found ?? (FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1] as FailureBoundary);
 }
@@ -123,7 +132,10 @@ export interface PackageDirEntry {
   kind: 'file' | 'directory' | 'link' | 'other';
 }
 
-export type ListResult = { ok: true; path: string; realPath: string; entries: PackageDirEntry[] } | ReadAbsent | ReadFailure;
+export type ListResult =
+  | { ok: true; path: string; realPath: string; entries: PackageDirEntry[] }
+  | ReadAbsent
+  | ReadFailure;
 
 export type ResolvePathResult =
   | { ok: true; path: string; realPath: string; kind: 'file' | 'directory' | 'other' }
@@ -202,7 +214,12 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     // skills tree): it is never part of the package, so it disables nothing else. An MCP
     // server pointing into one still loses that server entry.
     const gitOnly = code === 'read.git-metadata' && use === 'package';
-    const boundary = code === 'read.package-too-large' ? failureBoundary('') : gitOnly ? (FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1] as FailureBoundary) : failureBoundary(at, use);
+    const boundary =
+      code === 'read.package-too-large'
+        ? failureBoundary('')
+        : gitOnly
+          ? (FAILURE_BOUNDARIES[FAILURE_BOUNDARIES.length - 1] as FailureBoundary)
+          : failureBoundary(at, use);
     const found: Finding = { ...findingFrom(READ_FINDING_CODES, code, path, message), severity: boundary.severity };
     const key = `${code}\0${path}`;
     if (!seen.has(key)) {
@@ -212,21 +229,39 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     return { ok: false, absent: false, path, finding: found, scope: boundary.scope };
   }
 
-  async function locate(relPath: string, use: PathUse): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | ReadFailure> {
+  async function locate(
+    relPath: string,
+    use: PathUse,
+  ): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | ReadFailure> {
     const segments = packagePathSegments(relPath);
     const path = segments === undefined ? relPath : segments.join('/');
     // Refused before anything is touched: a .git folder or gitfile (any spelling git refuses)
     // is never read, so it can never be imported, pulled or shipped.
     const gitAt = segments?.findIndex(isDotGit) ?? -1;
     if (segments !== undefined && gitAt >= 0) {
-      return fail(path, 'read.git-metadata', segments.slice(0, gitAt + 1).join('/'), use, 'is a .git entry (in a spelling git itself refuses), never part of a package');
+      return fail(
+        path,
+        'read.git-metadata',
+        segments.slice(0, gitAt + 1).join('/'),
+        use,
+        'is a .git entry (in a spelling git itself refuses), never part of a package',
+      );
     }
     const resolved = await resolveEntry(root, relPath, fs);
     if (resolved.ok) return { ...resolved, path };
     if (resolved.reason === 'missing') return { ok: false, absent: true, path };
-    const where = resolved.at === path || resolved.reason === 'invalid-path' ? '' : ` at ${resolved.at === '' ? 'the plugin root' : resolved.at}`;
+    const where =
+      resolved.at === path || resolved.reason === 'invalid-path'
+        ? ''
+        : ` at ${resolved.at === '' ? 'the plugin root' : resolved.at}`;
     const errno = resolved.errno === undefined ? '' : ` (${resolved.errno})`;
-    return fail(path, RESOLVE_CODES[resolved.reason], resolved.at, use, `${RESOLVE_MESSAGES[resolved.reason]}${where}${errno}`);
+    return fail(
+      path,
+      RESOLVE_CODES[resolved.reason],
+      resolved.at,
+      use,
+      `${RESOLVE_MESSAGES[resolved.reason]}${where}${errno}`,
+    );
   }
 
   async function readFile(relPath: string, { use = 'package' }: { use?: PathUse } = {}): Promise<ReadFileResult> {
@@ -234,7 +269,8 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     const located = await locate(relPath, use);
     if (!located.ok) return located;
     const { path, realPath, stats } = located;
-    if (!stats.isFile()) return fail(path, 'read.not-regular-file', path, use, `is ${kindName(stats)}, not a regular file`);
+    if (!stats.isFile())
+      return fail(path, 'read.not-regular-file', path, use, `is ${kindName(stats)}, not a regular file`);
 
     let handle;
     try {
@@ -248,15 +284,32 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
       // descriptor itself is inside the root: a folder on the way swapped for a link after
       // it was checked would otherwise lead the open (and this comparison) to an outside
       // file. Nothing is read before both hold.
-      if (!opened.isFile() || opened.dev !== stats.dev || opened.ino !== stats.ino || !(await provenInside(handle, realPath))) {
+      if (
+        !opened.isFile() ||
+        opened.dev !== stats.dev ||
+        opened.ino !== stats.ino ||
+        !(await provenInside(handle, realPath))
+      ) {
         return fail(path, 'read.unreadable', path, use, 'changed while it was being read');
       }
       if (opened.size > maxFileBytes) {
-        return fail(path, 'read.file-too-large', path, use, `is ${opened.size} bytes, over the limit of ${maxFileBytes}`);
+        return fail(
+          path,
+          'read.file-too-large',
+          path,
+          use,
+          `is ${opened.size} bytes, over the limit of ${maxFileBytes}`,
+        );
       }
       const previously = counted.get(realPath) ?? 0;
       if (bytesRead - previously + opened.size > maxPackageBytes) {
-        packageFailure = fail(path, 'read.package-too-large', path, use, `brings the package over the limit of ${maxPackageBytes} bytes`);
+        packageFailure = fail(
+          path,
+          'read.package-too-large',
+          path,
+          use,
+          `brings the package over the limit of ${maxPackageBytes} bytes`,
+        );
         return packageFailure;
       }
       // One byte more than the size: reading it means the file grew after it was measured.
@@ -269,7 +322,14 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
         filled += n;
       }
       if (filled !== opened.size) {
-        if (filled > maxFileBytes) return fail(path, 'read.file-too-large', path, use, `grew over the limit of ${maxFileBytes} bytes while it was being read`);
+        if (filled > maxFileBytes)
+          return fail(
+            path,
+            'read.file-too-large',
+            path,
+            use,
+            `grew over the limit of ${maxFileBytes} bytes while it was being read`,
+          );
         return fail(path, 'read.unreadable', path, use, 'changed size while it was being read');
       }
       bytesRead += filled - previously;
@@ -287,15 +347,18 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     const located = await locate(relDir, use);
     if (!located.ok) return located;
     const { path, realPath, stats } = located;
-    if (!stats.isDirectory()) return fail(path, 'read.not-directory', path, use, `is ${kindName(stats)}, not a directory`);
+    if (!stats.isDirectory())
+      return fail(path, 'read.not-directory', path, use, `is ${kindName(stats)}, not a directory`);
     try {
       const dirents = await listProven(realPath);
       if (dirents === undefined) return fail(path, 'read.unreadable', path, use, 'changed while it was being listed');
       const entries = dirents
-        .map((d): PackageDirEntry => ({
-          name: d.name,
-          kind: d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other',
-        }))
+        .map(
+          (d): PackageDirEntry => ({
+            name: d.name,
+            kind: d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other',
+          }),
+        )
         .sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
       return { ok: true, path, realPath, entries };
     } catch (error) {

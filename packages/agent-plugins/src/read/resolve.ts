@@ -83,7 +83,8 @@ export function packagePathSegments(relPath: string): string[] | undefined {
   // Public through resolveInside: a path read from a manifest may be anything, and what is
   // not a string is not a package path (invalid-path), rather than a TypeError here.
   if (typeof relPath !== 'string') return undefined;
-  if (relPath.includes('\\') || relPath.includes('\0') || relPath.startsWith('/') || /^[A-Za-z]:/.test(relPath)) return undefined;
+  if (relPath.includes('\\') || relPath.includes('\0') || relPath.startsWith('/') || /^[A-Za-z]:/.test(relPath))
+    return undefined;
   const segments = relPath.split('/').filter((s) => s !== '' && s !== '.');
   return segments.includes('..') ? undefined : segments;
 }
@@ -103,7 +104,11 @@ export function packagePathSegments(relPath: string): string[] | undefined {
  * plugin root"). Such a package stops working when it is moved; that is a packaging
  * concern, not a reason for a client to refuse it. Any other absolute target is outside.
  */
-export async function resolveInside(root: string, relPath: string, fs: PackageFs = nodePackageFs): Promise<ResolveResult> {
+export async function resolveInside(
+  root: string,
+  relPath: string,
+  fs: PackageFs = nodePackageFs,
+): Promise<ResolveResult> {
   const resolved = await resolveEntry(root, relPath, fs);
   return resolved.ok ? { ok: true, realPath: resolved.realPath } : resolved;
 }
@@ -189,7 +194,8 @@ export async function resolveEntry(
       targetSegments = rest;
     }
     expanding.push({ link: candidate, depth: pending.length });
-    for (let i = targetSegments.length - 1; i >= 0; i--) pending.push({ name: targetSegments[i] ?? '', origin: item.origin, viaLink: true });
+    for (let i = targetSegments.length - 1; i >= 0; i--)
+      pending.push({ name: targetSegments[i] ?? '', origin: item.origin, viaLink: true });
   }
   return { ok: true, realPath: current, stats: currentStats };
 }

@@ -19,7 +19,16 @@ export const DEFAULT_PI_SKILLS_DIR = '.pi/skills';
  * The keys the product owns in a Pi package.json under package_json = "merge" (the seed), in
  * the order they are written. Every other key belongs to the project.
  */
-export const PI_OWNED_KEYS = Object.freeze(['name', 'version', 'description', 'keywords', 'author', 'repository', 'files', 'pi'] as const);
+export const PI_OWNED_KEYS = Object.freeze([
+  'name',
+  'version',
+  'description',
+  'keywords',
+  'author',
+  'repository',
+  'files',
+  'pi',
+] as const);
 
 /**
  * What the OpenCode and Pi package.json is derived from: the manifest's identity fields, the
@@ -55,7 +64,19 @@ export interface RuntimePackageJson {
 
 // The order keys are written in when the product owns the whole file: identity first, then
 // what the package ships, then what it needs.
-const KEY_ORDER = ['name', 'version', 'description', 'keywords', 'license', 'author', 'repository', 'files', 'pi', 'dependencies', 'packageManager'] as const;
+const KEY_ORDER = [
+  'name',
+  'version',
+  'description',
+  'keywords',
+  'license',
+  'author',
+  'repository',
+  'files',
+  'pi',
+  'dependencies',
+  'packageManager',
+] as const;
 
 function render(value: Record<string, unknown>): Uint8Array {
   return new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
@@ -76,7 +97,14 @@ function filesOf(paths: readonly string[], findings: Finding[]): string[] {
   for (const [index, path] of paths.entries()) {
     const problem = packagePathProblem(path);
     if (problem !== undefined) {
-      findings.push(findingFrom(RUNTIME_FINDING_CODES, 'runtime.file-path-invalid', `${PACKAGE_JSON}#/files`, `package path ${index + 1} ${problem}; it is not listed`));
+      findings.push(
+        findingFrom(
+          RUNTIME_FINDING_CODES,
+          'runtime.file-path-invalid',
+          `${PACKAGE_JSON}#/files`,
+          `package path ${index + 1} ${problem}; it is not listed`,
+        ),
+      );
       continue;
     }
     const first = path.split('/')[0] as string;
@@ -134,7 +162,14 @@ function skillsDirOf(dir: string | undefined, findings: Finding[]): string {
   const bare = dir.replace(/^\.\//, '').replace(/\/+$/, '');
   const problem = packagePathProblem(bare);
   if (problem === undefined) return `./${bare}`;
-  findings.push(findingFrom(RUNTIME_FINDING_CODES, 'runtime.pi-skills-dir-invalid', 'plugin#/pi/skillsDir', `skills_dir ${problem}; ${DEFAULT_PI_SKILLS_DIR} was written instead`));
+  findings.push(
+    findingFrom(
+      RUNTIME_FINDING_CODES,
+      'runtime.pi-skills-dir-invalid',
+      'plugin#/pi/skillsDir',
+      `skills_dir ${problem}; ${DEFAULT_PI_SKILLS_DIR} was written instead`,
+    ),
+  );
   return `./${DEFAULT_PI_SKILLS_DIR}`;
 }
 
@@ -171,11 +206,19 @@ export function piPackageJson(input: RuntimePackageInput, existing?: Uint8Array)
   const fields = common(input, findings);
   fields.pi = { skills: [skillsDirOf(input.config?.pi?.skillsDir, findings)] };
   const owned = ordered(fields);
-  if (input.config?.pi?.packageJson !== 'merge' || existing === undefined) return { bytes: render(owned), findings: sortFindings(findings) };
+  if (input.config?.pi?.packageJson !== 'merge' || existing === undefined)
+    return { bytes: render(owned), findings: sortFindings(findings) };
 
   const current = parseObject(existing);
   if (current === undefined) {
-    findings.push(findingFrom(RUNTIME_FINDING_CODES, 'runtime.package-json-unreadable', PACKAGE_JSON, 'is not a UTF-8 JSON object; nothing was merged into it'));
+    findings.push(
+      findingFrom(
+        RUNTIME_FINDING_CODES,
+        'runtime.package-json-unreadable',
+        PACKAGE_JSON,
+        'is not a UTF-8 JSON object; nothing was merged into it',
+      ),
+    );
     return { bytes: existing, findings: sortFindings(findings) };
   }
   const entries: [string, unknown][] = Object.entries(current);
@@ -215,7 +258,11 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  *
  * An empty list means no drift.
  */
-export function packageJsonDrift(expected: Uint8Array, actual: Uint8Array | undefined, mode: 'own' | 'merge'): string[] {
+export function packageJsonDrift(
+  expected: Uint8Array,
+  actual: Uint8Array | undefined,
+  mode: 'own' | 'merge',
+): string[] {
   if (actual === undefined) return [PACKAGE_JSON];
   if (mode === 'own') return sameBytes(expected, actual) ? [] : [PACKAGE_JSON];
   const want = parseObject(expected);

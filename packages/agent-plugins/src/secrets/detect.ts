@@ -51,19 +51,45 @@ export function detectSecret(value: string, context: SecretContext): SecretMatch
   for (const rule of SECRET_RULES) {
     rule.pattern.lastIndex = 0;
     const match = rule.pattern.exec(literal);
-    if (match !== null) return { rule: rule.id, title: rule.title, masked: rule.prefix > 0 ? `${match[0].slice(0, rule.prefix)}…` : undefined };
+    if (match !== null)
+      return {
+        rule: rule.id,
+        title: rule.title,
+        masked: rule.prefix > 0 ? `${match[0].slice(0, rule.prefix)}…` : undefined,
+      };
   }
-  if (hasUrlPassword(literal)) return { rule: 'url-password', title: 'a password in a URL (user:password@)', masked: undefined };
-  if (hasCredentialQuery(literal)) return { rule: 'credential-name', title: 'a literal value under a credential-like URL query key', masked: undefined };
-  if (hasCredentialAssignment(literal)) return { rule: 'credential-name', title: 'a literal value assigned to a credential-like name inside the value', masked: undefined };
+  if (hasUrlPassword(literal))
+    return { rule: 'url-password', title: 'a password in a URL (user:password@)', masked: undefined };
+  if (hasCredentialQuery(literal))
+    return {
+      rule: 'credential-name',
+      title: 'a literal value under a credential-like URL query key',
+      masked: undefined,
+    };
+  if (hasCredentialAssignment(literal))
+    return {
+      rule: 'credential-name',
+      title: 'a literal value assigned to a credential-like name inside the value',
+      masked: undefined,
+    };
   if (context.name !== undefined && isCredentialName(context.name) && !isPlaceholderValue(literal)) {
-    return { rule: 'credential-name', title: `a literal value under a credential-like ${FIELD_NOUN[context.field]}`, masked: undefined };
+    return {
+      rule: 'credential-name',
+      title: `a literal value under a credential-like ${FIELD_NOUN[context.field]}`,
+      masked: undefined,
+    };
   }
-  if (hasHighEntropyRun(literal)) return { rule: 'high-entropy', title: 'a random-looking string (high entropy)', masked: undefined };
+  if (hasHighEntropyRun(literal))
+    return { rule: 'high-entropy', title: 'a random-looking string (high entropy)', masked: undefined };
   return undefined;
 }
 
-const FIELD_NOUN: Readonly<Record<SecretField, string>> = { env: 'variable name', header: 'header name', arg: 'flag', url: 'name' };
+const FIELD_NOUN: Readonly<Record<SecretField, string>> = {
+  env: 'variable name',
+  header: 'header name',
+  arg: 'flag',
+  url: 'name',
+};
 
 // scheme://user:password@ — any scheme (https, postgres, redis, amqp, mongodb+srv, …).
 // Every pattern here is linear in the value (values reach 128 KiB): a scheme starts only where
@@ -94,14 +120,19 @@ function hasCredentialQuery(text: string): boolean {
 
 // NAME=value or Name: value inside a value: `-e OPENAI_API_KEY=…` (docker), `--header
 // "Authorization: Bearer …"`, `user=app password=…`. An auth scheme word before the value is skipped.
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?([^\s"',;&]+)/gi;
+const ASSIGNMENT =
+  /(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?([^\s"',;&]+)/gi;
 
 function hasCredentialAssignment(text: string): boolean {
   for (const match of text.matchAll(ASSIGNMENT)) {
     const name = match[1] ?? '';
     // A URL's scheme (https://…) is no assignment, and a bare `key:` is any key of any map.
     if ((match[2] ?? '').startsWith('//') || name.toLowerCase() === 'key') continue;
-    if ((isCredentialName(name) || CREDENTIAL_HEADER_NAMES.has(name.toLowerCase())) && !isPlaceholderValue(match[2] ?? '')) return true;
+    if (
+      (isCredentialName(name) || CREDENTIAL_HEADER_NAMES.has(name.toLowerCase())) &&
+      !isPlaceholderValue(match[2] ?? '')
+    )
+      return true;
   }
   return false;
 }
@@ -118,22 +149,114 @@ function decodeSafely(text: string): string {
 
 /** Words that make a name a credential's wherever they stand (`GITHUB_TOKEN`, `DB_PASSWORD`). */
 const CREDENTIAL_WORDS: ReadonlySet<string> = new Set([
-  'token', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'credential', 'credentials', 'apikey', 'auth', 'authorization',
-  'bearer', 'pat', 'cookie', 'privatekey', 'accesskey', 'secretkey', 'clientsecret', 'accesstoken', 'authtoken', 'refreshtoken',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'credential',
+  'credentials',
+  'apikey',
+  'auth',
+  'authorization',
+  'bearer',
+  'pat',
+  'cookie',
+  'privatekey',
+  'accesskey',
+  'secretkey',
+  'clientsecret',
+  'accesstoken',
+  'authtoken',
+  'refreshtoken',
 ]);
 /** Words that end such joined words: `ACCESSTOKEN`, `CLIENTSECRET`, `DBPASSWORD`. */
 const CREDENTIAL_ENDINGS = ['token', 'secret', 'password', 'passwd', 'apikey'];
 /** A trailing `key` is a credential's unless the word before it says otherwise (`SORT_KEY`, `PUBLIC_KEY`). */
 const NOT_SECRET_KEYS: ReadonlySet<string> = new Set([
-  'sort', 'primary', 'partition', 'cache', 'foreign', 'hash', 'group', 'lookup', 'public', 'pub', 'map', 'idempotency', 'dedup',
-  'routing', 'row', 'shard', 'object', 'bucket', 'index', 'hot', 'short', 'storage', 'config', 'settings', 'translation', 'i18n',
+  'sort',
+  'primary',
+  'partition',
+  'cache',
+  'foreign',
+  'hash',
+  'group',
+  'lookup',
+  'public',
+  'pub',
+  'map',
+  'idempotency',
+  'dedup',
+  'routing',
+  'row',
+  'shard',
+  'object',
+  'bucket',
+  'index',
+  'hot',
+  'short',
+  'storage',
+  'config',
+  'settings',
+  'translation',
+  'i18n',
 ]);
 /** A name whose last word is one of these names a setting about a credential, not the credential. */
 const NOT_SECRET_TAILS: ReadonlySet<string> = new Set([
-  'url', 'uri', 'endpoint', 'host', 'hostname', 'port', 'file', 'path', 'dir', 'directory', 'type', 'mode', 'method', 'header',
-  'name', 'id', 'enabled', 'disabled', 'ttl', 'timeout', 'expiry', 'expires', 'scope', 'scopes', 'provider', 'region', 'version',
-  'format', 'length', 'size', 'max', 'min', 'limit', 'count', 'env', 'var', 'user', 'username', 'email', 'issuer', 'audience',
-  'algorithm', 'alg', 'prefix', 'kind', 'location', 'domain', 'realm', 'tokens', 'server', 'strategy', 'required', 'store',
+  'url',
+  'uri',
+  'endpoint',
+  'host',
+  'hostname',
+  'port',
+  'file',
+  'path',
+  'dir',
+  'directory',
+  'type',
+  'mode',
+  'method',
+  'header',
+  'name',
+  'id',
+  'enabled',
+  'disabled',
+  'ttl',
+  'timeout',
+  'expiry',
+  'expires',
+  'scope',
+  'scopes',
+  'provider',
+  'region',
+  'version',
+  'format',
+  'length',
+  'size',
+  'max',
+  'min',
+  'limit',
+  'count',
+  'env',
+  'var',
+  'user',
+  'username',
+  'email',
+  'issuer',
+  'audience',
+  'algorithm',
+  'alg',
+  'prefix',
+  'kind',
+  'location',
+  'domain',
+  'realm',
+  'tokens',
+  'server',
+  'strategy',
+  'required',
+  'store',
 ]);
 
 /** The words of a name: split at `_`, `-`, `.`, spaces and lower-to-upper case changes, lower-cased. */
@@ -152,7 +275,9 @@ export function isCredentialName(name: string): boolean {
   const last = words.at(-1);
   if (last === undefined || NOT_SECRET_TAILS.has(last)) return false;
   if (last === 'key') return words.length === 1 || !NOT_SECRET_KEYS.has(words.at(-2) ?? '');
-  return words.some((w) => CREDENTIAL_WORDS.has(w) || CREDENTIAL_ENDINGS.some((end) => w.length > end.length && w.endsWith(end)));
+  return words.some(
+    (w) => CREDENTIAL_WORDS.has(w) || CREDENTIAL_ENDINGS.some((end) => w.length > end.length && w.endsWith(end)),
+  );
 }
 
 /**
@@ -160,7 +285,8 @@ export function isCredentialName(name: string): boolean {
  * decided here as not a secret: the words below are the usual stand-ins of templates and
  * examples, and a plugin that ships one leaks nothing. Anything else under the name is.
  */
-const PLACEHOLDER_WORDS = /^(?:change[-_ ]?me|changeit|placeholder|example|sample|dummy|fake|test|testing|todo|tbd|fixme|replace[-_ ]?me|redacted|hidden|secret|password|passwd|token|api[-_ ]?key|key|none|null|nil|undefined|empty|true|false|yes|no|on|off|enabled|disabled|[01]|bearer|basic|digest|your[-_ ].*|my[-_ ].*|insert[-_ ].*|put[-_ ].*|enter[-_ ].*)$/i;
+const PLACEHOLDER_WORDS =
+  /^(?:change[-_ ]?me|changeit|placeholder|example|sample|dummy|fake|test|testing|todo|tbd|fixme|replace[-_ ]?me|redacted|hidden|secret|password|passwd|token|api[-_ ]?key|key|none|null|nil|undefined|empty|true|false|yes|no|on|off|enabled|disabled|[01]|bearer|basic|digest|your[-_ ].*|my[-_ ].*|insert[-_ ].*|put[-_ ].*|enter[-_ ].*)$/i;
 
 function isPlaceholderValue(value: string): boolean {
   const text = value.trim();

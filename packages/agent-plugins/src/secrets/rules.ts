@@ -29,12 +29,22 @@ export interface SecretRule {
 const B = '(?<![A-Za-z0-9_])';
 const E = '(?![A-Za-z0-9_])';
 
-const rule = (id: string, title: string, body: string, prefix: number, flags = 'g'): SecretRule => ({ id, title, pattern: new RegExp(`${B}${body}${E}`, flags), prefix });
+const rule = (id: string, title: string, body: string, prefix: number, flags = 'g'): SecretRule => ({
+  id,
+  title,
+  pattern: new RegExp(`${B}${body}${E}`, flags),
+  prefix,
+});
 
 export const SECRET_RULES: readonly SecretRule[] = Object.freeze([
   // GitHub: classic tokens are a prefix and 36 base62 characters; GitHub reserves up to 255.
   rule('github-token', 'a GitHub token', '(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,251}', 4),
-  rule('github-fine-grained-token', 'a GitHub fine-grained personal access token', 'github_pat_[A-Za-z0-9_]{50,244}', 11),
+  rule(
+    'github-fine-grained-token',
+    'a GitHub fine-grained personal access token',
+    'github_pat_[A-Za-z0-9_]{50,244}',
+    11,
+  ),
   // Anthropic before OpenAI: both start with "sk-".
   rule('anthropic-api-key', 'an Anthropic API key', 'sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{32,}', 7),
   rule('openai-project-key', 'an OpenAI API key', 'sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}', 3),
@@ -42,7 +52,12 @@ export const SECRET_RULES: readonly SecretRule[] = Object.freeze([
   rule('openai-legacy-key', 'an OpenAI API key', 'sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}', 3),
   rule('aws-access-key-id', 'an AWS access key id', '(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}', 4),
   rule('slack-token', 'a Slack token', '(?:xox[abposr]|xapp)-[0-9A-Za-z]{1,40}(?:-[0-9A-Za-z]{1,64}){1,5}', 5),
-  rule('slack-webhook', 'a Slack incoming webhook URL', 'hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}', 16),
+  rule(
+    'slack-webhook',
+    'a Slack incoming webhook URL',
+    'hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}',
+    16,
+  ),
   rule('stripe-key', 'a Stripe secret or restricted key', '(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,247}', 8),
   rule('google-api-key', 'a Google API key', 'AIza[0-9A-Za-z_-]{35}', 4),
   rule('google-oauth-secret', 'a Google OAuth client secret', 'GOCSPX-[A-Za-z0-9_-]{28}', 7),
@@ -55,5 +70,10 @@ export const SECRET_RULES: readonly SecretRule[] = Object.freeze([
   // A JSON Web Token: a base64url JSON header ("{\"" is "eyJ"), a payload and a signature.
   rule('jwt', 'a JSON Web Token', 'eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*', 3),
   // PEM private keys of every kind (RSA, EC, OPENSSH, ENCRYPTED, PGP … BLOCK).
-  { id: 'private-key', title: 'a private key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g, prefix: 0 },
+  {
+    id: 'private-key',
+    title: 'a private key',
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g,
+    prefix: 0,
+  },
 ]);

@@ -40,8 +40,13 @@ export function scanServerSecrets(name: string, server: ScannedServer, options: 
   const report = (parts: readonly (string | number)[], match: SecretMatch) => {
     const path = ['mcp.json#/mcpServers', pointerToken(name), ...parts.map((p) => pointerToken(String(p)))].join('/');
     const shown = match.masked === undefined ? '' : ` (${match.masked})`;
-    const outcome = options.mode === 'build' ? 'secrets must not be packaged; the server is not packaged' : 'it is plain package data; treat it as leaked';
-    findings.push(findingFrom(SECRET_FINDING_CODES, code, path, `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`));
+    const outcome =
+      options.mode === 'build'
+        ? 'secrets must not be packaged; the server is not packaged'
+        : 'it is plain package data; treat it as leaked';
+    findings.push(
+      findingFrom(SECRET_FINDING_CODES, code, path, `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`),
+    );
   };
   const look = (parts: readonly (string | number)[], value: string, context: SecretContext) => {
     const match = detectSecret(value, context);
@@ -53,11 +58,17 @@ export function scanServerSecrets(name: string, server: ScannedServer, options: 
     const inline = FLAG_WITH_VALUE.exec(arg);
     if (inline !== null) return look(['args', i], inline[2] ?? '', { field: 'arg', name: inline[1] ?? '' });
     const flag = i > 0 ? FLAG.exec(args[i - 1] ?? '') : null;
-    look(['args', i], arg, flag === null || arg.startsWith('-') ? { field: 'arg' } : { field: 'arg', name: flag[1] ?? '' });
+    look(
+      ['args', i],
+      arg,
+      flag === null || arg.startsWith('-') ? { field: 'arg' } : { field: 'arg', name: flag[1] ?? '' },
+    );
   });
   if (server.url !== undefined) {
     // user:password@ in the URL itself is the URL check's finding when it makes one.
-    const url = options.skipUrlUserinfo ? server.url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1') : server.url;
+    const url = options.skipUrlUserinfo
+      ? server.url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1')
+      : server.url;
     look(['url'], url, { field: 'url' });
   }
   for (const [header, value] of Object.entries(server.headers ?? {})) {
@@ -87,13 +98,28 @@ export function scanManifestSecrets(manifest: unknown, mode: 'build' | 'read'): 
   const code = mode === 'build' ? 'secret.embedded-rejected' : 'secret.embedded';
   for (const field of MANIFEST_URL_FIELDS) {
     let value: unknown = manifest;
-    for (const key of field) value = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+    for (const key of field)
+      value =
+        value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key)
+          ? (value as Record<string, unknown>)[key]
+          : undefined;
     if (typeof value !== 'string') continue;
     const match = detectSecret(value, { field: 'url' });
     if (match === undefined) continue;
     const shown = match.masked === undefined ? '' : ` (${match.masked})`;
-    const outcome = mode === 'build' ? 'secrets must not be packaged; the field is left out' : 'it is plain package data; treat it as leaked';
-    found.push({ field, finding: findingFrom(SECRET_FINDING_CODES, code, `plugin.json#/${field.join('/')}`, `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`) });
+    const outcome =
+      mode === 'build'
+        ? 'secrets must not be packaged; the field is left out'
+        : 'it is plain package data; treat it as leaked';
+    found.push({
+      field,
+      finding: findingFrom(
+        SECRET_FINDING_CODES,
+        code,
+        `plugin.json#/${field.join('/')}`,
+        `holds ${match.title}${shown}, rule ${match.rule}; ${outcome}`,
+      ),
+    });
   }
   return found;
 }

@@ -16,9 +16,17 @@ export const MAX_NAME_LENGTH = 64;
 export const MAX_DESCRIPTION_LENGTH = 1024;
 export const MAX_COMPATIBILITY_LENGTH = 500;
 
-const KNOWN_FIELDS: ReadonlySet<string> = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools']);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set([
+  'name',
+  'description',
+  'license',
+  'compatibility',
+  'metadata',
+  'allowed-tools',
+]);
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 // Named without quoting the value: a misplaced token must not end up in a log.
 function kindOf(value: unknown): string {
@@ -95,7 +103,8 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
     if (value !== undefined) {
       const problem = skillNameProblem(value);
       if (problem !== undefined) report('skill.name-invalid', '/name', problem);
-      if (value !== name) report('skill.name-mismatch', '/name', 'differs from the skill directory name; the skill is not packaged');
+      if (value !== name)
+        report('skill.name-mismatch', '/name', 'differs from the skill directory name; the skill is not packaged');
     }
   }
 
@@ -104,11 +113,17 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
   } else {
     const value = stringField('description');
     if (value !== undefined) {
-      if (value.trim() === '') report('skill.description-missing', '/description', 'is empty; the skill is not packaged');
+      if (value.trim() === '')
+        report('skill.description-missing', '/description', 'is empty; the skill is not packaged');
       else if (length(value) > MAX_DESCRIPTION_LENGTH) {
-        report('skill.description-too-long', '/description', `is ${length(value)} characters, more than ${MAX_DESCRIPTION_LENGTH}`);
+        report(
+          'skill.description-too-long',
+          '/description',
+          `is ${length(value)} characters, more than ${MAX_DESCRIPTION_LENGTH}`,
+        );
       }
-      if (/[<>]/.test(value)) report('skill.description-angle-brackets', '/description', 'holds "<" or ">", which some validators reject');
+      if (/[<>]/.test(value))
+        report('skill.description-angle-brackets', '/description', 'holds "<" or ">", which some validators reject');
     }
   }
 
@@ -116,9 +131,14 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
 
   const compatibility = stringField('compatibility');
   if (compatibility !== undefined) {
-    if (compatibility.trim() === '') report('skill.compatibility-empty', '/compatibility', 'is empty; leave the field out instead');
+    if (compatibility.trim() === '')
+      report('skill.compatibility-empty', '/compatibility', 'is empty; leave the field out instead');
     else if (length(compatibility) > MAX_COMPATIBILITY_LENGTH) {
-      report('skill.compatibility-too-long', '/compatibility', `is ${length(compatibility)} characters, more than ${MAX_COMPATIBILITY_LENGTH}`);
+      report(
+        'skill.compatibility-too-long',
+        '/compatibility',
+        `is ${length(compatibility)} characters, more than ${MAX_COMPATIBILITY_LENGTH}`,
+      );
     }
   }
 
@@ -130,18 +150,28 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
       for (const [key, value] of Object.entries(metadata)) {
         const pointer = `/metadata/${pointerToken(key)}`;
         if (typeof value === 'string') continue;
-        if (value !== null && typeof value === 'object') report('skill.metadata-invalid', pointer, `must be a string, not ${kindOf(value)}`);
+        if (value !== null && typeof value === 'object')
+          report('skill.metadata-invalid', pointer, `must be a string, not ${kindOf(value)}`);
         else report('skill.metadata-value-not-string', pointer, `is ${kindOf(value)}, not a string; quote the value`);
       }
     }
   }
 
   if (Object.hasOwn(data, 'allowed-tools') && typeof data['allowed-tools'] !== 'string') {
-    report('skill.allowed-tools-invalid', '/allowed-tools', `must be a space-separated string, not ${kindOf(data['allowed-tools'])}`);
+    report(
+      'skill.allowed-tools-invalid',
+      '/allowed-tools',
+      `must be a space-separated string, not ${kindOf(data['allowed-tools'])}`,
+    );
   }
 
   for (const key of Object.keys(data)) {
-    if (!KNOWN_FIELDS.has(key)) report('skill.unknown-field', `/${pointerToken(key)}`, 'is not an Agent Skills field; clients that do not know it ignore it');
+    if (!KNOWN_FIELDS.has(key))
+      report(
+        'skill.unknown-field',
+        `/${pointerToken(key)}`,
+        'is not an Agent Skills field; clients that do not know it ignore it',
+      );
   }
 
   return done(data);

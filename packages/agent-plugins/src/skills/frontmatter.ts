@@ -24,7 +24,8 @@ export interface Frontmatter {
   problems: Finding[];
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Splits SKILL.md into its YAML frontmatter and Markdown body, and parses the frontmatter.
@@ -80,7 +81,10 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     return { data: undefined, body: '', problems };
   }
   if (block.found === 'too-large') {
-    report('skill.frontmatter-too-large', `is over the ${block.limit}-byte limit for frontmatter; nothing of it is parsed`);
+    report(
+      'skill.frontmatter-too-large',
+      `is over the ${block.limit}-byte limit for frontmatter; nothing of it is parsed`,
+    );
     return { data: undefined, body: '', problems };
   }
   const body = block.body;
@@ -91,10 +95,23 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     // +1: the opening "---" is the file's first line.
     line === undefined ? '' : ` (line ${line + 1}${column === undefined ? '' : `, column ${column}`})`;
   const limitProblem = (error: unknown): boolean => {
-    if (error instanceof DocumentTooLargeError) report('skill.frontmatter-too-large', `is over the ${error.limit}-byte limit for frontmatter; nothing of it is parsed`);
-    else if (error instanceof DocumentTooDeepError) report('skill.frontmatter-too-deep', `nests lists or maps more than ${error.limit} deep${where(error.line, error.column)}`);
+    if (error instanceof DocumentTooLargeError)
+      report(
+        'skill.frontmatter-too-large',
+        `is over the ${error.limit}-byte limit for frontmatter; nothing of it is parsed`,
+      );
+    else if (error instanceof DocumentTooDeepError)
+      report(
+        'skill.frontmatter-too-deep',
+        `nests lists or maps more than ${error.limit} deep${where(error.line, error.column)}`,
+      );
     else if (error instanceof DocumentTooComplexError) {
-      report('skill.frontmatter-too-complex', error.measure === 'aliases' ? `expands aliases more than ${error.limit} times` : `holds more than ${error.limit} values once aliases are expanded`);
+      report(
+        'skill.frontmatter-too-complex',
+        error.measure === 'aliases'
+          ? `expands aliases more than ${error.limit} times`
+          : `holds more than ${error.limit} values once aliases are expanded`,
+      );
     } else return false;
     return true;
   };
@@ -114,9 +131,15 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
   const yamlIssues = [...doc.errors, ...doc.warnings];
   if (yamlIssues.length > 0) {
     for (const issue of yamlIssues) {
-      if (issue.code === 'DUPLICATE_KEY') report('skill.frontmatter-duplicate-key', `repeats a key, keys read as strings (e.g. 1 and "1")${at(issue.pos[0])}`);
-      else if (issue.code === 'TAG_RESOLVE_FAILED') report('skill.frontmatter-invalid-yaml', `uses an explicit tag${at(issue.pos[0])}`);
-      else if (issue.code === 'NON_STRING_KEY') report('skill.frontmatter-invalid-yaml', `has a list or map as a key${at(issue.pos[0])}`);
+      if (issue.code === 'DUPLICATE_KEY')
+        report(
+          'skill.frontmatter-duplicate-key',
+          `repeats a key, keys read as strings (e.g. 1 and "1")${at(issue.pos[0])}`,
+        );
+      else if (issue.code === 'TAG_RESOLVE_FAILED')
+        report('skill.frontmatter-invalid-yaml', `uses an explicit tag${at(issue.pos[0])}`);
+      else if (issue.code === 'NON_STRING_KEY')
+        report('skill.frontmatter-invalid-yaml', `has a list or map as a key${at(issue.pos[0])}`);
       else report('skill.frontmatter-invalid-yaml', `is not valid YAML: ${issue.code}${at(issue.pos[0])}`);
     }
     return { data: undefined, body, problems };

@@ -10,4 +10,9 @@ export {
   skillNameProblem,
 } from './check.js';
 export { type SkillLayout, selectSkills } from './layout.js';
-export { type ProvenanceSource, type RemovedProvenance, addProvenanceHeader, removeProvenanceHeader } from './provenance.js';
+export {
+  type ProvenanceSource,
+  type RemovedProvenance,
+  addProvenanceHeader,
+  removeProvenanceHeader,
+} from './provenance.js';

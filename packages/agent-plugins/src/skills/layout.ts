@@ -43,7 +43,14 @@ export function selectSkills(paths: Iterable<string>): SkillLayout {
     if (dir === undefined) continue;
     if (rest.length === 0) {
       if (dir === SKILL_FILE) {
-        findings.push(findingFrom(SKILL_FINDING_CODES, 'skill.not-in-directory', path, 'is directly in skills/; move it to skills/<name>/SKILL.md'));
+        findings.push(
+          findingFrom(
+            SKILL_FINDING_CODES,
+            'skill.not-in-directory',
+            path,
+            'is directly in skills/; move it to skills/<name>/SKILL.md',
+          ),
+        );
       }
     } else if (rest.length === 1 && last === SKILL_FILE) {
       skills.add(dir);
@@ -57,13 +64,27 @@ export function selectSkills(paths: Iterable<string>): SkillLayout {
   for (const [dir, found] of nested) {
     if (skills.has(dir)) continue;
     for (const path of found) {
-      findings.push(findingFrom(SKILL_FINDING_CODES, 'skill.nested', path, 'is below an immediate child of skills/ and is not discovered'));
+      findings.push(
+        findingFrom(
+          SKILL_FINDING_CODES,
+          'skill.nested',
+          path,
+          'is below an immediate child of skills/ and is not discovered',
+        ),
+      );
     }
   }
   for (const [dir, found] of miscased) {
     if (skills.has(dir)) continue;
     for (const path of found) {
-      findings.push(findingFrom(SKILL_FINDING_CODES, 'skill.file-name-case', path, 'is not named exactly SKILL.md and is not discovered'));
+      findings.push(
+        findingFrom(
+          SKILL_FINDING_CODES,
+          'skill.file-name-case',
+          path,
+          'is not named exactly SKILL.md and is not discovered',
+        ),
+      );
     }
   }
 

@@ -7,7 +7,14 @@ import type { McpServer } from '../mcp/check.js';
 import { commandForm, unbundledCommand } from '../mcp/command.js';
 import { MCP_FINDING_CODES } from '../mcp/codes.js';
 import { readServers } from '../mcp/read.js';
-import { type PackageFs, type PluginReader, type PluginReaderOptions, type ReadFailure, nodePackageFs, openPluginReader } from '../read/index.js';
+import {
+  type PackageFs,
+  type PluginReader,
+  type PluginReaderOptions,
+  type ReadFailure,
+  nodePackageFs,
+  openPluginReader,
+} from '../read/index.js';
 import type { SpecVersion } from '../schemas.js';
 import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
 import { VALIDATE_FINDING_CODES } from './codes.js';
@@ -98,7 +105,15 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   });
   const finish = (): LoadedPackage => {
     if (result.rejected) {
-      Object.assign(result, { manifest: undefined, skills: new Map(), skippedSkills: [], servers: {}, skippedServers: [], other: new Map(), looseSkillPaths: [] });
+      Object.assign(result, {
+        manifest: undefined,
+        skills: new Map(),
+        skippedSkills: [],
+        servers: {},
+        skippedServers: [],
+        other: new Map(),
+        looseSkillPaths: [],
+      });
     }
     result.skippedSkills = [...new Set(result.skippedSkills)].sort(byteOrder);
     result.skippedServers = [...new Set(result.skippedServers)].sort(byteOrder);
@@ -111,13 +126,23 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   // plugin.json: everything else depends on it (§5.1: loaded and validated before discovery).
   const pluginRead = await reader.readFile(PLUGIN_FILE);
   if (!pluginRead.ok) {
-    if (pluginRead.absent) own.push(findingFrom(VALIDATE_FINDING_CODES, 'plugin.missing', `${PLUGIN_FILE}#`, 'is missing; the plugin is rejected'));
+    if (pluginRead.absent)
+      own.push(
+        findingFrom(VALIDATE_FINDING_CODES, 'plugin.missing', `${PLUGIN_FILE}#`, 'is missing; the plugin is rejected'),
+      );
     result.rejected = true;
     return finish();
   }
   const pluginJson = parseJson(pluginRead.bytes, PLUGIN_FILE);
   if (!pluginJson.ok) {
-    own.push(findingFrom(VALIDATE_FINDING_CODES, pluginJson.overLimit ? 'plugin.over-limit' : 'plugin.not-json', `${PLUGIN_FILE}#`, `${pluginJson.problem}; the plugin is rejected`));
+    own.push(
+      findingFrom(
+        VALIDATE_FINDING_CODES,
+        pluginJson.overLimit ? 'plugin.over-limit' : 'plugin.not-json',
+        `${PLUGIN_FILE}#`,
+        `${pluginJson.problem}; the plugin is rejected`,
+      ),
+    );
     result.rejected = true;
     return finish();
   }
@@ -166,7 +191,14 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     result.mcpPresent = true;
     const mcpJson = parseJson(mcpRead.bytes, MCP_FILE);
     if (!mcpJson.ok) {
-      own.push(findingFrom(VALIDATE_FINDING_CODES, mcpJson.overLimit ? 'mcp.over-limit' : 'mcp.not-json', `${MCP_FILE}#`, `${mcpJson.problem}; MCP is disabled`));
+      own.push(
+        findingFrom(
+          VALIDATE_FINDING_CODES,
+          mcpJson.overLimit ? 'mcp.over-limit' : 'mcp.not-json',
+          `${MCP_FILE}#`,
+          `${mcpJson.problem}; MCP is disabled`,
+        ),
+      );
       result.mcpDisabled = true;
     } else {
       const version = checkMcpManifestVersion(spec, mcpJson.value);
@@ -177,7 +209,10 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
         const read = readServers(mcpJson.value);
         own.push(...read.findings);
         result.mcpDisabled = read.mcpDisabled;
-        const declared = isPlainObject(mcpJson.value) && isPlainObject(mcpJson.value.mcpServers) ? Object.keys(mcpJson.value.mcpServers) : [];
+        const declared =
+          isPlainObject(mcpJson.value) && isPlainObject(mcpJson.value.mcpServers)
+            ? Object.keys(mcpJson.value.mcpServers)
+            : [];
         const loaded: Record<string, McpServer> = {};
         for (const [name, server] of Object.entries(read.servers)) {
           const contained = await serverPathsContained(reader, name, server, own);
@@ -185,7 +220,13 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
             result.rejected = true;
             return finish();
           }
-          if (contained) Object.defineProperty(loaded, name, { value: server, enumerable: true, writable: true, configurable: true });
+          if (contained)
+            Object.defineProperty(loaded, name, {
+              value: server,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
         }
         result.servers = loaded;
         if (!read.mcpDisabled) result.skippedServers = declared.filter((name) => !Object.hasOwn(loaded, name));
@@ -210,10 +251,13 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     for (const path of underSkills) {
       const name = path.split('/')[1] ?? '';
       const list = bySkill.get(name);
-    if (list) list.push(path);
-    else bySkill.set(name, [path]);
+      if (list) list.push(path);
+      else bySkill.set(name, [path]);
     }
-    const skillMdAhead = readAhead(layout.skills.map((name) => `${SKILLS_DIR}/${name}/${SKILL_FILE}`), (path) => reader.readFile(path));
+    const skillMdAhead = readAhead(
+      layout.skills.map((name) => `${SKILLS_DIR}/${name}/${SKILL_FILE}`),
+      (path) => reader.readFile(path),
+    );
     for (const [index, name] of layout.skills.entries()) {
       if (result.skillsDisabled) break;
       if (result.skippedSkills.includes(name)) continue;
@@ -253,7 +297,9 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   }
 
   // Everything else: bundled root files, namespace folders, the sidecar.
-  const others = walked.files.filter((path) => !(path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)));
+  const others = walked.files.filter(
+    (path) => !(path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)),
+  );
   const othersAhead = readAhead(others, (path) => reader.readFile(path));
   for (const [index, path] of others.entries()) {
     const read = await othersAhead(index);
@@ -275,7 +321,11 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     if (namespaceFolderProblem(namespace) !== undefined) continue;
     namespaces.set(namespace, [...(namespaces.get(namespace) ?? []), [path.slice(slash + 1), file]]);
   }
-  own.push(...extensionFiles(Object.fromEntries([...namespaces].map(([namespace, files]) => [namespace, Object.fromEntries(files)]))).findings);
+  own.push(
+    ...extensionFiles(
+      Object.fromEntries([...namespaces].map(([namespace, files]) => [namespace, Object.fromEntries(files)])),
+    ).findings,
+  );
 
   return finish();
 }
@@ -286,7 +336,12 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
  * hit. A path that is contained but names nothing is a warning: the entry is valid, the
  * server will fail to start (§7.2.2 item 5).
  */
-async function serverPathsContained(reader: PluginReader, name: string, server: McpServer, findings: Finding[]): Promise<boolean | 'rejected'> {
+async function serverPathsContained(
+  reader: PluginReader,
+  name: string,
+  server: McpServer,
+  findings: Finding[],
+): Promise<boolean | 'rejected'> {
   if (server.type !== 'stdio') return true;
   const at = (field: string) => `mcp.json#/mcpServers/${pointerToken(name)}/${field}`;
   // The reader's own finding names the path that failed (a link file, say); this one names
@@ -307,16 +362,31 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
   const form = commandForm(server.command);
   if (form.kind === 'path') {
     const resolved = await reader.resolve(form.path, { use: 'mcp-server' });
-    if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : refused('command', resolved);
+    if (!resolved.ok && !resolved.absent)
+      return resolved.scope === 'plugin' ? 'rejected' : refused('command', resolved);
     if (!resolved.ok || resolved.kind !== 'file') {
       // One token is decided by the package's files (commandForm): a path holding spaces is
       // one when the file is there, and a command line written as one string when it is not.
       const problem = unbundledCommand(server.command, resolved.ok ? 'not-a-file' : 'absent');
       if ('invalid' in problem) {
-        findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-invalid', at('command'), `${problem.invalid}; the server is skipped`));
+        findings.push(
+          findingFrom(
+            MCP_FINDING_CODES,
+            'mcp.command-invalid',
+            at('command'),
+            `${problem.invalid}; the server is skipped`,
+          ),
+        );
         return false;
       }
-      findings.push(findingFrom(MCP_FINDING_CODES, 'mcp.command-not-bundled', at('command'), `${problem.missing}; the server will fail to start`));
+      findings.push(
+        findingFrom(
+          MCP_FINDING_CODES,
+          'mcp.command-not-bundled',
+          at('command'),
+          `${problem.missing}; the server will fail to start`,
+        ),
+      );
     }
   }
   const cwd = server.cwd;
@@ -331,7 +401,14 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
       if (!resolved.ok && !resolved.absent) return resolved.scope === 'plugin' ? 'rejected' : refused('cwd', resolved);
       if (!resolved.ok || resolved.kind !== 'directory') {
         const what = resolved.ok ? 'names something other than a folder' : 'names a folder that is not in the package';
-        findings.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.cwd-not-directory', at('cwd'), `${what}; the server will fail to start`));
+        findings.push(
+          findingFrom(
+            VALIDATE_FINDING_CODES,
+            'mcp.cwd-not-directory',
+            at('cwd'),
+            `${what}; the server will fail to start`,
+          ),
+        );
       }
     }
   }
@@ -347,7 +424,8 @@ async function serverPathsContained(reader: PluginReader, name: string, server: 
  */
 function unreportedSkips(result: LoadedPackage, findings: readonly Finding[]): Finding[] {
   const errorPaths = findings.filter((f) => f.severity === 'error').map((f) => f.path);
-  const named = (own: string): boolean => errorPaths.some((p) => p === own || p.startsWith(`${own}/`) || p.startsWith(`${own}#`));
+  const named = (own: string): boolean =>
+    errorPaths.some((p) => p === own || p.startsWith(`${own}/`) || p.startsWith(`${own}#`));
   const added: Finding[] = [];
   for (const name of result.skippedSkills) {
     if (named(`${SKILLS_DIR}/${name}`)) continue;
@@ -358,7 +436,10 @@ function unreportedSkips(result: LoadedPackage, findings: readonly Finding[]): F
   }
   for (const name of result.skippedServers) {
     const own = `${MCP_FILE}#/mcpServers/${pointerToken(name)}`;
-    if (!named(own)) added.push(findingFrom(VALIDATE_FINDING_CODES, 'mcp.server-skipped', own, 'is not loaded by a conformant client'));
+    if (!named(own))
+      added.push(
+        findingFrom(VALIDATE_FINDING_CODES, 'mcp.server-skipped', own, 'is not loaded by a conformant client'),
+      );
   }
   return added;
 }
@@ -400,7 +481,14 @@ async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files:
       return [];
     }
     if (ancestors.includes(listed.realPath)) {
-      findings.push(findingFrom(VALIDATE_FINDING_CODES, 'package.link-cycle', dir, 'leads to a folder that contains it; its contents are listed once, under the folder itself'));
+      findings.push(
+        findingFrom(
+          VALIDATE_FINDING_CODES,
+          'package.link-cycle',
+          dir,
+          'leads to a folder that contains it; its contents are listed once, under the folder itself',
+        ),
+      );
       return [];
     }
     const inner = [...ancestors, listed.realPath];
@@ -458,17 +546,25 @@ function recordingModes(fs: PackageFs, modes: Map<string, number>): PackageFs {
  * forbids writing one and JSON.parse refuses it, so a client may well refuse the file;
  * validation must not pass what a client can reject.
  */
-function parseJson(bytes: Uint8Array, file: string): { ok: true; value: unknown } | { ok: false; problem: string; overLimit: boolean } {
+function parseJson(
+  bytes: Uint8Array,
+  file: string,
+): { ok: true; value: unknown } | { ok: false; problem: string; overLimit: boolean } {
   // The shared rules for untrusted documents: over 128 KiB, nested past 64 or holding past
   // 100,000 values, the file is refused before JSON.parse or any schema check walks it.
   try {
     return { ok: true, value: parseUntrustedJson(bytes, { source: file }) };
   } catch (error) {
-    if (error instanceof DocumentSyntaxError) return { ok: false, problem: error.reason === 'NOT_UTF8' ? 'is not UTF-8 text' : 'is not valid JSON', overLimit: false };
+    if (error instanceof DocumentSyntaxError)
+      return {
+        ok: false,
+        problem: error.reason === 'NOT_UTF8' ? 'is not UTF-8 text' : 'is not valid JSON',
+        overLimit: false,
+      };
     if (error instanceof DocumentError) return { ok: false, problem: error.detail, overLimit: true };
     throw error;
   }
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -36,7 +36,9 @@ export class PluginRejectedError extends Error {
   readonly code = 'PLUGIN_REJECTED';
   constructor(readonly findings: readonly Finding[]) {
     const first = findings.find((f) => f.severity === 'error');
-    super(`the plugin would be rejected by a conformant client${first ? `: ${first.rule} ${first.path}: ${first.message}` : ''}`);
+    super(
+      `the plugin would be rejected by a conformant client${first ? `: ${first.rule} ${first.path}: ${first.message}` : ''}`,
+    );
   }
 }
 
@@ -64,7 +66,9 @@ export async function emitPlugin(config: PluginConfig, outDir: string, options: 
     // What the first build left out never reaches the second (it is not in the package read
     // back), so the emitted sidecar records the omissions of every step. The record's own
     // findings (package.build-omitted) only repeat those, and are not listed twice.
-    const findings = unique([...first.findings, ...imported.findings, ...second.findings].filter((f) => f.code !== OMITTED));
+    const findings = unique(
+      [...first.findings, ...imported.findings, ...second.findings].filter((f) => f.code !== OMITTED),
+    );
     const files = new Map(second.files);
     files.set(SIDECAR, renderSidecar(spec, files, findings));
     await writePlugin(files, outDir, { replace: options.replace ?? false });
@@ -84,10 +88,12 @@ const OMITTED = 'package.build-omitted';
 
 function unique(findings: Finding[]): Finding[] {
   const seen = new Set<string>();
-  return sortFindings(findings.filter((f) => {
-    const key = `${f.code}\0${f.path}\0${f.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  }));
+  return sortFindings(
+    findings.filter((f) => {
+      const key = `${f.code}\0${f.path}\0${f.message}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    }),
+  );
 }

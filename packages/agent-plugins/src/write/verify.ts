@@ -47,10 +47,17 @@ export interface PluginVerification extends Drift {
  * against the folder, which the sidecar recorded before the project's edits. A folder
  * package.json that is not a JSON object is not merged into: the whole file is expected.
  */
-export async function verifyPlugin(dir: string, config: PluginConfig, options: BuildOptions): Promise<PluginVerification> {
+export async function verifyPlugin(
+  dir: string,
+  config: PluginConfig,
+  options: BuildOptions,
+): Promise<PluginVerification> {
   const actual = await readPackageFiles(dir);
   const current = actual.get(PACKAGE_JSON);
-  const expected = await buildPlugin(config, { ...options, existingPackageJson: current !== undefined && isJsonObject(current) ? current : undefined });
+  const expected = await buildPlugin(config, {
+    ...options,
+    existingPackageJson: current !== undefined && isJsonObject(current) ? current : undefined,
+  });
   const drift = driftBetween(expected.files, actual);
   const wanted = expected.files.get(PACKAGE_JSON);
   // buildPlugin refuses merge with opencode, so merge here is Pi's alone.
@@ -59,11 +66,17 @@ export async function verifyPlugin(dir: string, config: PluginConfig, options: B
   if (wanted !== undefined) {
     packageJson = packageJsonDrift(wanted.bytes, current, merge ? 'merge' : 'own');
     drift.changed = drift.changed.filter((path) => path !== PACKAGE_JSON);
-    if (current !== undefined && packageJson.length > 0) drift.changed = [...drift.changed, PACKAGE_JSON].sort(byteOrder);
+    if (current !== undefined && packageJson.length > 0)
+      drift.changed = [...drift.changed, PACKAGE_JSON].sort(byteOrder);
   }
   const sidecarBytes = actual.get(SIDECAR);
   const sidecar = sidecarBytes ? parseSidecar(sidecarBytes) : undefined;
-  if (merge && sidecar !== undefined && drift.changed.includes(SIDECAR) && sameButPackageJson(expected.files.get(SIDECAR)?.bytes, sidecar)) {
+  if (
+    merge &&
+    sidecar !== undefined &&
+    drift.changed.includes(SIDECAR) &&
+    sameButPackageJson(expected.files.get(SIDECAR)?.bytes, sidecar)
+  ) {
     drift.changed = drift.changed.filter((path) => path !== SIDECAR);
   }
   const edited: string[] = [];
@@ -74,7 +87,12 @@ export async function verifyPlugin(dir: string, config: PluginConfig, options: B
   }
   edited.sort(byteOrder);
   const omitted = sidecar?.omitted ?? [];
-  const ok = drift.changed.length === 0 && drift.missing.length === 0 && drift.unexpected.length === 0 && edited.length === 0 && omitted.length === 0;
+  const ok =
+    drift.changed.length === 0 &&
+    drift.missing.length === 0 &&
+    drift.unexpected.length === 0 &&
+    edited.length === 0 &&
+    omitted.length === 0;
   return { ok, ...drift, edited, omitted, ...(packageJson === undefined ? {} : { packageJson }) };
 }
 
@@ -91,10 +109,19 @@ function isJsonObject(bytes: Uint8Array): boolean {
  * "merge" that hash covers the project's keys too, which may change freely. package.json
  * must still be recorded in both, so a sidecar that lost the entry is drift.
  */
-function sameButPackageJson(expectedBytes: Uint8Array | undefined, actual: NonNullable<ReturnType<typeof parseSidecar>>): boolean {
+function sameButPackageJson(
+  expectedBytes: Uint8Array | undefined,
+  actual: NonNullable<ReturnType<typeof parseSidecar>>,
+): boolean {
   const expected = expectedBytes ? parseSidecar(expectedBytes) : undefined;
   const hash = expected?.files[PACKAGE_JSON];
-  if (expected === undefined || expectedBytes === undefined || hash === undefined || !Object.hasOwn(actual.files, PACKAGE_JSON)) return false;
+  if (
+    expected === undefined ||
+    expectedBytes === undefined ||
+    hash === undefined ||
+    !Object.hasOwn(actual.files, PACKAGE_JSON)
+  )
+    return false;
   const patched = { ...actual, files: { ...actual.files, [PACKAGE_JSON]: hash } };
   return Buffer.compare(Buffer.from(renderJson(patched)), Buffer.from(expectedBytes)) === 0;
 }

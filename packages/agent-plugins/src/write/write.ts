@@ -28,13 +28,18 @@ export class PluginWriteError extends Error {
  * `outDir` sees the old package or the whole new one, never a half-written mix. An existing
  * non-empty `outDir` is kept unless `replace`; then it is renamed away and removed after.
  */
-export async function writePlugin(files: ReadonlyMap<string, PackageFile>, outDir: string, options: WritePluginOptions = {}): Promise<void> {
+export async function writePlugin(
+  files: ReadonlyMap<string, PackageFile>,
+  outDir: string,
+  options: WritePluginOptions = {},
+): Promise<void> {
   const target = resolve(outDir);
   const existing = await readdir(target).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
     throw new PluginWriteError(target, 'cannot be read', { cause: error });
   });
-  if (existing && existing.length > 0 && !options.replace) throw new PluginWriteError(target, 'exists and is not empty (pass replace to overwrite it)');
+  if (existing && existing.length > 0 && !options.replace)
+    throw new PluginWriteError(target, 'exists and is not empty (pass replace to overwrite it)');
   // Every path is checked before the first byte is written anywhere.
   for (const path of files.keys()) checkedPath(path, target);
   await mkdir(dirname(target), { recursive: true });
@@ -58,7 +63,9 @@ export async function writePlugin(files: ReadonlyMap<string, PackageFile>, outDi
     }
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    throw error instanceof PluginWriteError || error instanceof PluginGitPathError ? error : new PluginWriteError(target, 'could not be written', { cause: error });
+    throw error instanceof PluginWriteError || error instanceof PluginGitPathError
+      ? error
+      : new PluginWriteError(target, 'could not be written', { cause: error });
   }
 }
 
@@ -69,7 +76,13 @@ export async function writePlugin(files: ReadonlyMap<string, PackageFile>, outDi
  */
 function checkedPath(path: string, dir: string): string {
   const parts = path.split('/');
-  if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0') || parts.some((part) => part === '' || part === '.' || part === '..')) {
+  if (
+    path === '' ||
+    path.startsWith('/') ||
+    path.includes('\\') ||
+    path.includes('\0') ||
+    parts.some((part) => part === '' || part === '.' || part === '..')
+  ) {
     throw new PluginWriteError(dir, `refuses the package path ${JSON.stringify(path.slice(0, 200))}`);
   }
   if (parts.some(isDotGit)) throw new PluginGitPathError(dir, path);
@@ -84,6 +97,8 @@ export class PluginGitPathError extends Error {
     readonly dir: string,
     readonly path: string,
   ) {
-    super(`${dir}: refuses the package path ${JSON.stringify(path.slice(0, 200))}: a .git entry (in a spelling git itself refuses) is never written`);
+    super(
+      `${dir}: refuses the package path ${JSON.stringify(path.slice(0, 200))}: a .git entry (in a spelling git itself refuses) is never written`,
+    );
   }
 }

@@ -2,7 +2,17 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type PluginConfig, SIDECAR, buildPlugin, emitPlugin, importPlugin, parseSidecar, validatePlugin, verifyPlugin, writePlugin } from '../../src/index.js';
+import {
+  type PluginConfig,
+  SIDECAR,
+  buildPlugin,
+  emitPlugin,
+  importPlugin,
+  parseSidecar,
+  validatePlugin,
+  verifyPlugin,
+  writePlugin,
+} from '../../src/index.js';
 
 // The rules these tests are built from (reference/agent-plugins/1.0.0/spec.md):
 // §7.2.2 item 3: "If an individual server entry does not satisfy the requirements in §7.2.1,
@@ -37,7 +47,12 @@ const config: PluginConfig = {
   mcp: [
     { name: 'ok', command: 'npx', args: ['ok-mcp'] },
     { name: 'shell', command: 'npx ok-mcp && rm -rf /' },
-    { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Api-Key': 'k7Qm2ZpX9vR4tL8wN3bY6cJ1' } },
+    {
+      name: 'remote',
+      transport: 'http',
+      url: 'https://mcp.example.com/mcp',
+      headers: { 'X-Api-Key': 'k7Qm2ZpX9vR4tL8wN3bY6cJ1' },
+    },
   ],
 };
 const FILES = { 'skills/review/SKILL.md': SKILL('review'), 'skills/broken/SKILL.md': SKILL('other') };
@@ -59,13 +74,29 @@ describe('§7.2.2 item 3, §11.3 item 4: the package records what its build left
     const validation = await validatePlugin(out);
     expect(validation.servers).toEqual(['ok']);
     expect(validation.skills).toEqual(['review']);
-    expect(validation.findings.filter((f) => f.code === 'package.build-omitted').map((f) => [f.severity, f.rule, f.path, f.message])).toEqual(
-      LEFT_OUT.map(({ code, path }) => ['error', 'AR9O4', path, `was left out when the package was built (${code}); the build recorded it in ${SIDECAR}`]),
+    expect(
+      validation.findings
+        .filter((f) => f.code === 'package.build-omitted')
+        .map((f) => [f.severity, f.rule, f.path, f.message]),
+    ).toEqual(
+      LEFT_OUT.map(({ code, path }) => [
+        'error',
+        'AR9O4',
+        path,
+        `was left out when the package was built (${code}); the build recorded it in ${SIDECAR}`,
+      ]),
     );
     expect((await importPlugin(out)).findings.filter((f) => f.code === 'package.build-omitted')).toHaveLength(3);
 
     const verdict = await verifyPlugin(out, config, { contentRoot: root });
-    expect(verdict).toMatchObject({ ok: false, changed: [], missing: [], unexpected: [], edited: [], omitted: LEFT_OUT });
+    expect(verdict).toMatchObject({
+      ok: false,
+      changed: [],
+      missing: [],
+      unexpected: [],
+      edited: [],
+      omitted: LEFT_OUT,
+    });
   });
 
   it('a build that leaves nothing out records nothing, and verifies ok', async () => {
@@ -84,7 +115,9 @@ describe('§7.2.2 item 3, §11.3 item 4: the package records what its build left
     const out = join(await scratch(), 'emitted');
     const result = await emitPlugin(config, out, { contentRoot: root });
     expect(parseSidecar(await readFile(join(out, SIDECAR)))?.omitted).toEqual(LEFT_OUT);
-    expect(result.validation.findings.filter((f) => f.code === 'package.build-omitted').map((f) => f.path)).toEqual(LEFT_OUT.map((e) => e.path));
+    expect(result.validation.findings.filter((f) => f.code === 'package.build-omitted').map((f) => f.path)).toEqual(
+      LEFT_OUT.map((e) => e.path),
+    );
     // Listed once, under their own codes.
     expect(result.findings.filter((f) => f.code === 'package.build-omitted')).toEqual([]);
   });
@@ -92,9 +125,17 @@ describe('§7.2.2 item 3, §11.3 item 4: the package records what its build left
   it('a hand-made record that is not a list of short codes and paths is not believed (no finding, no crash)', async () => {
     const root = await contentRoot({ 'skills/review/SKILL.md': SKILL('review') });
     const pkg = await buildPlugin({ name: 'acme.tools' }, { contentRoot: root });
-    for (const omitted of [[{ code: 'x', path: 'a\u001b[2Jb' }], [{ code: 'x' }], 'all', [{ code: 'x', path: 'p'.repeat(5000) }]]) {
+    for (const omitted of [
+      [{ code: 'x', path: 'a\u001b[2Jb' }],
+      [{ code: 'x' }],
+      'all',
+      [{ code: 'x', path: 'p'.repeat(5000) }],
+    ]) {
       const files = new Map(pkg.files);
-      const record = { ...(JSON.parse(Buffer.from(pkg.files.get(SIDECAR)!.bytes).toString('utf8')) as object), omitted };
+      const record = {
+        ...(JSON.parse(Buffer.from(pkg.files.get(SIDECAR)!.bytes).toString('utf8')) as object),
+        omitted,
+      };
       files.set(SIDECAR, { bytes: new TextEncoder().encode(JSON.stringify(record)), mode: 0o644 });
       const out = join(await scratch(), 'pkg');
       await writePlugin(files, out);

@@ -1,7 +1,13 @@
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedDocumentBytes, malformedVariant, wrongValue } from '@agentproto/testkit';
+import {
+  assertReturnsOrThrowsCoded,
+  type EntryPointUnderTest,
+  malformedDocumentBytes,
+  malformedVariant,
+  wrongValue,
+} from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as plugins from '../../src/index.js';
@@ -31,7 +37,12 @@ const CONFIG = {
     { name: 'local', command: './scripts/run.sh', args: ['serve'] },
   ],
 };
-const SKILL_FRONTMATTER = { name: 'review', description: 'Reviews a change.', license: 'MIT', metadata: { owner: 'acme' } };
+const SKILL_FRONTMATTER = {
+  name: 'review',
+  description: 'Reviews a change.',
+  license: 'MIT',
+  metadata: { owner: 'acme' },
+};
 
 let contentRoot = '';
 let packageDir = '';
@@ -46,16 +57,26 @@ async function freshFolder(): Promise<string> {
 }
 
 type PackageFile = 'plugin.json' | 'mcp.json' | 'skills/review/SKILL.md' | '.agentproto-generated.json';
-const PACKAGE_FILES: PackageFile[] = ['plugin.json', 'mcp.json', 'skills/review/SKILL.md', '.agentproto-generated.json'];
+const PACKAGE_FILES: PackageFile[] = [
+  'plugin.json',
+  'mcp.json',
+  'skills/review/SKILL.md',
+  '.agentproto-generated.json',
+];
 
 /** The built package with one file replaced by malformed bytes (SKILL.md: as its front matter). */
 const damagedPackage = (): fc.Arbitrary<{ file: PackageFile; bytes: Uint8Array }> =>
-  fc.constantFrom(...PACKAGE_FILES).chain((file) => malformedDocumentBytes(built[file]).map((bytes) => ({ file, bytes })));
+  fc
+    .constantFrom(...PACKAGE_FILES)
+    .chain((file) => malformedDocumentBytes(built[file]).map((bytes) => ({ file, bytes })));
 
 async function writeDamaged({ file, bytes }: { file: PackageFile; bytes: Uint8Array }): Promise<string> {
   const folder = join(await freshFolder(), 'package');
   await cp(packageDir, folder, { recursive: true });
-  await writeFile(join(folder, file), file.endsWith('SKILL.md') ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# Review\n')]) : bytes);
+  await writeFile(
+    join(folder, file),
+    file.endsWith('SKILL.md') ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# Review\n')]) : bytes,
+  );
   return folder;
 }
 
@@ -73,41 +94,79 @@ type EntryPoint = EntryPointUnderTest<any>;
  * structured input, in one place: a new one goes here (the test below fails until it does).
  */
 const ENTRY_POINTS: Record<string, EntryPoint> = {
-  checkPluginManifest: { input: () => malformedVariant(built['plugin.json']), call: (value) => plugins.checkPluginManifest(value) },
-  checkMcpManifestVersion: { input: () => malformedVariant(built['mcp.json']), call: (value) => plugins.checkMcpManifestVersion('1.1.0', value) },
+  checkPluginManifest: {
+    input: () => malformedVariant(built['plugin.json']),
+    call: (value) => plugins.checkPluginManifest(value),
+  },
+  checkMcpManifestVersion: {
+    input: () => malformedVariant(built['mcp.json']),
+    call: (value) => plugins.checkMcpManifestVersion('1.1.0', value),
+  },
   readServers: { input: () => malformedVariant(built['mcp.json']), call: (value) => plugins.readServers(value) },
-  normalizePluginConfig: { input: () => malformedVariant(CONFIG), call: (value) => plugins.normalizePluginConfig(value) },
+  normalizePluginConfig: {
+    input: () => malformedVariant(CONFIG),
+    call: (value) => plugins.normalizePluginConfig(value),
+  },
   loadPluginConfig: {
     input: () => fc.tuple(malformedDocumentBytes(CONFIG), fc.constantFrom('.json' as const, '.yaml' as const)),
     call: async ([bytes, extension]) => plugins.loadPluginConfig(await configFile(bytes, extension)),
   },
   // Not in the name pattern, but they read a configuration: what `plugin build` and `emit` run.
-  buildPlugin: { input: () => malformedVariant(CONFIG), call: (value) => plugins.buildPlugin(plugins.normalizePluginConfig(value), { contentRoot }) },
+  buildPlugin: {
+    input: () => malformedVariant(CONFIG),
+    call: (value) => plugins.buildPlugin(plugins.normalizePluginConfig(value), { contentRoot }),
+  },
   emitPlugin: {
     input: () => malformedVariant(CONFIG),
-    call: async (value) => plugins.emitPlugin(plugins.normalizePluginConfig(value), join(await freshFolder(), 'out'), { contentRoot }),
+    call: async (value) =>
+      plugins.emitPlugin(plugins.normalizePluginConfig(value), join(await freshFolder(), 'out'), { contentRoot }),
   },
   verifyPlugin: {
-    input: () => fc.oneof(malformedVariant(CONFIG).map((config) => ({ config, damaged: undefined })), damagedPackage().map((damaged) => ({ config: CONFIG, damaged }))),
-    call: async ({ config, damaged }) => plugins.verifyPlugin(damaged ? await writeDamaged(damaged) : packageDir, plugins.normalizePluginConfig(config), { contentRoot }),
+    input: () =>
+      fc.oneof(
+        malformedVariant(CONFIG).map((config) => ({ config, damaged: undefined })),
+        damagedPackage().map((damaged) => ({ config: CONFIG, damaged })),
+      ),
+    call: async ({ config, damaged }) =>
+      plugins.verifyPlugin(damaged ? await writeDamaged(damaged) : packageDir, plugins.normalizePluginConfig(config), {
+        contentRoot,
+      }),
   },
   parseFrontmatter: {
     input: () => malformedDocumentBytes(SKILL_FRONTMATTER),
-    call: (bytes) => plugins.parseFrontmatter(Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')]), 'SKILL.md'),
+    call: (bytes) =>
+      plugins.parseFrontmatter(Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')]), 'SKILL.md'),
   },
-  checkSkill: { input: () => malformedDocumentBytes(SKILL_FRONTMATTER), call: (bytes) => plugins.checkSkill('review', Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')])) },
-  parseSidecar: { input: () => malformedDocumentBytes(built['.agentproto-generated.json']), call: (bytes) => plugins.parseSidecar(bytes) },
-  validatePlugin: { input: damagedPackage, call: async (damaged) => plugins.validatePlugin(await writeDamaged(damaged)) },
+  checkSkill: {
+    input: () => malformedDocumentBytes(SKILL_FRONTMATTER),
+    call: (bytes) =>
+      plugins.checkSkill('review', Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')])),
+  },
+  parseSidecar: {
+    input: () => malformedDocumentBytes(built['.agentproto-generated.json']),
+    call: (bytes) => plugins.parseSidecar(bytes),
+  },
+  validatePlugin: {
+    input: damagedPackage,
+    call: async (damaged) => plugins.validatePlugin(await writeDamaged(damaged)),
+  },
   loadPackage: { input: damagedPackage, call: async (damaged) => plugins.loadPackage(await writeDamaged(damaged)) },
   importPlugin: { input: damagedPackage, call: async (damaged) => plugins.importPlugin(await writeDamaged(damaged)) },
-  readPackageFiles: { input: damagedPackage, call: async (damaged) => plugins.readPackageFiles(await writeDamaged(damaged)) },
-  resolveInside: { input: () => fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('scripts/run.sh')), call: (path) => plugins.resolveInside(packageDir, path) },
+  readPackageFiles: {
+    input: damagedPackage,
+    call: async (damaged) => plugins.readPackageFiles(await writeDamaged(damaged)),
+  },
+  resolveInside: {
+    input: () => fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('scripts/run.sh')),
+    call: (path) => plugins.resolveInside(packageDir, path),
+  },
 };
 
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {};
 
-const ENTRY_POINT_NAME = /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
+const ENTRY_POINT_NAME =
+  /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
 
 describe(`Agent Plugins entry points: a malformed document ends in findings or a typed error (seed ${SEED})`, () => {
   beforeAll(async () => {
@@ -124,7 +183,8 @@ describe(`Agent Plugins entry points: a malformed document ends in findings or a
     await chmod(join(contentRoot, 'scripts/run.sh'), 0o755);
     packageDir = join(await freshFolder(), 'acme.tools');
     await plugins.emitPlugin(plugins.normalizePluginConfig(CONFIG), packageDir, { contentRoot });
-    for (const file of ['plugin.json', 'mcp.json', '.agentproto-generated.json']) built[file] = JSON.parse(await readFile(join(packageDir, file), 'utf8'));
+    for (const file of ['plugin.json', 'mcp.json', '.agentproto-generated.json'])
+      built[file] = JSON.parse(await readFile(join(packageDir, file), 'utf8'));
     built['skills/review/SKILL.md'] = SKILL_FRONTMATTER;
   });
   afterAll(async () => {
@@ -153,22 +213,44 @@ describe(`Agent Plugins entry points: a malformed document ends in findings or a
 
 // Counterexamples the property found, kept as fixed cases.
 describe('fixed cases the property found', () => {
-  it.each(['__proto__', 'constructor', 'toString'])('a configuration key %s is refused by its name, not as "[object Object]" or a function\'s source', (key) => {
-    const raw = JSON.parse(`{"name":"acme.tools","${key}":{"description":"from a prototype key"}}`) as Record<string, unknown>;
-    expect(() => plugins.normalizePluginConfig(raw)).toThrow(expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID', message: `plugin config: ${key} is not a plugin setting` }));
-  });
+  it.each(['__proto__', 'constructor', 'toString'])(
+    'a configuration key %s is refused by its name, not as "[object Object]" or a function\'s source',
+    (key) => {
+      const raw = JSON.parse(`{"name":"acme.tools","${key}":{"description":"from a prototype key"}}`) as Record<
+        string,
+        unknown
+      >;
+      expect(() => plugins.normalizePluginConfig(raw)).toThrow(
+        expect.objectContaining({
+          code: 'PLUGIN_CONFIG_INVALID',
+          message: `plugin config: ${key} is not a plugin setting`,
+        }),
+      );
+    },
+  );
 
-  it.each([null, undefined, [], 'acme.tools', 42])('normalizePluginConfig(%j) is PLUGIN_CONFIG_INVALID, not "Cannot convert undefined or null to object" (seed 606)', (raw) => {
-    expect(() => plugins.normalizePluginConfig(raw as unknown as Record<string, unknown>)).toThrow(
-      expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID', message: 'plugin config: must hold a table (an object)' }),
-    );
-  });
+  it.each([null, undefined, [], 'acme.tools', 42])(
+    'normalizePluginConfig(%j) is PLUGIN_CONFIG_INVALID, not "Cannot convert undefined or null to object" (seed 606)',
+    (raw) => {
+      expect(() => plugins.normalizePluginConfig(raw as unknown as Record<string, unknown>)).toThrow(
+        expect.objectContaining({
+          code: 'PLUGIN_CONFIG_INVALID',
+          message: 'plugin config: must hold a table (an object)',
+        }),
+      );
+    },
+  );
 
   it('resolveInside with a path that is not a string is invalid-path, not a TypeError', async () => {
-    await expect(plugins.resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({ ok: false, reason: 'invalid-path' });
+    await expect(plugins.resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({
+      ok: false,
+      reason: 'invalid-path',
+    });
   });
 
-  it('an include glob longer than a path may be is PLUGIN_CONFIG_INVALID at load, not minimatch\'s TypeError at build', () => {
-    expect(() => plugins.normalizePluginConfig({ ...CONFIG, include: ['x'.repeat(70_000)] })).toThrow(expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID' }));
+  it("an include glob longer than a path may be is PLUGIN_CONFIG_INVALID at load, not minimatch's TypeError at build", () => {
+    expect(() => plugins.normalizePluginConfig({ ...CONFIG, include: ['x'.repeat(70_000)] })).toThrow(
+      expect.objectContaining({ code: 'PLUGIN_CONFIG_INVALID' }),
+    );
   });
 });

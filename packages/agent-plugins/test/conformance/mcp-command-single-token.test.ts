@@ -4,7 +4,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PluginConfig, buildPlugin, buildServers, importPlugin, readServers, validatePlugin, writePlugin } from '../../src/index.js';
+import {
+  type PluginConfig,
+  buildPlugin,
+  buildServers,
+  importPlugin,
+  readServers,
+  validatePlugin,
+  writePlugin,
+} from '../../src/index.js';
 import { type PluginSandbox, pluginSandbox } from '../support/read-fixtures.js';
 import { MCP_100, PLUGIN_100, json, skillMd } from '../support/validate-packages.js';
 
@@ -63,13 +71,25 @@ describe('§7.2.1: a command is one token however many spaces its plugin-relativ
     const read = readServers({
       $schema: MCP_100,
       mcpServers: {
-        'command-token-posix': { type: 'stdio', command: './bin/posix/probe token.sh', args: ['arg with spaces', '', 'literal-value'] },
-        'command-token-windows': { type: 'stdio', command: './bin/windows/probe token.cmd', args: ['arg with spaces', '', 'literal-value'] },
+        'command-token-posix': {
+          type: 'stdio',
+          command: './bin/posix/probe token.sh',
+          args: ['arg with spaces', '', 'literal-value'],
+        },
+        'command-token-windows': {
+          type: 'stdio',
+          command: './bin/windows/probe token.cmd',
+          args: ['arg with spaces', '', 'literal-value'],
+        },
       },
     });
     expect(read.findings).toEqual([]);
     expect(Object.keys(read.servers)).toEqual(['command-token-posix', 'command-token-windows']);
-    expect(read.servers['command-token-posix']).toEqual({ type: 'stdio', command: './bin/posix/probe token.sh', args: ['arg with spaces', '', 'literal-value'] });
+    expect(read.servers['command-token-posix']).toEqual({
+      type: 'stdio',
+      command: './bin/posix/probe token.sh',
+      args: ['arg with spaces', '', 'literal-value'],
+    });
   });
 
   it('validatePlugin loads every server whose one-token command names a file of the package, and that token runs without a shell', async () => {
@@ -136,9 +156,17 @@ describe('§7.2.1: "not a shell command string" is decided by the package, never
     ['a bare name with arguments', 'npx -y @acme/server'],
     ['a bare name with a shell operator', 'server|tee'],
   ])('%s is not one token: mcp.command-invalid, the server is not packaged', (_what, command) => {
-    const built = buildServers([{ name: 's', command }, { name: 'ok', command: './bin/probe token.sh' }], { files: FILES });
+    const built = buildServers(
+      [
+        { name: 's', command },
+        { name: 'ok', command: './bin/probe token.sh' },
+      ],
+      { files: FILES },
+    );
     expect(Object.keys(built.servers)).toEqual(['ok']);
-    expect(built.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['mcp.command-invalid error mcp.json#/mcpServers/s/command']);
+    expect(built.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'mcp.command-invalid error mcp.json#/mcpServers/s/command',
+    ]);
   });
 
   it('a "./" path without spaces that names no file is one token for a missing file: a warning, and it is packaged', () => {
@@ -153,11 +181,19 @@ describe('§7.2.1: "not a shell command string" is decided by the package, never
     chmodSync(box.file('bin/server', PROBE), 0o755);
     box.file(
       'mcp.json',
-      json({ $schema: MCP_100, mcpServers: { line: { type: 'stdio', command: './bin/server --stdio' }, ok: { type: 'stdio', command: './bin/server' } } }),
+      json({
+        $schema: MCP_100,
+        mcpServers: {
+          line: { type: 'stdio', command: './bin/server --stdio' },
+          ok: { type: 'stdio', command: './bin/server' },
+        },
+      }),
     );
     const result = await validatePlugin(box.root);
     expect(result.servers).toEqual(['ok']);
     expect(result.skippedServers).toEqual(['line']);
-    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual(['mcp.command-invalid error mcp.json#/mcpServers/line/command']);
+    expect(result.findings.map((f) => `${f.code} ${f.severity} ${f.path}`)).toEqual([
+      'mcp.command-invalid error mcp.json#/mcpServers/line/command',
+    ]);
   });
 });

@@ -42,10 +42,15 @@ const scratch = async (): Promise<string> => {
  * `length` characters of `alphabet`, the same on every run, from a label: real token shapes
  * without a real token in the source (and nothing a scanner of this repository would flag).
  */
-function filler(label: string, length: number, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'): string {
+function filler(
+  label: string,
+  length: number,
+  alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789',
+): string {
   let out = '';
   for (let round = 0; out.length < length; round += 1) {
-    for (const byte of createHash('sha256').update(`${label}/${round}`).digest()) out += alphabet[byte % alphabet.length];
+    for (const byte of createHash('sha256').update(`${label}/${round}`).digest())
+      out += alphabet[byte % alphabet.length];
   }
   return out.slice(0, length);
 }
@@ -63,13 +68,19 @@ const TOKENS: ReadonlyArray<readonly [string, string]> = [
   ['github-token', `ghp_${filler('ghp', 36)}`],
   ['github-token', `gho_${filler('gho', 36)}`],
   ['github-fine-grained-token', `github_pat_${filler('pat1', 22)}_${filler('pat2', 59)}`],
-  ['openai-project-key', `sk-proj-${filler('proj', 64, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-')}`],
+  [
+    'openai-project-key',
+    `sk-proj-${filler('proj', 64, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-')}`,
+  ],
   ['openai-legacy-key', `sk-${filler('oa1', 20)}T3BlbkFJ${filler('oa2', 20)}`],
   ['anthropic-api-key', `sk-ant-api03-${filler('ant', 93)}AA`],
   ['aws-access-key-id', `AKIA${filler('akia', 16, UPPER)}`],
   ['aws-access-key-id', `ASIA${filler('asia', 16, UPPER)}`],
   ['slack-token', `xoxb-${filler('s1', 12, '0123456789')}-${filler('s2', 13, '0123456789')}-${filler('s3', 24)}`],
-  ['slack-webhook', `https://hooks.slack.com/services/T${filler('w1', 8, UPPER)}/B${filler('w2', 8, UPPER)}/${filler('w3', 24)}`],
+  [
+    'slack-webhook',
+    `https://hooks.slack.com/services/T${filler('w1', 8, UPPER)}/B${filler('w2', 8, UPPER)}/${filler('w3', 24)}`,
+  ],
   ['stripe-key', `sk_live_${filler('stripe', 99)}`],
   ['stripe-key', `rk_test_${filler('rk', 24)}`],
   ['google-api-key', `AIza${filler('gapi', 35, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-')}`],
@@ -91,20 +102,36 @@ const HARMLESS: ReadonlyArray<readonly [string, string, { field: 'env' | 'header
   ['"sk-" in prose', 'use an sk- key from your account settings', { field: 'arg' }],
   ['a forwarding placeholder', '${OPENAI_API_KEY}', { field: 'env', name: 'OPENAI_API_KEY' }],
   ['a placeholder in a header', 'Bearer ${TOKEN}', { field: 'header', name: 'X-Auth-Token' }],
-  ['a plugin placeholder path under a credential name', '${PLUGIN_DATA}/credentials.json', { field: 'env', name: 'GOOGLE_APPLICATION_CREDENTIALS' }],
+  [
+    'a plugin placeholder path under a credential name',
+    '${PLUGIN_DATA}/credentials.json',
+    { field: 'env', name: 'GOOGLE_APPLICATION_CREDENTIALS' },
+  ],
   ['API_KEY = "changeme" (a template stand-in, decided: not a secret)', 'changeme', { field: 'env', name: 'API_KEY' }],
   ['<your-api-key>', '<your-api-key>', { field: 'header', name: 'X-Api-Key' }],
   ['a UUID', '123e4567-e89b-12d3-a456-426614174000', { field: 'arg' }],
   ['a git SHA', createHash('sha1').update('commit').digest('hex'), { field: 'arg' }],
   ['a sha256 digest', `sha256:${createHash('sha256').update('layer').digest('hex')}`, { field: 'arg' }],
-  ['an npm integrity (SRI) digest', `sha512-${createHash('sha512').update('tarball').digest('base64')}`, { field: 'arg' }],
-  ['base64 of ordinary text', Buffer.from('The quick brown fox jumps over the lazy dog, twice over.').toString('base64'), { field: 'arg' }],
+  [
+    'an npm integrity (SRI) digest',
+    `sha512-${createHash('sha512').update('tarball').digest('base64')}`,
+    { field: 'arg' },
+  ],
+  [
+    'base64 of ordinary text',
+    Buffer.from('The quick brown fox jumps over the lazy dog, twice over.').toString('base64'),
+    { field: 'arg' },
+  ],
   ['a model name', 'claude-3-5-sonnet-20241022', { field: 'arg' }],
   ['a long identifier', 'AcmeReviewToolingServerVersion2', { field: 'arg' }],
   ['a public header', 'public-tenant', { field: 'header', name: 'X-Tenant' }],
   ['a token limit', '4096', { field: 'env', name: 'MAX_TOKENS' }],
   ['a token endpoint', 'https://auth.example.com/oauth/token', { field: 'env', name: 'TOKEN_URL' }],
-  ['a URL with a placeholder password', 'postgres://app:${DB_PASSWORD}@db.example.com/app', { field: 'env', name: 'DATABASE_URL' }],
+  [
+    'a URL with a placeholder password',
+    'postgres://app:${DB_PASSWORD}@db.example.com/app',
+    { field: 'env', name: 'DATABASE_URL' },
+  ],
   ['a public URL', 'https://mcp.example.com/mcp?region=eu', { field: 'url' }],
   ['an Authorization line with a placeholder', 'Authorization: Bearer ${TOKEN}', { field: 'arg' }],
   ['NAME=value of a setting', 'LOG_LEVEL=debug', { field: 'arg' }],
@@ -119,35 +146,71 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     expect(new Set(TOKENS.map(([rule]) => rule))).toEqual(new Set(SECRET_RULES.map((r) => r.id)));
   });
 
-  it.each(TOKENS.map(([rule, token]) => [rule, token.slice(0, 12), token] as const))('%s (%s…) in env, a header, an arg and a url is found', (rule, _shown, token) => {
-    for (const [field, name] of [['env', 'CONFIG'], ['header', 'X-Tenant'], ['arg', undefined], ['url', undefined]] as const) {
-      const value = field === 'url' ? `https://mcp.example.com/mcp/${token}` : `prefix ${token}`;
-      const match = detectSecret(value, { field, ...(name ? { name } : {}) });
-      expect(match?.rule, `${rule} in ${field}`).toBe(rule);
-      // Never the value: at most the vendor's public marker.
-      const marker = SECRET_RULES.find((r) => r.id === rule)!.prefix;
-      if (marker === 0) expect(match?.masked).toBeUndefined();
-      else {
-        expect(match?.masked).toHaveLength(marker + 1);
-        expect(match?.masked?.endsWith('…')).toBe(true);
-        expect(token).toContain(match?.masked?.slice(0, -1));
+  it.each(TOKENS.map(([rule, token]) => [rule, token.slice(0, 12), token] as const))(
+    '%s (%s…) in env, a header, an arg and a url is found',
+    (rule, _shown, token) => {
+      for (const [field, name] of [
+        ['env', 'CONFIG'],
+        ['header', 'X-Tenant'],
+        ['arg', undefined],
+        ['url', undefined],
+      ] as const) {
+        const value = field === 'url' ? `https://mcp.example.com/mcp/${token}` : `prefix ${token}`;
+        const match = detectSecret(value, { field, ...(name ? { name } : {}) });
+        expect(match?.rule, `${rule} in ${field}`).toBe(rule);
+        // Never the value: at most the vendor's public marker.
+        const marker = SECRET_RULES.find((r) => r.id === rule)!.prefix;
+        if (marker === 0) expect(match?.masked).toBeUndefined();
+        else {
+          expect(match?.masked).toHaveLength(marker + 1);
+          expect(match?.masked?.endsWith('…')).toBe(true);
+          expect(token).toContain(match?.masked?.slice(0, -1));
+        }
       }
-    }
-  });
+    },
+  );
 
-  it.each(HARMLESS.map(([what, value, context]) => [what, value, context] as const))('%s is not a secret', (_what, value, context) => {
-    expect(detectSecret(value, context)).toBeUndefined();
-  });
+  it.each(HARMLESS.map(([what, value, context]) => [what, value, context] as const))(
+    '%s is not a secret',
+    (_what, value, context) => {
+      expect(detectSecret(value, context)).toBeUndefined();
+    },
+  );
 
   it.each([
-    ['a literal under a credential-like env name', 'sk-live-short', { field: 'env', name: 'OPENAI_API_KEY' }, 'credential-name'],
-    ['a literal under a credential-like header', filler('hdr', 16), { field: 'header', name: 'X-Api-Key' }, 'credential-name'],
+    [
+      'a literal under a credential-like env name',
+      'sk-live-short',
+      { field: 'env', name: 'OPENAI_API_KEY' },
+      'credential-name',
+    ],
+    [
+      'a literal under a credential-like header',
+      filler('hdr', 16),
+      { field: 'header', name: 'X-Api-Key' },
+      'credential-name',
+    ],
     ['a --token flag value', 'hunter2hunter2', { field: 'arg', name: 'token' }, 'credential-name'],
-    ['a password in a connection string', 'postgres://app:s3cr3t-pw@db.example.com/app', { field: 'env', name: 'DATABASE_URL' }, 'url-password'],
+    [
+      'a password in a connection string',
+      'postgres://app:s3cr3t-pw@db.example.com/app',
+      { field: 'env', name: 'DATABASE_URL' },
+      'url-password',
+    ],
     ['a token in a URL query', 'https://mcp.example.com/mcp?api_key=abc123', { field: 'url' }, 'credential-name'],
     ['NAME=value inside an argument (docker -e)', 'OPENAI_API_KEY=sk-live-123', { field: 'arg' }, 'credential-name'],
-    ['an Authorization line inside an argument (--header)', 'Authorization: Bearer abc123def', { field: 'arg' }, 'credential-name'],
-    ['a random 40-character string (AWS secret access key shape)', filler('aws-secret', 40, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'), { field: 'arg' }, 'high-entropy'],
+    [
+      'an Authorization line inside an argument (--header)',
+      'Authorization: Bearer abc123def',
+      { field: 'arg' },
+      'credential-name',
+    ],
+    [
+      'a random 40-character string (AWS secret access key shape)',
+      filler('aws-secret', 40, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'),
+      { field: 'arg' },
+      'high-entropy',
+    ],
   ] as const)('%s is found', (_what, value, context, rule) => {
     expect(detectSecret(value, context)?.rule).toBe(rule);
   });
@@ -157,10 +220,25 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
   const ghp = `ghp_${filler('build-ghp', 36)}`;
   const apiKey = filler('build-api-key', 32);
   const config: McpServerConfig[] = [
-    { name: 'openai', command: 'npx', args: ['-y', 'openai-mcp'], env: { OPENAI_API_KEY: 'sk-live-0123456789abcdef', LOG_LEVEL: 'info' } },
+    {
+      name: 'openai',
+      command: 'npx',
+      args: ['-y', 'openai-mcp'],
+      env: { OPENAI_API_KEY: 'sk-live-0123456789abcdef', LOG_LEVEL: 'info' },
+    },
     { name: 'github', command: 'npx', args: ['github-mcp', `--token=${ghp}`] },
-    { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Api-Key': apiKey, 'X-Tenant': 'public-tenant' } },
-    { name: 'clean', command: 'npx', args: ['clean-mcp'], env: { OPENAI_API_KEY: '${OPENAI_API_KEY}', HOME_DIR: '${PLUGIN_DATA}/home' } },
+    {
+      name: 'remote',
+      transport: 'http',
+      url: 'https://mcp.example.com/mcp',
+      headers: { 'X-Api-Key': apiKey, 'X-Tenant': 'public-tenant' },
+    },
+    {
+      name: 'clean',
+      command: 'npx',
+      args: ['clean-mcp'],
+      env: { OPENAI_API_KEY: '${OPENAI_API_KEY}', HOME_DIR: '${PLUGIN_DATA}/home' },
+    },
   ];
   const everyValue = ['sk-live-0123456789abcdef', ghp, apiKey];
 
@@ -175,7 +253,8 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     expect(secretFindings(findings)[0]?.message).toContain('(ghp_…), rule github-token');
     const printed = JSON.stringify(findings);
     for (const value of everyValue) expect(printed).not.toContain(value.slice(4));
-    for (const f of secretFindings(findings)) expect(FINDING_CODES[f.code as keyof typeof FINDING_CODES]).toMatchObject({ severity: f.severity, rule: f.rule });
+    for (const f of secretFindings(findings))
+      expect(FINDING_CODES[f.code as keyof typeof FINDING_CODES]).toMatchObject({ severity: f.severity, rule: f.rule });
   });
 
   it('readServers: a warning at the same paths, and the client still loads each server (§7.2.2: the entry itself is valid)', () => {
@@ -200,22 +279,35 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     await mkdir(join(root, 'skills/review'), { recursive: true });
     await writeFile(join(root, 'skills/review/SKILL.md'), '---\nname: review\ndescription: Reviews.\n---\n# review\n');
     const pkg = await buildPlugin({ name: 'acme.tools', mcp: config }, { contentRoot: root });
-    const mcpJson = JSON.parse(Buffer.from(pkg.files.get('mcp.json')!.bytes).toString('utf8')) as { mcpServers: Record<string, unknown> };
+    const mcpJson = JSON.parse(Buffer.from(pkg.files.get('mcp.json')!.bytes).toString('utf8')) as {
+      mcpServers: Record<string, unknown>;
+    };
     expect(Object.keys(mcpJson.mcpServers)).toEqual(['clean']);
-    for (const [, file] of pkg.files) for (const value of everyValue) expect(Buffer.from(file.bytes).toString('utf8')).not.toContain(value);
+    for (const [, file] of pkg.files)
+      for (const value of everyValue) expect(Buffer.from(file.bytes).toString('utf8')).not.toContain(value);
 
     // A package someone wrote by hand, with the secret in it, as a client meets it.
     const out = join(await scratch(), 'pkg');
     const files = new Map(pkg.files);
-    const handWritten = { $schema: mcpSchemaId('1.0.0'), mcpServers: { ...mcpJson.mcpServers, remote: { type: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { 'X-Api-Key': apiKey } } } };
+    const handWritten = {
+      $schema: mcpSchemaId('1.0.0'),
+      mcpServers: {
+        ...mcpJson.mcpServers,
+        remote: { type: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { 'X-Api-Key': apiKey } },
+      },
+    };
     files.set('mcp.json', { bytes: new TextEncoder().encode(JSON.stringify(handWritten)), mode: 0o644 });
     files.delete('.agentproto-generated.json');
     await writePlugin(files, out);
     const validation = await validatePlugin(out);
     expect(validation.servers).toEqual(['clean', 'remote']);
-    expect(secretFindings(validation.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual(['warning secret.embedded mcp.json#/mcpServers/remote/headers/X-Api-Key']);
+    expect(secretFindings(validation.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual([
+      'warning secret.embedded mcp.json#/mcpServers/remote/headers/X-Api-Key',
+    ]);
     const imported = await importPlugin(out);
-    expect(secretFindings(imported.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual(['warning secret.embedded mcp.json#/mcpServers/remote/headers/X-Api-Key']);
+    expect(secretFindings(imported.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual([
+      'warning secret.embedded mcp.json#/mcpServers/remote/headers/X-Api-Key',
+    ]);
     expect(JSON.stringify([validation.findings, imported.findings])).not.toContain(apiKey);
     expect(await readFile(join(out, 'mcp.json'), 'utf8')).toContain(apiKey); // the package did hold it
 
@@ -228,7 +320,9 @@ describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": 
     expect(refused).toBeInstanceOf(PluginPackageInvalidError);
     const invalid = refused as PluginPackageInvalidError;
     // The clean package the push would upload lacks the server, and its build record says why.
-    expect(invalid.findings.filter((f) => f.severity === 'error').map((f) => `${f.code} ${f.path} ${f.message}`)).toEqual([
+    expect(
+      invalid.findings.filter((f) => f.severity === 'error').map((f) => `${f.code} ${f.path} ${f.message}`),
+    ).toEqual([
       'package.build-omitted mcp.json#/mcpServers/remote/headers/X-Api-Key was left out when the package was built (secret.embedded-rejected); the build recorded it in .agentproto-generated.json',
     ]);
     for (const text of renderings(invalid)) expect(text).not.toContain(apiKey);
@@ -240,24 +334,43 @@ describe('the same for plugin.json URL fields (package data too; §5.4 checks th
     const token = `ghp_${filler('clone-url', 36)}`;
     const root = await scratch();
     const pkg = await buildPlugin(
-      { name: 'acme.tools', homepage: 'https://acme.example.com/tools', repository: `https://x-access-token:${token}@github.com/acme/tools`, author: { name: 'Acme', url: `https://acme.example.com/?token=${token}` } },
+      {
+        name: 'acme.tools',
+        homepage: 'https://acme.example.com/tools',
+        repository: `https://x-access-token:${token}@github.com/acme/tools`,
+        author: { name: 'Acme', url: `https://acme.example.com/?token=${token}` },
+      },
       { contentRoot: root },
     );
     expect(secretFindings(pkg.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual([
       'error secret.embedded-rejected plugin.json#/author/url',
       'error secret.embedded-rejected plugin.json#/repository',
     ]);
-    const manifest = JSON.parse(Buffer.from(pkg.files.get('plugin.json')!.bytes).toString('utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(Buffer.from(pkg.files.get('plugin.json')!.bytes).toString('utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(manifest).toMatchObject({ homepage: 'https://acme.example.com/tools', author: { name: 'Acme' } });
     expect(manifest).not.toHaveProperty('repository');
-    expect(JSON.stringify([...pkg.files.values()].map((f) => Buffer.from(f.bytes).toString('utf8')))).not.toContain(token);
+    expect(JSON.stringify([...pkg.files.values()].map((f) => Buffer.from(f.bytes).toString('utf8')))).not.toContain(
+      token,
+    );
 
     const out = join(await scratch(), 'pkg');
     await mkdir(out, { recursive: true });
-    await writeFile(join(out, 'plugin.json'), JSON.stringify({ $schema: 'https://agent-plugins.org/schemas/1.0.0/plugin.schema.json', name: 'acme.tools', repository: `https://x-access-token:${token}@github.com/acme/tools` }));
+    await writeFile(
+      join(out, 'plugin.json'),
+      JSON.stringify({
+        $schema: 'https://agent-plugins.org/schemas/1.0.0/plugin.schema.json',
+        name: 'acme.tools',
+        repository: `https://x-access-token:${token}@github.com/acme/tools`,
+      }),
+    );
     const validation = await validatePlugin(out);
     expect(validation.rejected).toBe(false);
-    expect(secretFindings(validation.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual(['warning secret.embedded plugin.json#/repository']);
+    expect(secretFindings(validation.findings).map((f) => `${f.severity} ${f.code} ${f.path}`)).toEqual([
+      'warning secret.embedded plugin.json#/repository',
+    ]);
     expect(JSON.stringify(validation.findings)).not.toContain(token.slice(4));
   });
 });
@@ -281,13 +394,16 @@ describe('scanning stays linear on values as large as mcp.json may hold (128 KiB
 });
 
 describe('the secret never reaches a message, whatever the value', () => {
-  it.each(TOKENS.map(([rule, token]) => [rule, token] as const))('%s: the message holds at most the public marker', (_rule, token) => {
-    const { findings } = buildServers([{ name: 's', command: 'npx', env: { CONFIG: token } }], { files: new Set() });
-    const [finding] = secretFindings(findings);
-    expect(finding).toBeDefined();
-    // Everything past the marker is withheld: no 8 consecutive characters of the token's body.
-    const marker = /\((.+?)…\)/.exec(finding!.message)?.[1] ?? '';
-    const body = marker === '' ? valueOf(token) : token.slice(token.indexOf(marker) + marker.length);
-    for (let i = 0; i + 8 <= body.length; i += 4) expect(finding!.message).not.toContain(body.slice(i, i + 8));
-  });
+  it.each(TOKENS.map(([rule, token]) => [rule, token] as const))(
+    '%s: the message holds at most the public marker',
+    (_rule, token) => {
+      const { findings } = buildServers([{ name: 's', command: 'npx', env: { CONFIG: token } }], { files: new Set() });
+      const [finding] = secretFindings(findings);
+      expect(finding).toBeDefined();
+      // Everything past the marker is withheld: no 8 consecutive characters of the token's body.
+      const marker = /\((.+?)…\)/.exec(finding!.message)?.[1] ?? '';
+      const body = marker === '' ? valueOf(token) : token.slice(token.indexOf(marker) + marker.length);
+      for (let i = 0; i + 8 <= body.length; i += 4) expect(finding!.message).not.toContain(body.slice(i, i + 8));
+    },
+  );
 });

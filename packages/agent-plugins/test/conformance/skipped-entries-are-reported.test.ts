@@ -20,38 +20,84 @@ const sandbox = sandboxesRemovedAfterEach();
 
 const serverAt = (name: string) => `mcp.json#/mcpServers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 const errorsAt = (findings: readonly Finding[], own: string) =>
-  findings.filter((f) => f.severity === 'error' && (f.path === own || f.path.startsWith(`${own}/`) || f.path.startsWith(`${own}#`)));
+  findings.filter(
+    (f) => f.severity === 'error' && (f.path === own || f.path.startsWith(`${own}/`) || f.path.startsWith(`${own}#`)),
+  );
 
 /** A 1.0.0 package with one good server (`local`) and one skill, plus whatever `extra` adds. */
 function basePackage(box: PluginSandbox, servers: Record<string, unknown>): void {
   box.file('plugin.json', json({ $schema: PLUGIN_100, name: 'p' }));
   box.file('skills/review/SKILL.md', skillMd('review'));
   box.file('bin/server', '#!/bin/sh\n');
-  box.file('mcp.json', json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: './bin/server' }, ...servers } }));
+  box.file(
+    'mcp.json',
+    json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: './bin/server' }, ...servers } }),
+  );
 }
 
 describe('§4.1 item 4, §7.2.2 item 3: a server whose command or cwd fails containment is reported at its own entry', () => {
   it.each([
-    ['a ./ command through a link leaving the root', (box: PluginSandbox) => box.link('bin/probe', join(box.outside, 'secret.txt')), { type: 'stdio', command: './bin/probe' }, 'command', 'read.outside-root'],
-    ['a ./ command through a folder link leaving the root', (box: PluginSandbox) => box.link('tools', box.outside), { type: 'stdio', command: './tools/secret.txt' }, 'command', 'read.outside-root'],
-    ['a ./ command through a dangling link', (box: PluginSandbox) => box.link('bin/gone', 'nowhere'), { type: 'stdio', command: './bin/gone' }, 'command', 'read.link-dangling'],
-    ['a ./ command through a link loop', (box: PluginSandbox) => box.link('bin/loop', 'loop'), { type: 'stdio', command: './bin/loop' }, 'command', 'read.link-loop'],
-    ['a ./ cwd through a link leaving the root', (box: PluginSandbox) => box.link('data', box.outside), { type: 'stdio', command: 'npx', cwd: './data' }, 'cwd', 'read.outside-root'],
-    ['a ${PLUGIN_ROOT} cwd through a link leaving the root', (box: PluginSandbox) => box.link('work', box.outside), { type: 'stdio', command: 'npx', cwd: '${PLUGIN_ROOT}/work' }, 'cwd', 'read.outside-root'],
-  ] as const)('%s: skipped, with mcp.server-path-refused at mcp.json#/mcpServers/probe/<field>', async (_what, make, entry, field, readCode) => {
-    const box = sandbox();
-    basePackage(box, { probe: entry });
-    make(box);
-    const result = await validatePlugin(box.root);
-    expect(result.servers).toEqual(['local']);
-    expect(result.skippedServers).toEqual(['probe']);
-    expect(result.skills).toEqual(['review']);
-    const own = errorsAt(result.findings, serverAt('probe'));
-    expect(own.map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual([`mcp.server-path-refused AR9O5 ${serverAt('probe')}/${field}`]);
-    // The entry's finding names the path and the reader's finding, so the two are read together.
-    expect(own[0]?.message).toContain(readCode);
-    expect(result.findings.some((f) => f.code === readCode && !f.path.startsWith('mcp.json'))).toBe(true);
-  });
+    [
+      'a ./ command through a link leaving the root',
+      (box: PluginSandbox) => box.link('bin/probe', join(box.outside, 'secret.txt')),
+      { type: 'stdio', command: './bin/probe' },
+      'command',
+      'read.outside-root',
+    ],
+    [
+      'a ./ command through a folder link leaving the root',
+      (box: PluginSandbox) => box.link('tools', box.outside),
+      { type: 'stdio', command: './tools/secret.txt' },
+      'command',
+      'read.outside-root',
+    ],
+    [
+      'a ./ command through a dangling link',
+      (box: PluginSandbox) => box.link('bin/gone', 'nowhere'),
+      { type: 'stdio', command: './bin/gone' },
+      'command',
+      'read.link-dangling',
+    ],
+    [
+      'a ./ command through a link loop',
+      (box: PluginSandbox) => box.link('bin/loop', 'loop'),
+      { type: 'stdio', command: './bin/loop' },
+      'command',
+      'read.link-loop',
+    ],
+    [
+      'a ./ cwd through a link leaving the root',
+      (box: PluginSandbox) => box.link('data', box.outside),
+      { type: 'stdio', command: 'npx', cwd: './data' },
+      'cwd',
+      'read.outside-root',
+    ],
+    [
+      'a ${PLUGIN_ROOT} cwd through a link leaving the root',
+      (box: PluginSandbox) => box.link('work', box.outside),
+      { type: 'stdio', command: 'npx', cwd: '${PLUGIN_ROOT}/work' },
+      'cwd',
+      'read.outside-root',
+    ],
+  ] as const)(
+    '%s: skipped, with mcp.server-path-refused at mcp.json#/mcpServers/probe/<field>',
+    async (_what, make, entry, field, readCode) => {
+      const box = sandbox();
+      basePackage(box, { probe: entry });
+      make(box);
+      const result = await validatePlugin(box.root);
+      expect(result.servers).toEqual(['local']);
+      expect(result.skippedServers).toEqual(['probe']);
+      expect(result.skills).toEqual(['review']);
+      const own = errorsAt(result.findings, serverAt('probe'));
+      expect(own.map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual([
+        `mcp.server-path-refused AR9O5 ${serverAt('probe')}/${field}`,
+      ]);
+      // The entry's finding names the path and the reader's finding, so the two are read together.
+      expect(own[0]?.message).toContain(readCode);
+      expect(result.findings.some((f) => f.code === readCode && !f.path.startsWith('mcp.json'))).toBe(true);
+    },
+  );
 
   it('the finding at the entry never quotes the command, which is package data', async () => {
     const box = sandbox();
@@ -76,18 +122,27 @@ describe('§4.1 item 4, §7.2.2 item 3: a server whose command or cwd fails cont
 });
 
 describe('§7.1, §7.2.2: every skipped skill and server has an error finding at its own path', () => {
-  it.each(PACKAGE_CASES.filter((c) => !c.rejected).map((c) => [c.name, c] as const))('%s', async (_name, packageCase) => {
-    const box = sandbox();
-    packageCase.make(box);
-    const [validation, imported] = await Promise.all([validatePlugin(box.root), importPlugin(box.root)]);
-    for (const name of validation.skippedSkills) expect(errorsAt(validation.findings, `skills/${name}`), `skill ${name}`).not.toEqual([]);
-    for (const name of validation.skippedServers) expect(errorsAt(validation.findings, serverAt(name)), `server ${name}`).not.toEqual([]);
-    // What import reports as skipped is exactly what validation reports as skipped.
-    const importSkipped = imported.report.filter((e) => /^skills\/[^/]+\/$/.test(e.path) && e.reason.includes('skips this skill')).map((e) => e.path);
-    expect(importSkipped).toEqual(validation.skippedSkills.map((name) => `skills/${name}/`));
-    const importSkippedServers = imported.report.filter((e) => e.reason.includes('skips this server')).map((e) => e.path);
-    expect(importSkippedServers).toEqual(validation.skippedServers.map(serverAt));
-  });
+  it.each(PACKAGE_CASES.filter((c) => !c.rejected).map((c) => [c.name, c] as const))(
+    '%s',
+    async (_name, packageCase) => {
+      const box = sandbox();
+      packageCase.make(box);
+      const [validation, imported] = await Promise.all([validatePlugin(box.root), importPlugin(box.root)]);
+      for (const name of validation.skippedSkills)
+        expect(errorsAt(validation.findings, `skills/${name}`), `skill ${name}`).not.toEqual([]);
+      for (const name of validation.skippedServers)
+        expect(errorsAt(validation.findings, serverAt(name)), `server ${name}`).not.toEqual([]);
+      // What import reports as skipped is exactly what validation reports as skipped.
+      const importSkipped = imported.report
+        .filter((e) => /^skills\/[^/]+\/$/.test(e.path) && e.reason.includes('skips this skill'))
+        .map((e) => e.path);
+      expect(importSkipped).toEqual(validation.skippedSkills.map((name) => `skills/${name}/`));
+      const importSkippedServers = imported.report
+        .filter((e) => e.reason.includes('skips this server'))
+        .map((e) => e.path);
+      expect(importSkippedServers).toEqual(validation.skippedServers.map(serverAt));
+    },
+  );
 
   it('a SKILL.md that disappears between discovery and reading: the skill is skipped with skill.skipped at skills/<name>/', async () => {
     const box = sandbox();
@@ -119,6 +174,8 @@ describe('§7.1, §7.2.2: every skipped skill and server has an error finding at
     expect(removed).toBe(true);
     expect(result.skills).toEqual(['review']);
     expect(result.skippedSkills).toEqual(['gone']);
-    expect(errorsAt(result.findings, 'skills/gone').map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual(['skill.skipped AR9O1 skills/gone/']);
+    expect(errorsAt(result.findings, 'skills/gone').map((f) => `${f.code} ${f.rule} ${f.path}`)).toEqual([
+      'skill.skipped AR9O1 skills/gone/',
+    ]);
   });
 });

@@ -12,18 +12,27 @@ afterEach(async () => {
 const HOST_SECRET = 'host-secret-7f3a9c';
 
 /** A host folder with a secret, and beside it a project whose configuration points `content_root` at `contentRoot`. */
-async function projectPointingAt(contentRoot: string, linkContent = false): Promise<{ config: string; host: string; project: string }> {
+async function projectPointingAt(
+  contentRoot: string,
+  linkContent = false,
+): Promise<{ config: string; host: string; project: string }> {
   const top = await mkdtemp(join(tmpdir(), 'content-root-'));
   made.push(top);
   const host = join(top, 'host');
   await mkdir(join(host, 'skills', 'leak'), { recursive: true });
   await writeFile(join(host, 'secret.txt'), HOST_SECRET);
-  await writeFile(join(host, 'skills', 'leak', 'SKILL.md'), `---\nname: leak\ndescription: ${HOST_SECRET}\n---\n# leak\n`);
+  await writeFile(
+    join(host, 'skills', 'leak', 'SKILL.md'),
+    `---\nname: leak\ndescription: ${HOST_SECRET}\n---\n# leak\n`,
+  );
   const project = join(top, 'project');
   await mkdir(project);
   if (linkContent) await symlink(host, join(project, 'content'));
   const config = join(project, 'plugin.toml');
-  await writeFile(config, `[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "d"\ncontent_root = ${JSON.stringify(contentRoot)}\ninclude = ["**"]\n`);
+  await writeFile(
+    config,
+    `[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "d"\ncontent_root = ${JSON.stringify(contentRoot)}\ninclude = ["**"]\n`,
+  );
   return { config, host, project };
 }
 
@@ -32,7 +41,12 @@ describe('content_root stays inside the configuration folder', () => {
     const { config, project } = await projectPointingAt('../host');
     const error = await loadPluginConfig(config).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginContentRootError);
-    expect(error).toMatchObject({ code: 'PLUGIN_CONTENT_ROOT_OUTSIDE', file: config, configDir: project, how: 'as written' });
+    expect(error).toMatchObject({
+      code: 'PLUGIN_CONTENT_ROOT_OUTSIDE',
+      file: config,
+      configDir: project,
+      how: 'as written',
+    });
     expect((error as Error).message).not.toContain(HOST_SECRET);
   });
 
@@ -44,17 +58,26 @@ describe('content_root stays inside the configuration folder', () => {
   it('refuses an absolute content root outside the folder', async () => {
     const { config, host } = await projectPointingAt('/placeholder');
     await writeFile(config, `name = "acme.tools"\ncontent_root = ${JSON.stringify(host)}\n`);
-    await expect(loadPluginConfig(config)).rejects.toMatchObject({ code: 'PLUGIN_CONTENT_ROOT_OUTSIDE', how: 'as written' });
+    await expect(loadPluginConfig(config)).rejects.toMatchObject({
+      code: 'PLUGIN_CONTENT_ROOT_OUTSIDE',
+      how: 'as written',
+    });
   });
 
   it('refuses a content root inside the folder that is a link to a folder outside it', async () => {
     const { config } = await projectPointingAt('content', true);
-    await expect(loadPluginConfig(config)).rejects.toMatchObject({ code: 'PLUGIN_CONTENT_ROOT_OUTSIDE', how: 'once links are resolved' });
+    await expect(loadPluginConfig(config)).rejects.toMatchObject({
+      code: 'PLUGIN_CONTENT_ROOT_OUTSIDE',
+      how: 'once links are resolved',
+    });
   });
 
   it('refuses a content root below a linked folder that leaves the project', async () => {
     const { config } = await projectPointingAt('content/skills', true);
-    await expect(loadPluginConfig(config)).rejects.toMatchObject({ code: 'PLUGIN_CONTENT_ROOT_OUTSIDE', how: 'once links are resolved' });
+    await expect(loadPluginConfig(config)).rejects.toMatchObject({
+      code: 'PLUGIN_CONTENT_ROOT_OUTSIDE',
+      how: 'once links are resolved',
+    });
   });
 
   it('accepts the configuration folder itself and folders below it', async () => {

@@ -57,7 +57,12 @@ function repositoryFiles(at: string, marker: string): Record<string, string> {
   };
 }
 
-const PLUGIN_JSON = json({ $schema: PLUGIN_100, name: 'acme.tools', version: '1.2.0', description: 'Acme review tooling.' });
+const PLUGIN_JSON = json({
+  $schema: PLUGIN_100,
+  name: 'acme.tools',
+  version: '1.2.0',
+  description: 'Acme review tooling.',
+});
 
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
   for (const [path, text] of Object.entries(files)) {
@@ -83,11 +88,15 @@ async function listTree(dir: string): Promise<string[]> {
 }
 
 /** The spellings above, recognised without the code under test. */
-const anyGitSegment = (path: string) => path.split('/').some((segment) => /^(?:\.git|git~1)[. ]*$/i.test(segment.replace(/[\u200c\ufeff]/g, '')));
+const anyGitSegment = (path: string) =>
+  path.split('/').some((segment) => /^(?:\.git|git~1)[. ]*$/i.test(segment.replace(/[\u200c\ufeff]/g, '')));
 
 /** Runs `git status` in `dir` (as a user would after importing or pulling) and says whether the planted hook ran. */
 async function gitStatusRunsHook(dir: string, marker: string): Promise<boolean> {
-  spawnSync('git', ['-C', dir, 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir) } });
+  spawnSync('git', ['-C', dir, 'status'], {
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir) },
+  });
   return access(marker).then(
     () => true,
     () => false,
@@ -169,17 +178,20 @@ describe('a plugin never reads, imports or ships a .git entry', () => {
     expect((await listTree(out)).filter(anyGitSegment)).toEqual([]);
   });
 
-  it.each(['.git/config', '.GIT/config', 'git~1/config', 'skills/review/.g\u200cit'])('writePlugin refuses %j before it writes anything', async (path) => {
-    const out = join(await scratch(), 'out');
-    const files = new Map([
-      ['plugin.json', { bytes: Buffer.from(PLUGIN_JSON), mode: 0o644 as const }],
-      [path, { bytes: Buffer.from('[core]\n'), mode: 0o644 as const }],
-    ]);
-    const error = await writePlugin(files, out).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PluginGitPathError);
-    expect(error).toMatchObject({ code: 'PLUGIN_GIT_PATH', path });
-    expect(await readdir(dirname(out))).toEqual([]);
-  });
+  it.each(['.git/config', '.GIT/config', 'git~1/config', 'skills/review/.g\u200cit'])(
+    'writePlugin refuses %j before it writes anything',
+    async (path) => {
+      const out = join(await scratch(), 'out');
+      const files = new Map([
+        ['plugin.json', { bytes: Buffer.from(PLUGIN_JSON), mode: 0o644 as const }],
+        [path, { bytes: Buffer.from('[core]\n'), mode: 0o644 as const }],
+      ]);
+      const error = await writePlugin(files, out).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PluginGitPathError);
+      expect(error).toMatchObject({ code: 'PLUGIN_GIT_PATH', path });
+      expect(await readdir(dirname(out))).toEqual([]);
+    },
+  );
 
   it('readPackageFiles (verify) reads no .git entry', async () => {
     const dir = await hostilePackage(join(await scratch(), 'marker'));
@@ -198,10 +210,16 @@ let tags = 0;
 async function pushHostile(extra: readonly TarOfEntry[]): Promise<string> {
   const repository = `plugins/git-pull-${++tags}`;
   const client = new OciClient({ url: registry.url, repository, allowInsecureHttp: true });
-  const entries: TarOfEntry[] = [{ name: 'plugin.json', data: PLUGIN_JSON }, { name: 'skills/review/SKILL.md', data: skillMd('review') }, ...extra];
+  const entries: TarOfEntry[] = [
+    { name: 'plugin.json', data: PLUGIN_JSON },
+    { name: 'skills/review/SKILL.md', data: skillMd('review') },
+    ...extra,
+  ];
   const layer = await client.pushBlob(await layerOf(entries));
   const files = entries.filter((entry) => (entry.type ?? 'file') === 'file').length;
-  const config = await client.pushBlob(Buffer.from(JSON.stringify({ format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files })));
+  const config = await client.pushBlob(
+    Buffer.from(JSON.stringify({ format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files })),
+  );
   await client.putManifest('v1', {
     schemaVersion: 2,
     mediaType: OCI_MANIFEST,
@@ -213,22 +231,32 @@ async function pushHostile(extra: readonly TarOfEntry[]): Promise<string> {
 }
 
 describe('pullPlugin never writes a .git entry from a registry', () => {
-  it.each(SPELLINGS)('refuses a layer holding a repository under %j: nothing is written and git status runs nothing', async (spelling) => {
-    const marker = join(await scratch(), 'marker');
-    const ref = await pushHostile(Object.entries(repositoryFiles(spelling, marker)).map(([name, data]) => ({ name, data })));
-    const dir = join(await scratch(), 'pulled');
-    const error = await pullPlugin(ref, dir, { allowInsecureHttp: true }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'PLUGIN_OCI_UNSAFE_LAYER', reason: 'git-metadata' });
-    await expect(lstat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(await readdir(dirname(dir))).toEqual([]);
-    await mkdir(dir);
-    expect(await gitStatusRunsHook(dir, marker)).toBe(false);
-  });
+  it.each(SPELLINGS)(
+    'refuses a layer holding a repository under %j: nothing is written and git status runs nothing',
+    async (spelling) => {
+      const marker = join(await scratch(), 'marker');
+      const ref = await pushHostile(
+        Object.entries(repositoryFiles(spelling, marker)).map(([name, data]) => ({ name, data })),
+      );
+      const dir = join(await scratch(), 'pulled');
+      const error = await pullPlugin(ref, dir, { allowInsecureHttp: true }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'PLUGIN_OCI_UNSAFE_LAYER', reason: 'git-metadata' });
+      await expect(lstat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(await readdir(dirname(dir))).toEqual([]);
+      await mkdir(dir);
+      expect(await gitStatusRunsHook(dir, marker)).toBe(false);
+    },
+  );
 
   it('refuses a gitfile deep in a skill and a .git folder entry', async () => {
-    for (const extra of [[{ name: 'skills/review/.git', data: 'gitdir: /home/someone/.git\n' }], [{ name: 'bin/.GIT/', type: 'directory' as const }]]) {
+    for (const extra of [
+      [{ name: 'skills/review/.git', data: 'gitdir: /home/someone/.git\n' }],
+      [{ name: 'bin/.GIT/', type: 'directory' as const }],
+    ]) {
       const dir = join(await scratch(), 'pulled');
-      const error = await pullPlugin(await pushHostile(extra), dir, { allowInsecureHttp: true }).catch((e: unknown) => e);
+      const error = await pullPlugin(await pushHostile(extra), dir, { allowInsecureHttp: true }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toMatchObject({ code: 'PLUGIN_OCI_UNSAFE_LAYER', reason: 'git-metadata' });
       await expect(lstat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
     }
@@ -242,6 +270,16 @@ describe('pullPlugin never writes a .git entry from a registry', () => {
     ]);
     const dir = join(await scratch(), 'pulled');
     await pullPlugin(ref, dir, { allowInsecureHttp: true });
-    expect(await listTree(dir)).toEqual(['.github/', '.github/workflows/', '.github/workflows/ci.yml', '.gitignore', '.gitmodules', 'plugin.json', 'skills/', 'skills/review/', 'skills/review/SKILL.md']);
+    expect(await listTree(dir)).toEqual([
+      '.github/',
+      '.github/workflows/',
+      '.github/workflows/ci.yml',
+      '.gitignore',
+      '.gitmodules',
+      'plugin.json',
+      'skills/',
+      'skills/review/',
+      'skills/review/SKILL.md',
+    ]);
   });
 });

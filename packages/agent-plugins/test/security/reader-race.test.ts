@@ -34,7 +34,12 @@ describe('a plugin whose folders are swapped for links while it is read', () => 
 
     const leaks: string[] = [];
     const check = (what: string, value: unknown) => {
-      const text = Buffer.isBuffer(value) || value instanceof Uint8Array ? Buffer.from(value) : JSON.stringify(value, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v instanceof Map ? [...v] : v));
+      const text =
+        Buffer.isBuffer(value) || value instanceof Uint8Array
+          ? Buffer.from(value)
+          : JSON.stringify(value, (_key, v: unknown) =>
+              v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v instanceof Map ? [...v] : v,
+            );
       const found = outside.leaksIn(text);
       if (found.length > 0) leaks.push(`${what}: ${found.join(', ')}`);
     };

@@ -8,7 +8,8 @@ export const PLUGIN_110 = 'https://agent-plugins.org/schemas/1.1.0/plugin.schema
 export const MCP_100 = 'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json';
 export const MCP_110 = 'https://agent-plugins.org/schemas/1.1.0/mcp.schema.json';
 
-export const skillMd = (name: string, description = 'Reviews a change.') => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
+export const skillMd = (name: string, description = 'Reviews a change.') =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
 export const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 const manifest100 = { $schema: PLUGIN_100, name: 'acme.tools', version: '1.2.0', description: 'Acme review tooling.' };
@@ -64,10 +65,22 @@ export const PACKAGE_CASES: readonly PackageCase[] = [
   {
     name: 'a valid 1.1.0 package with presentation',
     make: (box) => {
-      box.file('plugin.json', json({ $schema: PLUGIN_110, name: 'acme.tools', presentation: { displayName: 'Acme Tools', icon: './icon.svg' }, version: '2.0.0', description: 'd' }));
+      box.file(
+        'plugin.json',
+        json({
+          $schema: PLUGIN_110,
+          name: 'acme.tools',
+          presentation: { displayName: 'Acme Tools', icon: './icon.svg' },
+          version: '2.0.0',
+          description: 'd',
+        }),
+      );
       box.file('icon.svg', '<svg/>');
       box.file('skills/review/SKILL.md', skillMd('review'));
-      box.file('mcp.json', json({ $schema: MCP_110, mcpServers: { remote: { type: 'sse', url: 'https://mcp.example.com/sse' } } }));
+      box.file(
+        'mcp.json',
+        json({ $schema: MCP_110, mcpServers: { remote: { type: 'sse', url: 'https://mcp.example.com/sse' } } }),
+      );
     },
     rejected: false,
     skills: ['review'],
@@ -90,7 +103,10 @@ export const PACKAGE_CASES: readonly PackageCase[] = [
     name: 'an unsupported $schema',
     make: (box) => {
       valid100(box);
-      box.file('plugin.json', json({ ...manifest100, $schema: 'https://agent-plugins.org/schemas/9.0.0/plugin.schema.json' }));
+      box.file(
+        'plugin.json',
+        json({ ...manifest100, $schema: 'https://agent-plugins.org/schemas/9.0.0/plugin.schema.json' }),
+      );
     },
     rejected: true,
     skills: [],
@@ -180,7 +196,10 @@ export const PACKAGE_CASES: readonly PackageCase[] = [
     make: (box) => {
       box.file('plugin.json', json(manifest100));
       box.file('bin/server', '#!/bin/sh\n');
-      box.file('mcp.json', json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: './bin/server' } } }));
+      box.file(
+        'mcp.json',
+        json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: './bin/server' } } }),
+      );
       box.link('skills', box.outside);
     },
     rejected: false,
@@ -210,7 +229,13 @@ export const PACKAGE_CASES: readonly PackageCase[] = [
       box.link('bin/x', join(box.outside, 'secret.txt'));
       box.file(
         'mcp.json',
-        json({ $schema: MCP_100, mcpServers: { leak: { type: 'stdio', command: './bin/x' }, local: { type: 'stdio', command: './bin/server' } } }),
+        json({
+          $schema: MCP_100,
+          mcpServers: {
+            leak: { type: 'stdio', command: './bin/x' },
+            local: { type: 'stdio', command: './bin/server' },
+          },
+        }),
       );
     },
     rejected: false,
@@ -225,7 +250,10 @@ export const PACKAGE_CASES: readonly PackageCase[] = [
     make: (box) => {
       valid100(box);
       box.link('data', box.outside);
-      box.file('mcp.json', json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: 'npx', cwd: './data' } } }));
+      box.file(
+        'mcp.json',
+        json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: 'npx', cwd: './data' } } }),
+      );
     },
     rejected: false,
     skills: ['deploy', 'review'],

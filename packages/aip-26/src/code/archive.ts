@@ -6,7 +6,10 @@ import type { BundleFile } from './overlay.js';
  * bombs). The tar stream's own limit includes headers and padding, so it gets headroom;
  * the overlay enforces the bundle's exact limit as files are added.
  */
-export async function readArchive(archive: Buffer, limits: { bytes: number; files: number }): Promise<Map<string, { data: Buffer; executable: boolean }>> {
+export async function readArchive(
+  archive: Buffer,
+  limits: { bytes: number; files: number },
+): Promise<Map<string, { data: Buffer; executable: boolean }>> {
   const entries = await readBundleEntries(archive, {
     // Headers, folder entries, pax names and end padding: up to ~2 KiB a file, plus a tail.
     maxBytes: Math.max(0, limits.bytes) + limits.files * 2048 + 16 * 1024,
@@ -18,6 +21,10 @@ export async function readArchive(archive: Buffer, limits: { bytes: number; file
 /** The deterministic tar.gz of the merged bundle. */
 export function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
   return writeBundle(
-    [...files].map(([path, file]) => ('data' in file ? { path, data: file.data, executable: file.executable } : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable })),
+    [...files].map(([path, file]) =>
+      'data' in file
+        ? { path, data: file.data, executable: file.executable }
+        : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable },
+    ),
   );
 }

@@ -77,7 +77,12 @@ export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ b
   if (args.cache && pinned) {
     const made = await pinnedBundle(args.cache, pinned, () => build(args, fs, plan));
     // Read back from the store: its files were not merged here, so list them.
-    if (args.run !== undefined) assertRunFileInBundle(args.run, await bundlePaths(made.bundle, { ...DEFAULT_LIMITS, ...args.limits }), args.runOptions);
+    if (args.run !== undefined)
+      assertRunFileInBundle(
+        args.run,
+        await bundlePaths(made.bundle, { ...DEFAULT_LIMITS, ...args.limits }),
+        args.runOptions,
+      );
     return made;
   }
   return build(args, fs, plan);
@@ -88,17 +93,25 @@ async function bundlePaths(bundle: Buffer, limits: Required<BundleLimits>): Prom
   const paths: string[] = [];
   // Headroom for the tar headers (pax records included) of every file and folder.
   const maxBytes = limits.maxBytes + 8 * 1024 * (limits.maxFiles + 1) * 2;
-  await readArchive(bundle, { maxBytes, maxFiles: limits.maxFiles, maxEntryBytes: limits.maxBytes }, {
-    async directory() {},
-    async file(file, body) {
-      for await (const _chunk of body);
-      paths.push(file.path);
+  await readArchive(
+    bundle,
+    { maxBytes, maxFiles: limits.maxFiles, maxEntryBytes: limits.maxBytes },
+    {
+      async directory() {},
+      async file(file, body) {
+        for await (const _chunk of body);
+        paths.push(file.path);
+      },
     },
-  });
+  );
   return paths;
 }
 
-async function build(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodePlan): Promise<{ bundle: Buffer; report: BundleReport }> {
+async function build(
+  args: DefineCodeOptions,
+  fs: WorkspaceFs,
+  plan: CodePlan,
+): Promise<{ bundle: Buffer; report: BundleReport }> {
   const { overlay, report } = await materialize(args, fs, plan);
   const bundle = args.cache ? await cachedArchive(args.cache, overlay.files) : await buildArchive(overlay.files);
   return {
@@ -117,20 +130,38 @@ function pinnedDigest(plan: CodePlan): string | undefined {
   for (const source of plan.sources) {
     if (source.kind === 'local') return undefined;
     if (source.kind === 'github' && !/^[0-9a-f]{40}$/.test(source.ref)) return undefined;
-    parts.push(source.kind === 'inline' ? ['inline', source.path, source.content] : ['github', source.repo, source.ref, source.path, source.as ?? null]);
+    parts.push(
+      source.kind === 'inline'
+        ? ['inline', source.path, source.content]
+        : ['github', source.repo, source.ref, source.path, source.as ?? null],
+    );
   }
-  return createHash('sha256').update(JSON.stringify([plan.workspaces.map((w) => w.path), parts])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([plan.workspaces.map((w) => w.path), parts]))
+    .digest('hex');
 }
 
 /** A pinned plan's bundle and report, built once and then read from the store: no source is fetched again. */
-async function pinnedBundle(cache: ContentStore, digest: string, make: () => Promise<{ bundle: Buffer; report: BundleReport }>): Promise<{ bundle: Buffer; report: BundleReport }> {
-  const key = { provider: 'aip-26-pinned', declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: bundleContentId(digest) };
+async function pinnedBundle(
+  cache: ContentStore,
+  digest: string,
+  make: () => Promise<{ bundle: Buffer; report: BundleReport }>,
+): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const key = {
+    provider: 'aip-26-pinned',
+    declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL },
+    version: digest,
+    contentId: bundleContentId(digest),
+  };
   const stored = await cache.acquire(key, async (_destination, ctx) => {
     const made = await make();
     await ctx.writeFile(BUNDLE, made.bundle);
     await ctx.writeFile(REPORT, `${JSON.stringify(made.report)}\n`);
   });
-  const [bundle, report] = await Promise.all([readFile(join(stored.path, BUNDLE)), readFile(join(stored.path, REPORT), 'utf8')]);
+  const [bundle, report] = await Promise.all([
+    readFile(join(stored.path, BUNDLE)),
+    readFile(join(stored.path, REPORT), 'utf8'),
+  ]);
   return { bundle, report: JSON.parse(report) as BundleReport };
 }
 
@@ -172,27 +203,46 @@ async function mergedDigest(files: ReadonlyMap<string, BundleFile>): Promise<str
   const digest = createHash('sha256');
   for (const path of [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) {
     const file = files.get(path)!;
-    digest.update(`${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256').update(await contentOf(file)).digest('hex')}\n`);
+    digest.update(
+      `${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256')
+        .update(await contentOf(file))
+        .digest('hex')}\n`,
+    );
   }
   return digest.digest('hex');
 }
 
 async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
   const digest = await mergedDigest(files);
-  const key = { provider: 'aip-26-bundle', declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL }, version: digest, contentId: bundleContentId(digest) };
+  const key = {
+    provider: 'aip-26-bundle',
+    declaration: { format: BUNDLE_LAYOUT, gzipLevel: DEFAULT_GZIP_LEVEL },
+    version: digest,
+    contentId: bundleContentId(digest),
+  };
   const stored = await cache.acquire(key, async (_destination, ctx) => {
     await ctx.writeFile(BUNDLE, await buildArchive(files));
   });
   return readFile(join(stored.path, BUNDLE));
 }
 
-async function materialize(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodePlan): Promise<{ overlay: Overlay; report: CodeReport }> {
+async function materialize(
+  args: DefineCodeOptions,
+  fs: WorkspaceFs,
+  plan: CodePlan,
+): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
   const overlay = new Overlay(limits);
   const sources: SourceReport[] = [];
   for (const source of plan.sources) {
     args.signal?.throwIfAborted();
-    const entry: SourceReport = { source: source.label, kind: source.kind, declaration: source.declaration, files: 0, bytes: 0 };
+    const entry: SourceReport = {
+      source: source.label,
+      kind: source.kind,
+      declaration: source.declaration,
+      files: 0,
+      bytes: 0,
+    };
     if (source.kind === 'inline') {
       const data = Buffer.from(source.content, 'utf8');
       overlay.set(source.path, { data, executable: false, source: source.label }, source.declaration);
@@ -212,14 +262,25 @@ async function materialize(args: DefineCodeOptions, fs: WorkspaceFs, plan: CodeP
   if (twins.length > 0) {
     const [a, b] = twins[0]!;
     // A twin may be a folder prefix (`Lib` / `lib`): name the source of a file below it.
-    const ownerOf = (prefix: string) => [...overlay.files].find(([path]) => path === prefix || path.startsWith(`${prefix}/`))![1].source;
+    const ownerOf = (prefix: string) =>
+      [...overlay.files].find(([path]) => path === prefix || path.startsWith(`${prefix}/`))![1].source;
     const firstSource = ownerOf(a);
     const secondSource = ownerOf(b);
     const declaration = plan.sources.find((s) => s.label === secondSource)?.declaration ?? secondSource;
-    throw new SourceResolutionError(secondSource, declaration, 'case-twin', `${JSON.stringify(b)} differs from ${JSON.stringify(a)} (from ${firstSource}) only by case: they collide on case-insensitive filesystems`);
+    throw new SourceResolutionError(
+      secondSource,
+      declaration,
+      'case-twin',
+      `${JSON.stringify(b)} differs from ${JSON.stringify(a)} (from ${firstSource}) only by case: they collide on case-insensitive filesystems`,
+    );
   }
   return {
     overlay,
-    report: { sources, workspaces: plan.workspaces.map((w) => w.path), files: overlay.files.size, bytes: overlay.totalBytes },
+    report: {
+      sources,
+      workspaces: plan.workspaces.map((w) => w.path),
+      files: overlay.files.size,
+      bytes: overlay.totalBytes,
+    },
   };
 }

@@ -32,7 +32,10 @@ export class SourceResolutionError extends Error {
     detail: string,
     options: { cause?: unknown } = {},
   ) {
-    super(`${source} ${JSON.stringify(declaration)}: ${detail}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${source} ${JSON.stringify(declaration)}: ${detail}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'SourceResolutionError';
   }
 }

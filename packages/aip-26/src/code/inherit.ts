@@ -71,7 +71,12 @@ export function inheritBlocks(manifest: Manifest, workspaces: readonly Inheritin
     if (!workspace) continue;
     const depth = Number.isSafeInteger(workspace.depth) && workspace.depth! > 0 ? workspace.depth! : 1;
     while (stack[stack.length - 1]!.depth >= depth) close();
-    stack.push({ depth, where: `code-workspace ${typeof workspace.path === 'string' ? JSON.stringify(workspace.path) : '(no path)'}`, blocks: asRecord(workspace.manifest) ?? {}, folded: {} });
+    stack.push({
+      depth,
+      where: `code-workspace ${typeof workspace.path === 'string' ? JSON.stringify(workspace.path) : '(no path)'}`,
+      blocks: asRecord(workspace.manifest) ?? {},
+      folded: {},
+    });
   }
   while (stack.length > 1) close();
   const [root] = stack;
@@ -85,7 +90,8 @@ function layer(base: InheritedBlocks, over: Manifest | InheritedBlocks, where: s
   if (runner) {
     const wanted = languageOf(runner);
     const found = merged.runner ? languageOf(merged.runner) : undefined;
-    if (wanted && found && wanted !== found) throw new RunnerConflictError('runner.needs.language', wanted, found, where);
+    if (wanted && found && wanted !== found)
+      throw new RunnerConflictError('runner.needs.language', wanted, found, where);
     merged = { ...merged, runner: deepMerge(merged.runner ?? {}, runner) };
   }
   const secrets = asRecord(over.secrets);
@@ -102,7 +108,8 @@ function layer(base: InheritedBlocks, over: Manifest | InheritedBlocks, where: s
 /** The language a `run` entry needs, from its extension; undefined when it does not say. */
 export function languageOfRunFile(file: string): string | undefined {
   const ext = /\.[^./]+$/.exec(file)?.[0];
-  if (ext === '.ts' || ext === '.tsx' || ext === '.mts' || ext === '.js' || ext === '.mjs' || ext === '.cjs') return 'node';
+  if (ext === '.ts' || ext === '.tsx' || ext === '.mts' || ext === '.js' || ext === '.mjs' || ext === '.cjs')
+    return 'node';
   if (ext === '.py') return 'python';
   return undefined;
 }
@@ -112,7 +119,8 @@ export function assertRunnerFitsRun(runner: Record<string, unknown> | undefined,
   if (!runner || runFile === undefined) return;
   const language = languageOf(runner);
   const needed = languageOfRunFile(runFile);
-  if (language && needed && language !== needed) throw new RunnerConflictError('run', runFile, language, 'runner.needs.language');
+  if (language && needed && language !== needed)
+    throw new RunnerConflictError('run', runFile, language, 'runner.needs.language');
 }
 
 function languageOf(runner: Record<string, unknown>): string | undefined {
@@ -127,13 +135,20 @@ function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>)
     const a = asRecord(out[key]);
     const b = asRecord(value);
     // Defined, not assigned: a manifest's `__proto__` key is data, never the prototype.
-    Object.defineProperty(out, key, { value: a && b ? deepMerge(a, b) : value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: a && b ? deepMerge(a, b) : value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function stringList(value: unknown): string[] {

@@ -39,19 +39,30 @@ export class Overlay {
   set(path: string, file: BundleFile, declaration: Source | string): void {
     const folderOwner = this.folders.get(path);
     if (folderOwner !== undefined) {
-      throw new SourceResolutionError(file.source, declaration, 'file-directory-clash', `${JSON.stringify(path)} is a file here but a folder in ${folderOwner}`);
+      throw new SourceResolutionError(
+        file.source,
+        declaration,
+        'file-directory-clash',
+        `${JSON.stringify(path)} is a file here but a folder in ${folderOwner}`,
+      );
     }
     const parents = parentsOf(path);
     for (const parent of parents) {
       const owner = this.files.get(parent);
       if (owner) {
-        throw new SourceResolutionError(file.source, declaration, 'file-directory-clash', `${JSON.stringify(parent)} is a folder here but a file in ${owner.source}`);
+        throw new SourceResolutionError(
+          file.source,
+          declaration,
+          'file-directory-clash',
+          `${JSON.stringify(parent)} is a folder here but a file in ${owner.source}`,
+        );
       }
     }
     const previous = this.files.get(path);
     const bytes = this.bytes - (previous ? sizeOf(previous) : 0) + sizeOf(file);
     if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
-    if (!previous && this.files.size + 1 > this.limits.maxFiles) throw new BundleSizeError('files', this.limits.maxFiles, this.files.size + 1, file.source);
+    if (!previous && this.files.size + 1 > this.limits.maxFiles)
+      throw new BundleSizeError('files', this.limits.maxFiles, this.files.size + 1, file.source);
     this.bytes = bytes;
     this.files.set(path, file);
     for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);

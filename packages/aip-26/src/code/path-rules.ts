@@ -5,9 +5,16 @@ import type { ManifestPathField } from '../paths/index.js';
  * A workspace path of a source, joined to the folder its manifest is relative to. Both
  * halves are normalised and free of `..`, so the join cannot leave the workspace.
  */
-export function safeWorkspacePath(field: ManifestPathField, raw: string, base: string): { path: string; directory: boolean } {
+export function safeWorkspacePath(
+  field: ManifestPathField,
+  raw: string,
+  base: string,
+): { path: string; directory: boolean } {
   const normalized = normalizeManifestPath(field, raw);
-  return { path: base === '' ? normalized.path : normalized.path === '' ? base : `${base}/${normalized.path}`, directory: normalized.trailingSlash };
+  return {
+    path: base === '' ? normalized.path : normalized.path === '' ? base : `${base}/${normalized.path}`,
+    directory: normalized.trailingSlash,
+  };
 }
 
 /** A bundle or remote path of a source; `''` is the root where the field allows it. */

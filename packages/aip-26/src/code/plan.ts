@@ -21,7 +21,8 @@ function checkGithubRef(ref: string, label: string, source: Source): void {
   const bad = (detail: string): never => {
     throw new SourceResolutionError(label, source, 'ref-unresolved', `ref ${JSON.stringify(ref)}: ${detail}`);
   };
-  if (/^[0-9a-fA-F]{40}$/.test(ref) && ref !== ref.toLowerCase()) bad(`a commit id must be lowercase (${ref.toLowerCase()})`);
+  if (/^[0-9a-fA-F]{40}$/.test(ref) && ref !== ref.toLowerCase())
+    bad(`a commit id must be lowercase (${ref.toLowerCase()})`);
   const problem = refNameProblem(ref);
   if (problem) bad(problem);
 }
@@ -47,7 +48,15 @@ export type PlannedSource =
       as: string | undefined;
       glob: string | undefined;
     }
-  | { kind: 'github'; label: string; declaration: Source; repo: string; ref: string; path: string; as: string | undefined };
+  | {
+      kind: 'github';
+      label: string;
+      declaration: Source;
+      repo: string;
+      ref: string;
+      path: string;
+      as: string | undefined;
+    };
 
 /** A code-workspace a `ref` led to, with the blocks a referencing manifest inherits. */
 export interface ReferencedWorkspace {
@@ -98,7 +107,14 @@ export async function planCode(code: Code, fs: WorkspaceFs): Promise<CodePlan> {
   return plan;
 }
 
-async function planSources(sources: Source[], base: string, prefix: string, chain: string[], fs: WorkspaceFs, plan: CodePlan): Promise<void> {
+async function planSources(
+  sources: Source[],
+  base: string,
+  prefix: string,
+  chain: string[],
+  fs: WorkspaceFs,
+  plan: CodePlan,
+): Promise<void> {
   for (const [index, source] of sources.entries()) {
     const label = `${prefix}sources[${index}]`;
     const planned = planOne(source, label, base);
@@ -108,17 +124,34 @@ async function planSources(sources: Source[], base: string, prefix: string, chai
     }
     const refPath = refPathOf(source, label, base);
     if (chain.includes(refPath)) {
-      throw new SourceResolutionError(label, source, 'cycle', `ref cycle: ${[...chain, refPath].map((p) => JSON.stringify(p)).join(' → ')}`);
+      throw new SourceResolutionError(
+        label,
+        source,
+        'cycle',
+        `ref cycle: ${[...chain, refPath].map((p) => JSON.stringify(p)).join(' → ')}`,
+      );
     }
     if (chain.length + 1 > MAX_REF_DEPTH) {
-      throw new SourceResolutionError(label, source, 'too-deep', `ref chain deeper than ${MAX_REF_DEPTH}: ${[...chain, refPath].map((p) => JSON.stringify(p)).join(' → ')}`);
+      throw new SourceResolutionError(
+        label,
+        source,
+        'too-deep',
+        `ref chain deeper than ${MAX_REF_DEPTH}: ${[...chain, refPath].map((p) => JSON.stringify(p)).join(' → ')}`,
+      );
     }
     const manifest = await readWorkspaceManifest(fs, refPath, label, source);
     plan.workspaces.push({ path: refPath, manifest, depth: chain.length + 1 });
     // Rich manifests use workspace-relative paths (the spec's path table); a lean CODE.md's
     // paths are relative to its own folder (its example: `source: { local: ./search.py }`).
     const nestedBase = manifest.kind === 'code-workspace' ? '' : refPath;
-    await planSources(sourcesOf(manifest, label, source), nestedBase, `${label} → ref ${JSON.stringify(refPath)} → `, [...chain, refPath], fs, plan);
+    await planSources(
+      sourcesOf(manifest, label, source),
+      nestedBase,
+      `${label} → ref ${JSON.stringify(refPath)} → `,
+      [...chain, refPath],
+      fs,
+      plan,
+    );
   }
 }
 
@@ -127,13 +160,26 @@ function planOne(source: Source, label: string, base: string): PlannedSource | u
     try {
       return run();
     } catch (error) {
-      throw new SourceResolutionError(label, source, 'unsafe-path', error instanceof Error ? error.message : String(error), { cause: error });
+      throw new SourceResolutionError(
+        label,
+        source,
+        'unsafe-path',
+        error instanceof Error ? error.message : String(error),
+        { cause: error },
+      );
     }
   };
   if ('inline' in source) {
     const { path, content } = source.inline;
-    if (content.includes('\0')) throw new SourceResolutionError(label, source, 'nul-in-content', 'inline content must not contain NUL bytes');
-    return { kind: 'inline', label, declaration: source, path: guard(() => safePath('inline.path', path).path), content };
+    if (content.includes('\0'))
+      throw new SourceResolutionError(label, source, 'nul-in-content', 'inline content must not contain NUL bytes');
+    return {
+      kind: 'inline',
+      label,
+      declaration: source,
+      path: guard(() => safePath('inline.path', path).path),
+      content,
+    };
   }
   if ('local' in source) {
     const spec = typeof source.local === 'string' ? { path: source.local } : source.local;
@@ -143,14 +189,33 @@ function planOne(source: Source, label: string, base: string): PlannedSource | u
     // A glob matches paths, so it is no longer than a path may be; minimatch would refuse a
     // longer one (past 64 KiB) with a bare TypeError, after the plan had accepted it.
     if (spec.glob !== undefined && Buffer.byteLength(spec.glob) > PATH_LIMITS.maxBytes) {
-      throw new SourceResolutionError(label, source, 'unsafe-path', `local.glob is longer than ${PATH_LIMITS.maxBytes} bytes`);
+      throw new SourceResolutionError(
+        label,
+        source,
+        'unsafe-path',
+        `local.glob is longer than ${PATH_LIMITS.maxBytes} bytes`,
+      );
     }
-    return { kind: 'local', label, declaration: source, path: path.path, declaredPath: declared.path, directory: path.directory, as, glob: spec.glob };
+    return {
+      kind: 'local',
+      label,
+      declaration: source,
+      path: path.path,
+      declaredPath: declared.path,
+      directory: path.directory,
+      as,
+      glob: spec.glob,
+    };
   }
   if ('github' in source) {
     const { repo, ref, path, as } = source.github;
     if (!GITHUB_REPO.test(repo) || repo.split('/').some((part) => part === '.' || part === '..')) {
-      throw new SourceResolutionError(label, source, 'invalid-repo', `repo ${JSON.stringify(repo)} is not owner/name with GitHub's characters`);
+      throw new SourceResolutionError(
+        label,
+        source,
+        'invalid-repo',
+        `repo ${JSON.stringify(repo)} is not owner/name with GitHub's characters`,
+      );
     }
     checkGithubRef(ref, label, source);
     return {
@@ -172,40 +237,93 @@ function asTarget(target: { path: string; directory: boolean }): string {
 }
 
 function refPathOf(source: Source, label: string, base: string): string {
-  if (!('ref' in source)) throw new SourceResolutionError(label, source, 'invalid-manifest', 'a source needs one of inline, local, github or ref');
+  if (!('ref' in source))
+    throw new SourceResolutionError(
+      label,
+      source,
+      'invalid-manifest',
+      'a source needs one of inline, local, github or ref',
+    );
   const raw = typeof source.ref === 'string' ? source.ref : source.ref.path;
   try {
     return safeWorkspacePath('ref.path', raw, base).path;
   } catch (error) {
-    throw new SourceResolutionError(label, source, 'unsafe-path', error instanceof Error ? error.message : String(error), { cause: error });
+    throw new SourceResolutionError(
+      label,
+      source,
+      'unsafe-path',
+      error instanceof Error ? error.message : String(error),
+      { cause: error },
+    );
   }
 }
 
-async function readWorkspaceManifest(fs: WorkspaceFs, path: string, label: string, source: Source): Promise<Record<string, unknown>> {
+async function readWorkspaceManifest(
+  fs: WorkspaceFs,
+  path: string,
+  label: string,
+  source: Source,
+): Promise<Record<string, unknown>> {
   let manifest: Record<string, unknown>;
   try {
     manifest = await fs.readManifest(path);
   } catch (error) {
-    if (error instanceof WorkspaceLinkError) throw new SourceResolutionError(label, source, 'unsafe-link', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
+    if (error instanceof WorkspaceLinkError)
+      throw new SourceResolutionError(
+        label,
+        source,
+        'unsafe-link',
+        `the manifest in ${JSON.stringify(path)}: ${error.message}`,
+        { cause: error },
+      );
     // Too large, too deep, an alias bomb or not YAML: the manifest is there and refused.
-    if (error instanceof DocumentError || (error instanceof WorkspaceManifestError && error.reason !== 'missing')) throw new SourceResolutionError(label, source, 'invalid-manifest', `the manifest in ${JSON.stringify(path)}: ${error.message}`, { cause: error });
-    throw new SourceResolutionError(label, source, 'not-found', `no code-workspace manifest in ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    if (error instanceof DocumentError || (error instanceof WorkspaceManifestError && error.reason !== 'missing'))
+      throw new SourceResolutionError(
+        label,
+        source,
+        'invalid-manifest',
+        `the manifest in ${JSON.stringify(path)}: ${error.message}`,
+        { cause: error },
+      );
+    throw new SourceResolutionError(
+      label,
+      source,
+      'not-found',
+      `no code-workspace manifest in ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   const rich = manifest.kind === 'code-workspace';
   const lean = manifest.schema === 'code/v2';
   if (!rich && !lean) {
-    throw new SourceResolutionError(label, source, 'not-a-code-workspace', `${JSON.stringify(path)} is neither kind: code-workspace nor schema: code/v2`);
+    throw new SourceResolutionError(
+      label,
+      source,
+      'not-a-code-workspace',
+      `${JSON.stringify(path)} is neither kind: code-workspace nor schema: code/v2`,
+    );
   }
   return manifest;
 }
 
 /** The sources a referenced manifest contributes: `code` (rich form) or `source` (lean CODE.md). */
 function sourcesOf(manifest: Record<string, unknown>, label: string, source: Source): Source[] {
-  const code: unknown = manifest.kind === 'code-workspace' ? manifest.code : manifest.source === undefined ? undefined : { sources: [manifest.source].flat() };
+  const code: unknown =
+    manifest.kind === 'code-workspace'
+      ? manifest.code
+      : manifest.source === undefined
+        ? undefined
+        : { sources: [manifest.source].flat() };
   try {
     validateCode(code, manifest.kind === 'code-workspace' ? '/code' : '/source');
   } catch (error) {
-    throw new SourceResolutionError(label, source, 'invalid-manifest', `the referenced manifest is invalid: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new SourceResolutionError(
+      label,
+      source,
+      'invalid-manifest',
+      `the referenced manifest is invalid: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   return sourcesOfBlock(code as Code);
 }

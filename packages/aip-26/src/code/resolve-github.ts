@@ -19,8 +19,17 @@ const FULL_SHA = /^[0-9a-f]{40}$/;
  * place credentials live), the directory fetched as a tar.gz of its files, checked like any
  * archive from outside, and laid under `as` (default: the source's own `path`).
  */
-export async function resolveGithub(source: GithubSource, github: GithubAccess | undefined, overlay: Overlay, remaining: { bytes: number; files: number }): Promise<GithubResolution> {
-  const fail = (reason: 'no-github-connector' | 'ref-unresolved' | 'fetch-failed' | 'unsafe-archive', detail: string, cause?: unknown): never => {
+export async function resolveGithub(
+  source: GithubSource,
+  github: GithubAccess | undefined,
+  overlay: Overlay,
+  remaining: { bytes: number; files: number },
+): Promise<GithubResolution> {
+  const fail = (
+    reason: 'no-github-connector' | 'ref-unresolved' | 'fetch-failed' | 'unsafe-archive',
+    detail: string,
+    cause?: unknown,
+  ): never => {
     throw new SourceResolutionError(source.label, source.declaration, reason, detail, { cause });
   };
   if (!github) return fail('no-github-connector', 'a github source needs a github connector');
@@ -28,20 +37,41 @@ export async function resolveGithub(source: GithubSource, github: GithubAccess |
   try {
     commit = FULL_SHA.test(source.ref) ? source.ref : await github.resolveRef(source.repo, source.ref);
   } catch (error) {
-    return fail('ref-unresolved', `cannot resolve ${JSON.stringify(source.ref)} in ${source.repo}: ${messageOf(error)}`, error);
+    return fail(
+      'ref-unresolved',
+      `cannot resolve ${JSON.stringify(source.ref)} in ${source.repo}: ${messageOf(error)}`,
+      error,
+    );
   }
-  if (!FULL_SHA.test(commit)) return fail('ref-unresolved', `the connector resolved ${JSON.stringify(source.ref)} to ${JSON.stringify(commit)}, not a full commit`);
+  if (!FULL_SHA.test(commit))
+    return fail(
+      'ref-unresolved',
+      `the connector resolved ${JSON.stringify(source.ref)} to ${JSON.stringify(commit)}, not a full commit`,
+    );
   let archive: Buffer;
   try {
     // The bundle's caps go to the connector so they hold while fetching, not only once the
     // archive is here: a 400 MB directory is stopped at the cap, not downloaded and refused.
-    archive = await github.fetch(source.repo, commit, source.path === '' ? undefined : source.path, { maxBytes: Math.max(0, remaining.bytes), maxFiles: remaining.files });
+    archive = await github.fetch(source.repo, commit, source.path === '' ? undefined : source.path, {
+      maxBytes: Math.max(0, remaining.bytes),
+      maxFiles: remaining.files,
+    });
   } catch (error) {
     const limit = overLimit(error);
     // The fetch stopped past the cap, so at least one more than the cap was reached.
-    if (limit === 'bytes') throw new BundleSizeError('bytes', remaining.bytes + overlay.totalBytes, remaining.bytes + overlay.totalBytes + 1, source.label);
+    if (limit === 'bytes')
+      throw new BundleSizeError(
+        'bytes',
+        remaining.bytes + overlay.totalBytes,
+        remaining.bytes + overlay.totalBytes + 1,
+        source.label,
+      );
     if (limit === 'files') throw new BundleSizeError('files', remaining.files, remaining.files + 1, source.label);
-    return fail('fetch-failed', `cannot fetch ${source.repo}@${commit}${source.path ? `:${source.path}` : ''}: ${messageOf(error)}`, error);
+    return fail(
+      'fetch-failed',
+      `cannot fetch ${source.repo}@${commit}${source.path ? `:${source.path}` : ''}: ${messageOf(error)}`,
+      error,
+    );
   }
   let files: Map<string, { data: Buffer; executable: boolean }>;
   try {
@@ -52,7 +82,11 @@ export async function resolveGithub(source: GithubSource, github: GithubAccess |
   const targetRoot = source.as === undefined ? source.path : source.as.replace(/\/$/, '');
   const tally: GithubResolution = { commit, files: 0, bytes: 0 };
   for (const [path, file] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    overlay.set(targetRoot === '' ? path : `${targetRoot}/${path}`, { ...file, source: source.label }, source.declaration);
+    overlay.set(
+      targetRoot === '' ? path : `${targetRoot}/${path}`,
+      { ...file, source: source.label },
+      source.declaration,
+    );
     tally.files += 1;
     tally.bytes += file.data.length;
   }

@@ -21,7 +21,12 @@ export interface SourceTally {
  * under `as` when given, else under that prefix. The declared path is relative to the
  * manifest's folder (a lean CODE.md's), so the bundle does not depend on where it lives.
  */
-export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay: Overlay, signal?: AbortSignal): Promise<SourceTally> {
+export async function resolveLocal(
+  source: LocalSource,
+  fs: WorkspaceFs,
+  overlay: Overlay,
+  signal?: AbortSignal,
+): Promise<SourceTally> {
   const tally: SourceTally = { files: 0, bytes: 0 };
   const fail = (reason: 'not-found' | 'read-failed', detail: string, cause?: unknown): never => {
     // A link out of the workspace, a loop or a dangling link is a safety refusal, not a read error.
@@ -64,13 +69,21 @@ export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay
   const glob = source.glob !== undefined ? new Minimatch(source.glob, { dot: true }) : undefined;
   const pathGlob = hasMagic(source.path) ? splitGlob(source.path) : undefined;
   const base = pathGlob ? pathGlob.base : source.path;
-  const info = await probe(fs, base).catch((error: unknown) => fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error));
+  const info = await probe(fs, base).catch((error: unknown) =>
+    fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error),
+  );
   if (!info) return fail('not-found', `${JSON.stringify(base)} does not exist in the workspace`);
 
   if (info.type === 'file') {
     if (pathGlob) return fail('not-found', `${JSON.stringify(base)} is a file, not a folder to match a glob in`);
-    if (source.directory) return fail('not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
-    const target = source.as === undefined ? source.declaredPath : source.as.endsWith('/') || source.as === '' ? posix.join(source.as, posix.basename(source.path)) : source.as;
+    if (source.directory)
+      return fail('not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
+    const target =
+      source.as === undefined
+        ? source.declaredPath
+        : source.as.endsWith('/') || source.as === ''
+          ? posix.join(source.as, posix.basename(source.path))
+          : source.as;
     await add(source.path, target, info.executable, info.size);
     return tally;
   }
@@ -78,14 +91,20 @@ export async function resolveLocal(source: LocalSource, fs: WorkspaceFs, overlay
   const match = pathGlob ? new Minimatch(pathGlob.pattern, { dot: true }) : glob;
   // Without `as`, the files land where the manifest's own path puts them (relative to its
   // folder): the folder, or the glob's fixed prefix, as declared.
-  const targetRoot = source.as === undefined ? (hasMagic(source.declaredPath) ? splitGlob(source.declaredPath).base : source.declaredPath) : source.as.replace(/\/$/, '');
+  const targetRoot =
+    source.as === undefined
+      ? hasMagic(source.declaredPath)
+        ? splitGlob(source.declaredPath).base
+        : source.declaredPath
+      : source.as.replace(/\/$/, '');
   try {
     for await (const file of walk(fs, base, '')) {
       if (match && !match.match(file.rel)) continue;
       await add(join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
     }
   } catch (error) {
-    if (error instanceof SourceResolutionError || error instanceof BundleSizeError || error instanceof DOMException) throw error;
+    if (error instanceof SourceResolutionError || error instanceof BundleSizeError || error instanceof DOMException)
+      throw error;
     return fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error);
   }
   return tally;
@@ -95,7 +114,10 @@ function join(a: string, b: string): string {
   return a === '' ? b : `${a}/${b}`;
 }
 
-async function probe(fs: WorkspaceFs, path: string): Promise<{ type: 'file' | 'directory'; size?: number; executable: boolean } | undefined> {
+async function probe(
+  fs: WorkspaceFs,
+  path: string,
+): Promise<{ type: 'file' | 'directory'; size?: number; executable: boolean } | undefined> {
   if (fs.stat) return fs.stat(path);
   // A WorkspaceFs with only the normative calls: a folder lists, a file reads.
   try {
@@ -112,7 +134,11 @@ async function probe(fs: WorkspaceFs, path: string): Promise<{ type: 'file' | 'd
 }
 
 /** Files below `dir`, depth-first in name order; `rel` is relative to the top folder. */
-async function* walk(fs: WorkspaceFs, top: string, rel: string): AsyncGenerator<{ rel: string; executable: boolean; size?: number }> {
+async function* walk(
+  fs: WorkspaceFs,
+  top: string,
+  rel: string,
+): AsyncGenerator<{ rel: string; executable: boolean; size?: number }> {
   const entries = await fs.readDir(join(top, rel));
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {

@@ -150,7 +150,8 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
         // as git rev-parse would (GIT_COMMIT_NOT_FOUND, GIT_AMBIGUOUS_COMMIT otherwise).
         if (!(error instanceof GitAbbreviatedShaError)) throw error;
         const commit = await expandCommit(urlOf(repo), ref, remote).catch((failure: unknown) => {
-          if (failure instanceof GitCommitNotFoundError) throw new GithubRefNotFoundError(repo, ref, [`refs/heads/${ref}`, `refs/tags/${ref}`], { cause: failure });
+          if (failure instanceof GitCommitNotFoundError)
+            throw new GithubRefNotFoundError(repo, ref, [`refs/heads/${ref}`, `refs/tags/${ref}`], { cause: failure });
           throw failure;
         });
         resolved = { commit, kind: 'commit' };
@@ -166,7 +167,13 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       const path = subpath ?? '';
       // The bundle's caps hold while fetching (GIT_LIMIT_EXCEEDED, before anything past them
       // is written). git counts folders as entries too: twice the file cap leaves room for them.
-      const capped = limits === undefined ? remote : { ...remote, limits: { maxBytes: limits.maxBytes, maxFiles: limits.maxFiles * 2, maxDepth: PATH_LIMITS.maxDepth } };
+      const capped =
+        limits === undefined
+          ? remote
+          : {
+              ...remote,
+              limits: { maxBytes: limits.maxBytes, maxFiles: limits.maxFiles * 2, maxDepth: PATH_LIMITS.maxDepth },
+            };
       const store = storeOf();
       if (!store) {
         const work = await mkdtemp(join(tmpdir(), 'agentproto-github-'));
@@ -192,16 +199,19 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
       // a store kept by a writer of an earlier layout never hands out its archive: the same
       // commit must give the same bytes whatever the store holds (ADAPTER conformance rule 3).
       const archiveId = `${contentId};layout=${BUNDLE_LAYOUT};gzip=${DEFAULT_GZIP_LEVEL}`;
-      const archive = await cache.acquire({ provider: 'github-archive', declaration, version: commit, contentId: archiveId }, async (_destination, ctx) => {
-        const folder = await cache.acquire(
-          { provider: 'github', declaration, version: commit, contentId },
-          async (destination) => {
-            await fetchDirectory(urlOf(repo), commit, path, destination, capped);
-          },
-          { verify: (tree, signal) => proveTree(urlOf(repo), commit, path, tree, { ...remote, signal }) },
-        );
-        await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
-      });
+      const archive = await cache.acquire(
+        { provider: 'github-archive', declaration, version: commit, contentId: archiveId },
+        async (_destination, ctx) => {
+          const folder = await cache.acquire(
+            { provider: 'github', declaration, version: commit, contentId },
+            async (destination) => {
+              await fetchDirectory(urlOf(repo), commit, path, destination, capped);
+            },
+            { verify: (tree, signal) => proveTree(urlOf(repo), commit, path, tree, { ...remote, signal }) },
+          );
+          await ctx.writeFile(ARCHIVE, await bundleFolder(folder.path));
+        },
+      );
       return fs.readFileSync(join(archive.path, ARCHIVE));
     },
   };
@@ -223,8 +233,17 @@ export class GithubTreeMismatchError extends Error {
 }
 
 /** The directory's tree id from the origin, and the tree's own: they must be equal. */
-async function proveTree(url: string, commit: string, path: string, tree: string, options: RemoteOptions): Promise<void> {
-  const [expected, actual] = await Promise.all([directoryTreeId(url, commit, path, options).then((found) => found.tree), folderTreeId(tree, { signal: options.signal })]);
+async function proveTree(
+  url: string,
+  commit: string,
+  path: string,
+  tree: string,
+  options: RemoteOptions,
+): Promise<void> {
+  const [expected, actual] = await Promise.all([
+    directoryTreeId(url, commit, path, options).then((found) => found.tree),
+    folderTreeId(tree, { signal: options.signal }),
+  ]);
   if (expected !== actual) throw new GithubTreeMismatchError(url, commit, path, expected, actual);
 }
 
@@ -243,7 +262,8 @@ async function bundleFolder(root: string): Promise<Buffer> {
       let isDir = dirent.isDirectory();
       if (dirent.isSymbolicLink()) {
         const real = fs.realpathSync.native(childAbs);
-        if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new Error(`${JSON.stringify(childRel)} links out of the fetched folder`);
+        if (real !== realRoot && !real.startsWith(realRoot + sep))
+          throw new Error(`${JSON.stringify(childRel)} links out of the fetched folder`);
         isDir = fs.statSync(real).isDirectory();
         // A link to a folder is not followed: its files are bundled at their own path already.
         if (isDir) continue;

@@ -45,7 +45,11 @@ interface TrieNode {
 }
 
 /** `./a//b` → `a/b`: how a path was written, minus what only spells it differently. */
-const spellingOf = (raw: string) => raw.split('/').filter((s) => s !== '' && s !== '.').join('/');
+const spellingOf = (raw: string) =>
+  raw
+    .split('/')
+    .filter((s) => s !== '' && s !== '.')
+    .join('/');
 
 /**
  * Finds normalisation twins and case twins in a set of bundle file paths. Folder prefixes
@@ -61,7 +65,8 @@ export function findPathTwins(paths: Iterable<string>): PathTwin[] {
     const key = pathKey(raw);
     const seen = firstRaw.get(key);
     if (seen === undefined) firstRaw.set(key, raw);
-    else if (seen !== raw && spellingOf(seen) !== spellingOf(raw)) report(twins, reported, 'normalization', spellingOf(seen), spellingOf(raw));
+    else if (seen !== raw && spellingOf(seen) !== spellingOf(raw))
+      report(twins, reported, 'normalization', spellingOf(seen), spellingOf(raw));
 
     let node = root;
     const segments = key.split('/');

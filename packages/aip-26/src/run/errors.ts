@@ -29,7 +29,12 @@ export class RunResolutionError extends Error {
   readonly reason: RunProblem;
   readonly value: unknown;
   readonly extension: string | undefined;
-  constructor(reason: RunProblem, value: unknown, detail: string, options: { extension?: string; cause?: unknown } = {}) {
+  constructor(
+    reason: RunProblem,
+    value: unknown,
+    detail: string,
+    options: { extension?: string; cause?: unknown } = {},
+  ) {
     super(`run ${show(value)}: ${detail}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RunResolutionError';
     this.reason = reason;
@@ -44,7 +49,10 @@ export class RunFileMissingError extends Error {
   readonly file: string;
   readonly didYouMean: string | undefined;
   constructor(file: string, didYouMean?: string) {
-    const hint = didYouMean === undefined ? '' : ` (the bundle has ${JSON.stringify(didYouMean)}, which differs only by letter case)`;
+    const hint =
+      didYouMean === undefined
+        ? ''
+        : ` (the bundle has ${JSON.stringify(didYouMean)}, which differs only by letter case)`;
     super(`run file ${JSON.stringify(file)} is not in the bundle${hint}`);
     this.name = 'RunFileMissingError';
     this.file = file;

@@ -11,7 +11,11 @@ const fold = (path: string) => path.toLowerCase();
  * Throws `RunFileMissingError` naming the file (and a case-twin when there is one), and
  * whatever `parseRun` throws for a bad block.
  */
-export function assertRunFileInBundle(run: RunValue, bundleFiles: Iterable<string>, options: RunOptions = {}): string | undefined {
+export function assertRunFileInBundle(
+  run: RunValue,
+  bundleFiles: Iterable<string>,
+  options: RunOptions = {},
+): string | undefined {
   const parsed = parseRun(run, options);
   if (parsed.form !== 'file') return undefined;
   let sameButCase: string | undefined;

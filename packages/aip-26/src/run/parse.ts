@@ -41,14 +41,19 @@ export function parseRun(run: RunValue, options: RunOptions = {}): ParsedRun {
   if (isObject(value)) {
     const found = DISCRIMINATORS.filter((key) => Object.hasOwn(value, key));
     if (found.length > 1) {
-      throw new RunResolutionError('ambiguous', value, `has ${found.map((k) => `"${k}"`).join(' and ')}; an explicit run takes exactly one of "file", "exec", "shell"`);
+      throw new RunResolutionError(
+        'ambiguous',
+        value,
+        `has ${found.map((k) => `"${k}"`).join(' and ')}; an explicit run takes exactly one of "file", "exec", "shell"`,
+      );
     }
     // The explicit discriminator is honoured whatever the value looks like (ADAPTER.md).
     switch (found[0]) {
       case 'file':
         return parseExplicitFile(value.file, value, runners);
       case 'exec':
-        if (!Array.isArray(value.exec)) throw new RunResolutionError('invalid-shape', value, '"exec" must be an array of strings');
+        if (!Array.isArray(value.exec))
+          throw new RunResolutionError('invalid-shape', value, '"exec" must be an array of strings');
         return parseExec(value.exec, value);
       case 'shell':
         return { form: 'shell', command: checkShell(value.shell, value) };
@@ -56,7 +61,11 @@ export function parseRun(run: RunValue, options: RunOptions = {}): ParsedRun {
         break;
     }
   }
-  throw new RunResolutionError('invalid-shape', value, 'must be a string, an array of strings, or an object with one of "file", "exec", "shell"');
+  throw new RunResolutionError(
+    'invalid-shape',
+    value,
+    'must be a string, an array of strings, or an object with one of "file", "exec", "shell"',
+  );
 }
 
 function checkText(text: string, value: unknown, what: string): string {
@@ -81,7 +90,8 @@ function parseExec(argv: readonly unknown[], value: unknown): ParsedRun {
   if (argv.length === 0) throw new RunResolutionError('empty', value, 'the exec argv is empty');
   const strings: string[] = [];
   for (const arg of argv) {
-    if (typeof arg !== 'string') throw new RunResolutionError('invalid-shape', value, 'every exec argument must be a string');
+    if (typeof arg !== 'string')
+      throw new RunResolutionError('invalid-shape', value, 'every exec argument must be a string');
     if (arg.includes('\0')) throw new RunResolutionError('nul', value, 'an exec argument contains a NUL character');
     strings.push(arg);
   }
@@ -105,7 +115,11 @@ function parseString(text: string, runners: RunnerTable): ParsedRun {
   if (hasShellOperator(text)) return { form: 'shell', command: text };
   const split = splitWords(text);
   if (!split.ok) {
-    throw new RunResolutionError('unbalanced-quote', text, 'has a quote that is never closed; write run: { file: … } or run: { shell: … } to say which is meant');
+    throw new RunResolutionError(
+      'unbalanced-quote',
+      text,
+      'has a quote that is never closed; write run: { file: … } or run: { shell: … } to say which is meant',
+    );
   }
   const [first, ...rest] = split.words;
   if (first === undefined) throw new RunResolutionError('empty', text, 'the command is empty');
@@ -139,5 +153,9 @@ export function looksLikeShell(text: string, options: RunOptions = {}): boolean 
   const split = splitWords(text);
   if (!split.ok) return false;
   const [first, ...rest] = split.words;
-  return first !== undefined && rest.length > 0 && runnerFor(options.runners ?? DEFAULT_RUNNERS, posix.extname(first)) === undefined;
+  return (
+    first !== undefined &&
+    rest.length > 0 &&
+    runnerFor(options.runners ?? DEFAULT_RUNNERS, posix.extname(first)) === undefined
+  );
 }

@@ -30,7 +30,11 @@ export interface ResolvedRun {
  */
 export function resolveRun(run: RunValue, bundleRoot: string, options: RunOptions = {}): ResolvedRun {
   if (typeof bundleRoot !== 'string' || bundleRoot === '' || bundleRoot.includes('\0')) {
-    throw new RunResolutionError('invalid-bundle-root', run, `bundle root ${JSON.stringify(bundleRoot)} is not a usable folder path`);
+    throw new RunResolutionError(
+      'invalid-bundle-root',
+      run,
+      `bundle root ${JSON.stringify(bundleRoot)} is not a usable folder path`,
+    );
   }
   const cwd = posix.normalize(bundleRoot);
   const parsed = parseRun(run, options);
@@ -44,14 +48,19 @@ export function resolveRun(run: RunValue, bundleRoot: string, options: RunOption
     case 'file': {
       const runner = runnerFor(options.runners ?? DEFAULT_RUNNERS, posix.extname(parsed.file));
       // parseRun found the runner already; this only satisfies the type checker.
-      if (runner === undefined) throw new RunResolutionError('unknown-extension', run, `no runner for ${JSON.stringify(parsed.file)}`);
+      if (runner === undefined)
+        throw new RunResolutionError('unknown-extension', run, `no runner for ${JSON.stringify(parsed.file)}`);
       const [cmd, ...runnerArgs] = runner;
       // `file` is canonical and bundle-internal (no `..`, not absolute), so the join stays
       // below the root; checked again because this path is what the runner executes.
       const target = posix.join(cwd, parsed.file);
       const relative = posix.relative(posix.resolve(cwd), posix.resolve(target));
       if (relative === '' || relative === '..' || relative.startsWith('../') || posix.isAbsolute(relative)) {
-        throw new RunResolutionError('invalid-shape', run, `file ${JSON.stringify(parsed.file)} is not inside the bundle root`);
+        throw new RunResolutionError(
+          'invalid-shape',
+          run,
+          `file ${JSON.stringify(parsed.file)} is not inside the bundle root`,
+        );
       }
       return { cmd, args: [...runnerArgs, target, ...parsed.args], form: 'file', file: parsed.file, cwd };
     }

@@ -29,7 +29,8 @@ export function pidNamespacePrefix(): string[] | undefined {
   if (unshare === undefined) return undefined;
   const prefix = [unshare, '--map-current-user', '--pid', '--fork', '--kill-child', '--'];
   // Probed once per process: user namespaces may be off (sysctl, seccomp, a container).
-  namespaceWorks ??= spawnSync(prefix[0] as string, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  namespaceWorks ??=
+    spawnSync(prefix[0] as string, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
   return namespaceWorks ? prefix : undefined;
 }
 
@@ -101,7 +102,9 @@ export function processesInNamespace(ns: string): number[] {
 
 function isGone(pid: number, start?: string): boolean {
   const info = readStat(pid);
-  return info === undefined || info.state === 'Z' || info.state === 'X' || (start !== undefined && info.start !== start);
+  return (
+    info === undefined || info.state === 'Z' || info.state === 'X' || (start !== undefined && info.start !== start)
+  );
 }
 
 /**

@@ -65,10 +65,20 @@ export function subprocessRunner(options: SubprocessRunnerOptions = {}): Runner 
       const work = await mkdtemp(join(options.workDir ?? tmpdir(), 'agentproto-run-'));
       try {
         const bundleRoot = join(work, 'bundle');
-        await extractTarGz(request.bundle, bundleRoot, { maxBytes: options.maxBytes ?? 256 * 1024 * 1024, maxFiles: options.maxFiles ?? 100_000 });
+        await extractTarGz(request.bundle, bundleRoot, {
+          maxBytes: options.maxBytes ?? 256 * 1024 * 1024,
+          maxFiles: options.maxFiles ?? 100_000,
+        });
         assertRunFileInBundle(request.run, await listFiles(bundleRoot));
         const command = resolveRun(request.run, bundleRoot);
-        return await spawnBounded(command.cmd, command.args, bundleRoot, request, options.maxOutputBytes ?? 8 * 1024 * 1024, options.isolation ?? 'auto');
+        return await spawnBounded(
+          command.cmd,
+          command.args,
+          bundleRoot,
+          request,
+          options.maxOutputBytes ?? 8 * 1024 * 1024,
+          options.isolation ?? 'auto',
+        );
       } finally {
         await rm(work, { recursive: true, force: true });
       }
@@ -87,7 +97,14 @@ async function listFiles(root: string, rel = ''): Promise<string[]> {
   return files;
 }
 
-function spawnBounded(cmd: string, args: string[], cwd: string, request: RunRequest, maxOutput: number, isolation: 'auto' | 'process-tree'): Promise<RunResult> {
+function spawnBounded(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  request: RunRequest,
+  maxOutput: number,
+  isolation: 'auto' | 'process-tree',
+): Promise<RunResult> {
   const started = performance.now();
   const env = request.env ?? {};
   const namespace = isolation === 'auto' ? pidNamespacePrefix() : undefined;
@@ -101,7 +118,8 @@ function spawnBounded(cmd: string, args: string[], cwd: string, request: RunRequ
     // unshare starts the command with execvp and the bundle's environment: it is looked
     // up here as spawn would (env.PATH, else /usr/bin:/bin), and a missing one fails alike.
     const found = findProgram(cmd, env.PATH ?? '/usr/bin:/bin');
-    if (found === undefined) return Promise.reject(Object.assign(new Error(`spawn ${cmd} ENOENT`), { code: 'ENOENT', path: cmd }));
+    if (found === undefined)
+      return Promise.reject(Object.assign(new Error(`spawn ${cmd} ENOENT`), { code: 'ENOENT', path: cmd }));
     program = namespace[0] as string;
     argv = [...namespace.slice(1), found, ...args];
   } else {
@@ -148,10 +166,13 @@ function spawnBounded(cmd: string, args: string[], cwd: string, request: RunRequ
       })();
       return ending;
     };
-    const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => {
-      timedOut = true;
-      void endAll();
-    }, request.timeoutMs);
+    const timer =
+      request.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            void endAll();
+          }, request.timeoutMs);
     const onAbort = () => void endAll();
     request.signal?.addEventListener('abort', onAbort, { once: true });
     const settle = () => {
@@ -177,7 +198,14 @@ function spawnBounded(cmd: string, args: string[], cwd: string, request: RunRequ
         if (tree) await endAll();
         // unshare reports its child's death by SIGKILL as exit code 1; the command was killed.
         const byUs = namespace !== undefined && killed && signal === null;
-        resolve({ exitCode: byUs ? null : exitCode, signal: byUs ? 'SIGKILL' : signal, timedOut, stdout: stdout(), stderr: stderr(), durationMs: performance.now() - started });
+        resolve({
+          exitCode: byUs ? null : exitCode,
+          signal: byUs ? 'SIGKILL' : signal,
+          timedOut,
+          stdout: stdout(),
+          stderr: stderr(),
+          durationMs: performance.now() - started,
+        });
       })();
     });
     child.stdin.on('error', () => undefined);
@@ -206,7 +234,8 @@ function signalPid(pid: number, name: NodeJS.Signals): void {
 
 async function untilEmpty(ns: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (processesInNamespace(ns).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (processesInNamespace(ns).length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 /** Gathers a stream's bytes up to a limit; the rest is read and dropped so the child never blocks. */

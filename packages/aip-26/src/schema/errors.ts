@@ -21,7 +21,10 @@ export class ManifestValidationError extends Error {
     const lines = problems.slice(0, LISTED).map((p) => `${p.pointer || '/'}: ${p.message}`);
     if (problems.length > LISTED) lines.push(`… and ${problems.length - LISTED} more`);
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-    super(`${options.subject ?? 'manifest'} invalid (${count}): ${lines.join('; ')}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${options.subject ?? 'manifest'} invalid (${count}): ${lines.join('; ')}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'ManifestValidationError';
     this.problems = problems;
   }

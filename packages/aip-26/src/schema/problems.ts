@@ -50,7 +50,11 @@ const quoteKeys = (keys: readonly string[]) => keys.map((k) => JSON.stringify(k)
  * The message for an object that must carry exactly one discriminator key. Shared with the
  * extra check of `checkCode`/`checkRun`, so a problem found both ways is reported once.
  */
-export function discriminatorMessage(keys: readonly string[], found: readonly string[], own: readonly string[] = []): string {
+export function discriminatorMessage(
+  keys: readonly string[],
+  found: readonly string[],
+  own: readonly string[] = [],
+): string {
   if (found.length === 0) {
     const other = own.length === 0 ? '' : ` (it has ${quoteKeys(own.slice(0, 5))}${own.length > 5 ? ', …' : ''})`;
     return `must have exactly one of the keys ${quoteKeys(keys)}; found none${other}`;
@@ -134,7 +138,11 @@ function noCandidateMessage(branches: readonly unknown[], typed: readonly number
 
 function severalMessage(branches: readonly unknown[], value: Json): string {
   const keys = discriminatorKeys(branches);
-  if (keys && isObject(value)) return discriminatorMessage(keys, keys.filter((k) => Object.hasOwn(value, k)));
+  if (keys && isObject(value))
+    return discriminatorMessage(
+      keys,
+      keys.filter((k) => Object.hasOwn(value, k)),
+    );
   return 'matches more than one of the allowed forms; it must match exactly one';
 }
 
@@ -148,32 +156,48 @@ function describe(error: ErrorObject): { pointer: string; message: string } {
       return { pointer: at, message: `must be ${listOr(types.map((t) => TYPE_NAMES[String(t)] ?? String(t)))}` };
     }
     case 'minLength':
-      return { pointer: at, message: params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long` };
+      return {
+        pointer: at,
+        message: params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`,
+      };
     case 'maxLength':
       return { pointer: at, message: `must be at most ${String(params.limit)} characters long` };
     case 'minItems':
-      return { pointer: at, message: params.limit === 1 ? 'must have at least one item' : `must have at least ${String(params.limit)} items` };
+      return {
+        pointer: at,
+        message:
+          params.limit === 1 ? 'must have at least one item' : `must have at least ${String(params.limit)} items`,
+      };
     case 'maxItems':
       return { pointer: at, message: `must have at most ${String(params.limit)} items` };
     case 'required':
       return { pointer: at, message: `is missing the required property ${JSON.stringify(params.missingProperty)}` };
     case 'additionalProperties': {
       const name = String(params.additionalProperty);
-      const properties = isObject(error.parentSchema) && isObject(error.parentSchema.properties) ? Object.keys(error.parentSchema.properties) : [];
+      const properties =
+        isObject(error.parentSchema) && isObject(error.parentSchema.properties)
+          ? Object.keys(error.parentSchema.properties)
+          : [];
       const allowed = properties.length > 0 ? ` (allowed: ${properties.join(', ')})` : '';
       return { pointer: `${at}/${escapePointer(name)}`, message: `is not an allowed property${allowed}` };
     }
     case 'pattern':
       // The two patterns of CODE.schema.json, in words.
       if (params.pattern === '^[^/].*') {
-        return { pointer: at, message: error.data === '' ? 'must not be empty' : 'must not start with "/": it is a workspace-relative path' };
+        return {
+          pointer: at,
+          message: error.data === '' ? 'must not be empty' : 'must not start with "/": it is a workspace-relative path',
+        };
       }
       if (params.pattern === '^[^/]+/[^/]+$') return { pointer: at, message: 'must have the form "<owner>/<name>"' };
       return { pointer: at, message: `must match the pattern ${String(params.pattern)}` };
     case 'const':
       return { pointer: at, message: `must be ${JSON.stringify(params.allowedValue)}` };
     case 'enum':
-      return { pointer: at, message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        pointer: at,
+        message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     default:
       return { pointer: at, message: error.message ?? `fails "${error.keyword}"` };
   }
@@ -194,7 +218,10 @@ export interface ExplainOptions {
  * `oneOf` noise collapsed (see above). Works on errors of any schema that uses the AIP-26
  * definitions, such as a host manifest schema that `$ref`s them, if its Ajv has `verbose`.
  */
-export function explainSchemaErrors(errors: readonly ErrorObject[] | null | undefined, options: ExplainOptions = {}): SchemaProblem[] {
+export function explainSchemaErrors(
+  errors: readonly ErrorObject[] | null | undefined,
+  options: ExplainOptions = {},
+): SchemaProblem[] {
   const list = errors ?? [];
   const dropped = new Set<ErrorObject>();
   const replaced = new Map<ErrorObject, string>();
@@ -211,12 +238,17 @@ export function explainSchemaErrors(errors: readonly ErrorObject[] | null | unde
       (e) =>
         e.keyword === 'type' &&
         e.instancePath === branching.instancePath &&
-        (e.parentSchema !== undefined ? e.parentSchema === branching.parentSchema : e.schemaPath === branching.schemaPath.replace(/[^/]+$/, 'type')),
+        (e.parentSchema !== undefined
+          ? e.parentSchema === branching.parentSchema
+          : e.schemaPath === branching.schemaPath.replace(/[^/]+$/, 'type')),
     );
     // Errors of which branches are noise: all of them if the value fits several (the problem
     // is the ambiguity), none, or has the wrong type altogether; otherwise the other branches'.
-    const noise = branches.flatMap((_, i) => (typeFailed || several || fitting.length === 0 || !fitting.includes(i) ? [i] : []));
-    const inside = (e: ErrorObject) => e.instancePath === branching.instancePath || e.instancePath.startsWith(`${branching.instancePath}/`);
+    const noise = branches.flatMap((_, i) =>
+      typeFailed || several || fitting.length === 0 || !fitting.includes(i) ? [i] : [],
+    );
+    const inside = (e: ErrorObject) =>
+      e.instancePath === branching.instancePath || e.instancePath.startsWith(`${branching.instancePath}/`);
     // An error belongs to branch i if its schema object lies in that branch (verbose errors
     // carry it; this holds across inlined `$ref`s), or if its schema path runs through it.
     const inBranch = (e: ErrorObject, i: number) => {
@@ -240,7 +272,8 @@ export function explainSchemaErrors(errors: readonly ErrorObject[] | null | unde
   for (const e of list) {
     if (dropped.has(e)) continue;
     const replacement = replaced.get(e);
-    const { pointer, message } = replacement === undefined ? describe(e) : { pointer: e.instancePath, message: replacement };
+    const { pointer, message } =
+      replacement === undefined ? describe(e) : { pointer: e.instancePath, message: replacement };
     const problem = { pointer: prefix + pointer, message, keyword: e.keyword };
     const id = problemId(problem);
     if (seen.has(id)) continue;

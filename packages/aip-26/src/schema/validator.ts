@@ -13,7 +13,12 @@ import { discriminatorMessage, explainSchemaErrors, problemId } from './problems
  * own step 1 (`{ "properties": { "code": { "$ref": … } } }`, no `"type": "object"`) fails
  * `strictTypes`, and it is valid JSON Schema.
  */
-export const CODE_AJV_OPTIONS: Readonly<Options> = Object.freeze({ allErrors: true, verbose: true, strict: true, strictTypes: false });
+export const CODE_AJV_OPTIONS: Readonly<Options> = Object.freeze({
+  allErrors: true,
+  verbose: true,
+  strict: true,
+  strictTypes: false,
+});
 
 /**
  * Adds AIP-26's schema to a host's Ajv under both ids, so a host manifest schema that
@@ -28,7 +33,10 @@ export function addCodeSchemas<A extends Ajv2020>(ajv: A): A {
       ajv.addSchema(schema);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new TypeError(`cannot add ${id} to this Ajv (it needs JSON Schema 2020-12: import { Ajv2020 } from "ajv/dist/2020.js"): ${reason}`, { cause: error });
+      throw new TypeError(
+        `cannot add ${id} to this Ajv (it needs JSON Schema 2020-12: import { Ajv2020 } from "ajv/dist/2020.js"): ${reason}`,
+        { cause: error },
+      );
     }
   }
   return ajv;
@@ -102,6 +110,8 @@ export function checkRun(value: unknown, options: CheckOptions = {}): CheckResul
 /** Checks a whole `kind: code-workspace` manifest against `$defs/codeWorkspaceManifest`. */
 export function checkCodeWorkspaceManifest(value: unknown, options: CheckOptions = {}): CheckResult {
   const at = options.pointer ?? '';
-  const extra = isObject(value) ? [...codeAmbiguities(value.code, `${at}/code`), ...ambiguousDiscriminators(value.run, RUN_KEYS, `${at}/run`)] : [];
+  const extra = isObject(value)
+    ? [...codeAmbiguities(value.code, `${at}/code`), ...ambiguousDiscriminators(value.run, RUN_KEYS, `${at}/run`)]
+    : [];
   return check('codeWorkspaceManifest', value, at, extra);
 }

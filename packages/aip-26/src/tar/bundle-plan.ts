@@ -79,8 +79,10 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
   for (const entry of entries) {
     const problem = bundlePathProblem(entry?.path);
     if (problem !== undefined) throw new BundleEntryError('invalid-path', String(entry?.path), problem);
-    const lazy = 'read' in entry && typeof entry.read === 'function' && Number.isSafeInteger(entry.size) && entry.size >= 0;
-    if (!lazy && !('data' in entry && entry.data instanceof Uint8Array)) throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
+    const lazy =
+      'read' in entry && typeof entry.read === 'function' && Number.isSafeInteger(entry.size) && entry.size >= 0;
+    if (!lazy && !('data' in entry && entry.data instanceof Uint8Array))
+      throw new TypeError(`bundle entry ${JSON.stringify(entry.path)}: data is not a Buffer`);
   }
   const files = sortInArchiveOrder(entries, (entry) => entry.path);
 
@@ -99,7 +101,12 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
     for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) {
       const parent = path.slice(0, slash);
       if (filePaths.has(parent)) {
-        throw new BundleEntryError('file-is-parent', parent, `is a file and also a folder of ${JSON.stringify(path)}`, path);
+        throw new BundleEntryError(
+          'file-is-parent',
+          parent,
+          `is a file and also a folder of ${JSON.stringify(path)}`,
+          path,
+        );
       }
       // Seen before means its own parents were walked (and checked) then.
       if (directories.has(parent)) break;
@@ -109,9 +116,24 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
 
   const items: TarItem[] = files.map((entry) =>
     'data' in entry
-      ? { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: asBuffer(entry.data), size: entry.data.length }
-      : { name: entry.path, type: 'file', mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE, data: undefined, size: entry.size, read: entry.read, readInto: entry.readInto },
+      ? {
+          name: entry.path,
+          type: 'file',
+          mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
+          data: asBuffer(entry.data),
+          size: entry.data.length,
+        }
+      : {
+          name: entry.path,
+          type: 'file',
+          mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
+          data: undefined,
+          size: entry.size,
+          read: entry.read,
+          readInto: entry.readInto,
+        },
   );
-  for (const directory of directories) items.push({ name: `${directory}/`, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 });
+  for (const directory of directories)
+    items.push({ name: `${directory}/`, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 });
   return sortInArchiveOrder(items, (item) => item.name);
 }

@@ -37,7 +37,10 @@ export class ExtractIOError extends Error {
   readonly errno: string | undefined;
   constructor(step: string, path: string, cause?: unknown) {
     const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
-    super(`${step} failed for ${JSON.stringify(path)}${errno ? ` (${errno})` : ''}`, cause === undefined ? undefined : { cause });
+    super(
+      `${step} failed for ${JSON.stringify(path)}${errno ? ` (${errno})` : ''}`,
+      cause === undefined ? undefined : { cause },
+    );
     this.name = new.target.name;
     this.step = step;
     this.path = path;

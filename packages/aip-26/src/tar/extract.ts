@@ -1,7 +1,16 @@
 import { close as fsClose, fchmod as fsFchmod, open as fsOpen, write as fsWrite } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ArchiveError, checkReadOptions, readArchive, sortInArchiveOrder, type ArchiveFile, type ArchiveSource, type ArchiveVisitor, type ReadArchiveOptions } from '@agentproto/content-cache';
+import {
+  ArchiveError,
+  checkReadOptions,
+  readArchive,
+  sortInArchiveOrder,
+  type ArchiveFile,
+  type ArchiveSource,
+  type ArchiveVisitor,
+  type ReadArchiveOptions,
+} from '@agentproto/content-cache';
 import { ExtractIOError } from './errors.js';
 
 export type ExtractOptions = ReadArchiveOptions;
@@ -40,7 +49,11 @@ const BYTES_IN_FLIGHT = 16 << 20;
  * O_EXCL, so two names one filesystem folds together (case, Unicode form) are refused as
  * duplicates instead of one overwriting the other.
  */
-export async function extractTarGz(source: ArchiveSource, dest: string, options: ExtractOptions): Promise<ExtractResult> {
+export async function extractTarGz(
+  source: ArchiveSource,
+  dest: string,
+  options: ExtractOptions,
+): Promise<ExtractResult> {
   checkReadOptions(options); // before anything touches the disk
   const target = resolve(dest);
   await assertAbsent(target);
@@ -109,7 +122,10 @@ class TreeWriter implements ArchiveVisitor {
     const mode = file.executable ? EXECUTABLE_MODE : FILE_MODE;
     if (file.size <= SMALL_FILE_BYTES) {
       const data = await readAll(body, file.size);
-      while (this.writes.size >= WRITES_IN_FLIGHT || (this.writes.size > 0 && this.bytesInFlight + data.length > BYTES_IN_FLIGHT)) {
+      while (
+        this.writes.size >= WRITES_IN_FLIGHT ||
+        (this.writes.size > 0 && this.bytesInFlight + data.length > BYTES_IN_FLIGHT)
+      ) {
         await Promise.race(this.writes);
       }
       this.throwIfFailed();
@@ -175,7 +191,9 @@ class TreeWriter implements ArchiveVisitor {
     let fd: number;
     try {
       // O_EXCL: never follows or replaces anything already there.
-      fd = await new Promise<number>((done, fail) => fsOpen(absolute, 'wx', mode, (error, opened) => (error ? fail(error) : done(opened))));
+      fd = await new Promise<number>((done, fail) =>
+        fsOpen(absolute, 'wx', mode, (error, opened) => (error ? fail(error) : done(opened))),
+      );
     } catch (error) {
       throw this.onDiskProblem(error, file.path, file.entry, 'create file');
     }
@@ -205,10 +223,18 @@ class TreeWriter implements ArchiveVisitor {
   private onDiskProblem(error: unknown, path: string, entry: string, what: string): Error {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') {
-      return new ArchiveError('duplicate', entry, `${JSON.stringify(path)} collides with an earlier entry on this filesystem`);
+      return new ArchiveError(
+        'duplicate',
+        entry,
+        `${JSON.stringify(path)} collides with an earlier entry on this filesystem`,
+      );
     }
     if (code === 'ENOTDIR' || code === 'EISDIR') {
-      return new ArchiveError('file-dir-conflict', entry, `${JSON.stringify(path)} collides with an earlier entry on this filesystem`);
+      return new ArchiveError(
+        'file-dir-conflict',
+        entry,
+        `${JSON.stringify(path)} collides with an earlier entry on this filesystem`,
+      );
     }
     return new ExtractIOError(what, join(this.root, path), error);
   }
@@ -217,13 +243,16 @@ class TreeWriter implements ArchiveVisitor {
 /** Writes all of `data` at the start of `fd`, sets its mode, and closes it, even on failure. */
 function writeAndClose(fd: number, data: Buffer, mode: number): Promise<void> {
   return new Promise((done, fail) => {
-    const finish = (error: Error | null) => fsClose(fd, (closeError) => (error ?? closeError ? fail(error ?? closeError) : done()));
+    const finish = (error: Error | null) =>
+      fsClose(fd, (closeError) => ((error ?? closeError) ? fail(error ?? closeError) : done()));
     const writeFrom = (offset: number) => {
       if (offset >= data.length) {
         fsFchmod(fd, mode, finish);
         return;
       }
-      fsWrite(fd, data, offset, data.length - offset, null, (error, written) => (error ? finish(error) : writeFrom(offset + written)));
+      fsWrite(fd, data, offset, data.length - offset, null, (error, written) =>
+        error ? finish(error) : writeFrom(offset + written),
+      );
     };
     writeFrom(0);
   });

@@ -7,7 +7,14 @@ export { extractTarGz } from './extract.js';
 export type { ExtractOptions, ExtractResult } from './extract.js';
 export { readTarGz, readBundleEntries } from './read-tar-gz.js';
 export { readArchive, ArchiveError } from '@agentproto/content-cache';
-export type { ArchiveSource, ArchiveLimits, ReadArchiveOptions, ArchiveFile, ArchiveVisitor, ArchiveProblem } from '@agentproto/content-cache';
+export type {
+  ArchiveSource,
+  ArchiveLimits,
+  ReadArchiveOptions,
+  ArchiveFile,
+  ArchiveVisitor,
+  ArchiveProblem,
+} from '@agentproto/content-cache';
 export { selectFolder } from './select-folder.js';
 export { BundleEntryError, ExtractIOError } from './errors.js';
 export type { BundleEntryProblem } from './errors.js';

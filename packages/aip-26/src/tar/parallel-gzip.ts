@@ -98,7 +98,10 @@ export class ParallelGzip extends Writable {
   private submit(data: Buffer, last: boolean): void {
     this.crc = crc32(data, this.crc);
     this.size += data.length;
-    const job = deflateRaw(data, { level: this.level, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
+    const job = deflateRaw(data, {
+      level: this.level,
+      finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
+    });
     // zlib has read the block once its job settles: only then may it be written again.
     job.then(
       () => {

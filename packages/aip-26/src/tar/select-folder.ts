@@ -7,7 +7,10 @@ import { bundlePathProblem } from './bundle-plan.js';
  * this narrows a GitHub tarball, whose entries all sit under one "owner-repo-sha/" folder.
  */
 export function selectFolder(folder: string, as = ''): (path: string) => string | undefined {
-  for (const [name, value] of [['folder', folder], ['as', as]] as const) {
+  for (const [name, value] of [
+    ['folder', folder],
+    ['as', as],
+  ] as const) {
     const problem = value === '' ? undefined : bundlePathProblem(value);
     if (problem !== undefined) throw new RangeError(`selectFolder ${name} ${JSON.stringify(value)}: ${problem}`);
   }

@@ -92,7 +92,8 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
 
 function checkLevel(level: number | undefined): number {
   if (level === undefined) return DEFAULT_GZIP_LEVEL;
-  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`gzip level must be an integer 0-9, got ${level}`);
+  if (!Number.isInteger(level) || level < 0 || level > 9)
+    throw new RangeError(`gzip level must be an integer 0-9, got ${level}`);
   return level;
 }
 
@@ -148,7 +149,11 @@ async function addEntries(pack: Pack, items: readonly TarItem[], buffers: ReadBu
     // size it had when the archive was laid out.
     const data = await contentOf(item, buffers);
     if (item.read && data?.length !== item.size) {
-      throw new BundleEntryError('size-changed', item.name, `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`);
+      throw new BundleEntryError(
+        'size-changed',
+        item.name,
+        `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`,
+      );
     }
     const header: Partial<Header> & Pick<Header, 'name'> = {
       name: item.name,

@@ -1,5 +1,16 @@
 import * as fs from 'node:fs';
-import { DOCUMENT_LIMITS, DocumentTooLargeError, FRONTMATTER_LIMITS, NotInsideError, findFrontmatter, openDirInside, openInside, parseUntrustedYaml, readDescriptorInto, readFileInside } from '@agentproto/content-cache';
+import {
+  DOCUMENT_LIMITS,
+  DocumentTooLargeError,
+  FRONTMATTER_LIMITS,
+  NotInsideError,
+  findFrontmatter,
+  openDirInside,
+  openInside,
+  parseUntrustedYaml,
+  readDescriptorInto,
+  readFileInside,
+} from '@agentproto/content-cache';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
@@ -9,7 +20,9 @@ export class WorkspaceLinkError extends Error {
     readonly path: string,
     readonly reason: 'escapes' | 'loop' | 'dangling' | 'special',
   ) {
-    super(`${JSON.stringify(path)}: ${reason === 'escapes' ? 'a link that leads out of the workspace' : reason === 'loop' ? 'a link loop' : reason === 'dangling' ? 'a link to nothing' : 'neither a file nor a folder'}`);
+    super(
+      `${JSON.stringify(path)}: ${reason === 'escapes' ? 'a link that leads out of the workspace' : reason === 'loop' ? 'a link loop' : reason === 'dangling' ? 'a link to nothing' : 'neither a file nor a folder'}`,
+    );
     this.name = 'WorkspaceLinkError';
   }
 }
@@ -30,7 +43,13 @@ export class WorkspaceManifestError extends Error {
     readonly file: string,
     readonly reason: 'missing' | 'no-front-matter' | 'not-a-mapping',
   ) {
-    super(reason === 'missing' ? 'no manifest.yaml or CODE.md' : reason === 'no-front-matter' ? `${file} has no front matter` : `${file} is not a mapping`);
+    super(
+      reason === 'missing'
+        ? 'no manifest.yaml or CODE.md'
+        : reason === 'no-front-matter'
+          ? `${file} has no front matter`
+          : `${file} is not a mapping`,
+    );
     this.name = 'WorkspaceManifestError';
   }
 }
@@ -138,7 +157,8 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       try {
         return statOf(rel);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+          return undefined;
         throw error;
       }
     },
@@ -208,10 +228,14 @@ function readManifestIn(read: (name: string, maxBytes: number) => ManifestText |
     throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', FRONTMATTER_LIMITS.maxBytes, undefined);
   }
   if (block.found !== 'block') throw new WorkspaceManifestError('CODE.md', 'no-front-matter');
-  return asRecord(parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }), 'CODE.md');
+  return asRecord(
+    parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }),
+    'CODE.md',
+  );
 }
 
 function asRecord(value: unknown, name: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new WorkspaceManifestError(name, 'not-a-mapping');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new WorkspaceManifestError(name, 'not-a-mapping');
   return value as Record<string, unknown>;
 }

@@ -39,19 +39,28 @@ const MALFORMED_CODE: unknown[] = [
 ];
 
 describe('ADAPTER.md "Error surface": a malformed code block is ManifestValidationError from every entry point', () => {
-  it.each(MALFORMED_CODE.map((code) => [JSON.stringify(code), code] as const))('planCode(%s) → AIP26_MANIFEST_INVALID', async (_shown, code) => {
-    const workspaceRoot = await makeWorkspace({});
-    const error = await planCode(code as Code, nodeWorkspaceFs(workspaceRoot)).catch((e: unknown) => e);
-    expect(error, String(error)).toBeInstanceOf(ManifestValidationError);
-    expect(error).toMatchObject({ code: 'AIP26_MANIFEST_INVALID' });
-  });
+  it.each(MALFORMED_CODE.map((code) => [JSON.stringify(code), code] as const))(
+    'planCode(%s) → AIP26_MANIFEST_INVALID',
+    async (_shown, code) => {
+      const workspaceRoot = await makeWorkspace({});
+      const error = await planCode(code as Code, nodeWorkspaceFs(workspaceRoot)).catch((e: unknown) => e);
+      expect(error, String(error)).toBeInstanceOf(ManifestValidationError);
+      expect(error).toMatchObject({ code: 'AIP26_MANIFEST_INVALID' });
+    },
+  );
 
   it('the order a host uses (plan, inherit, resolveRun, build) refuses a malformed block with a typed error at the first step', async () => {
     const workspaceRoot = await makeWorkspace({});
     const manifest = { code: { sources: [{ local: {} }] }, run: 'tool.js' };
-    await expect(planCode(manifest.code as unknown as Code, nodeWorkspaceFs(workspaceRoot)).then(({ workspaces }) => inheritBlocks(manifest, workspaces))).rejects.toBeInstanceOf(ManifestValidationError);
+    await expect(
+      planCode(manifest.code as unknown as Code, nodeWorkspaceFs(workspaceRoot)).then(({ workspaces }) =>
+        inheritBlocks(manifest, workspaces),
+      ),
+    ).rejects.toBeInstanceOf(ManifestValidationError);
     expect(() => resolveRun({ file: 7 } as unknown as RunValue, '/bundle')).toThrow(RunResolutionError);
-    await expect(defineCodeWithReport({ workspaceRoot, code: manifest.code as unknown as Code, run: 'tool.js' })).rejects.toBeInstanceOf(ManifestValidationError);
+    await expect(
+      defineCodeWithReport({ workspaceRoot, code: manifest.code as unknown as Code, run: 'tool.js' }),
+    ).rejects.toBeInstanceOf(ManifestValidationError);
   });
 });
 
@@ -64,7 +73,10 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": scan and b
 
   it('scanCode and defineCodeWithReport: RunFileMissingError naming the file, and the case twin', async () => {
     const workspaceRoot = await makeWorkspace({ 'lib/a.ts': 'a' });
-    for (const call of [() => scanCode({ workspaceRoot, code, run: 'Tool.ts' }), () => defineCodeWithReport({ workspaceRoot, code, run: { file: 'Tool.ts' } })]) {
+    for (const call of [
+      () => scanCode({ workspaceRoot, code, run: 'Tool.ts' }),
+      () => defineCodeWithReport({ workspaceRoot, code, run: { file: 'Tool.ts' } }),
+    ]) {
       const error = await call().catch((e: unknown) => e);
       expect(error, String(error)).toBeInstanceOf(RunFileMissingError);
       expect(error).toMatchObject({ code: 'AIP26_RUN_FILE_MISSING', file: 'Tool.ts', didYouMean: 'tool.ts' });
@@ -75,14 +87,18 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": scan and b
   it('a run file that is in the bundle, or a run in exec or shell form, passes', async () => {
     const workspaceRoot = await makeWorkspace({ 'lib/a.ts': 'a' });
     await expect(scanCode({ workspaceRoot, code, run: 'lib/a.ts' })).resolves.toMatchObject({ files: 2 });
-    await expect(defineCodeWithReport({ workspaceRoot, code, run: './tool.ts --fast' })).resolves.toMatchObject({ report: { files: 2 } });
+    await expect(defineCodeWithReport({ workspaceRoot, code, run: './tool.ts --fast' })).resolves.toMatchObject({
+      report: { files: 2 },
+    });
     await expect(scanCode({ workspaceRoot, code, run: ['node', 'missing.js'] })).resolves.toMatchObject({ files: 2 });
   });
 
   it('a bad run block is refused before any source is read', async () => {
     // The local source does not exist: the run block is what is refused.
     const workspaceRoot = await makeWorkspace({});
-    await expect(scanCode({ workspaceRoot, code, run: [] as unknown as RunValue })).rejects.toBeInstanceOf(RunResolutionError);
+    await expect(scanCode({ workspaceRoot, code, run: [] as unknown as RunValue })).rejects.toBeInstanceOf(
+      RunResolutionError,
+    );
   });
 
   it('a pinned bundle read back from the store is checked too', async () => {
@@ -91,10 +107,16 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": scan and b
     try {
       const cache = await openContentStore({ root: store.path });
       const pinned: Code = { sources: [{ inline: { path: 'tool.ts', content: 'export {}' } }] };
-      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'tool.ts' })).resolves.toMatchObject({ report: { files: 1 } });
+      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'tool.ts' })).resolves.toMatchObject(
+        { report: { files: 1 } },
+      );
       // Built and stored above: this time the bundle comes from the store.
-      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'other.ts' })).rejects.toMatchObject({ code: 'AIP26_RUN_FILE_MISSING', file: 'other.ts' });
-      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'tool.ts' })).resolves.toMatchObject({ report: { files: 1 } });
+      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'other.ts' })).rejects.toMatchObject(
+        { code: 'AIP26_RUN_FILE_MISSING', file: 'other.ts' },
+      );
+      await expect(defineCodeWithReport({ workspaceRoot, code: pinned, cache, run: 'tool.ts' })).resolves.toMatchObject(
+        { report: { files: 1 } },
+      );
     } finally {
       await store.cleanup();
     }

@@ -6,7 +6,13 @@ import { gnuTarSortNameListing, tarListing, type TarListed } from '@agentproto/t
 import { describe, expect, it } from 'vitest';
 import { type CacheKey, openContentStore } from '@agentproto/content-cache';
 import { defineCode, defineCodeWithReport } from '../../src/index.js';
-import { bundlePathProblem, extractTarGz, readBundleEntries, writeBundle, type InMemoryEntry } from '../../src/tar/index.js';
+import {
+  bundlePathProblem,
+  extractTarGz,
+  readBundleEntries,
+  writeBundle,
+  type InMemoryEntry,
+} from '../../src/tar/index.js';
 import { tempDir } from '../fixtures/tar/temp.js';
 
 /**
@@ -44,7 +50,7 @@ const TRICKY: Record<string, string> = {
   'x.txt': 'x.',
   'x y/z.txt': 'space',
   'x!': 'bang',
-  'x0': 'zero',
+  x0: 'zero',
   'x_y/q.txt': 'underscore',
   'xa/r.txt': 'xa',
   'x~': 'tilde',
@@ -55,7 +61,7 @@ const TRICKY: Record<string, string> = {
   'a-/e': 'a-',
   'Z.md': 'Z',
   'é/f': 'e-acute folder',
-  'éa': 'e-acute file',
+  éa: 'e-acute file',
   'e/f': 'e',
   '日本/語.txt': 'cjk',
   '\uFF61': 'halfwidth',
@@ -66,7 +72,10 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
   it('defineCode of a folder with tricky names lists entry for entry what `tar -c --sort=name` lists for that folder', async () => {
     const workspaceRoot = await tempDir('aip26-order-ws-');
     const tree = join(workspaceRoot, 'tree');
-    await materialize(tree, Object.entries(TRICKY).map(([path, text]) => ({ path, data: Buffer.from(text) })));
+    await materialize(
+      tree,
+      Object.entries(TRICKY).map(([path, text]) => ({ path, data: Buffer.from(text) })),
+    );
     const bundle = await defineCode({ workspaceRoot, code: { sources: [{ local: { path: 'tree', as: '.' } }] } });
 
     const ours = await bundleListing(bundle);
@@ -84,7 +93,18 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
 
   it('writeBundle orders names that differ only by case or sort around "/" as GNU tar does', async () => {
     // writeBundle itself takes case twins (defineCode refuses them before it gets there).
-    const entries: InMemoryEntry[] = ['X/a', 'x/a', 'X.txt', 'x.txt', 'x-/b', 'x-c', 'Xx', 'x\u007f', 'x\u0080', '\u00ff'].map((path) => ({ path, data: Buffer.from(path) }));
+    const entries: InMemoryEntry[] = [
+      'X/a',
+      'x/a',
+      'X.txt',
+      'x.txt',
+      'x-/b',
+      'x-c',
+      'Xx',
+      'x\u007f',
+      'x\u0080',
+      '\u00ff',
+    ].map((path) => ({ path, data: Buffer.from(path) }));
     const root = await tempDir('aip26-order-case-');
     await materialize(root, entries);
     expect(await bundleListing(await writeBundle(entries))).toEqual(await gnuTarSortNameListing(root));
@@ -94,10 +114,16 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
     const root = await tempDir('aip26-order-read-');
     const entries = Object.entries(TRICKY).map(([path, text]): InMemoryEntry => ({ path, data: Buffer.from(text) }));
     await materialize(join(root, 'tree'), entries);
-    const gnuFiles = (await gnuTarSortNameListing(join(root, 'tree'))).filter(([, type]) => type === 'file').map(([name]) => name);
+    const gnuFiles = (await gnuTarSortNameListing(join(root, 'tree')))
+      .filter(([, type]) => type === 'file')
+      .map(([name]) => name);
     const bundle = await writeBundle(entries);
-    expect((await readBundleEntries(bundle, { maxBytes: 1 << 20, maxFiles: 100 })).map((e) => e.path)).toEqual(gnuFiles);
-    expect((await extractTarGz(bundle, join(root, 'out'), { maxBytes: 1 << 20, maxFiles: 100 })).files).toEqual(gnuFiles);
+    expect((await readBundleEntries(bundle, { maxBytes: 1 << 20, maxFiles: 100 })).map((e) => e.path)).toEqual(
+      gnuFiles,
+    );
+    expect((await extractTarGz(bundle, join(root, 'out'), { maxBytes: 1 << 20, maxFiles: 100 })).files).toEqual(
+      gnuFiles,
+    );
   });
 });
 
@@ -109,11 +135,22 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
  */
 describe('ADAPTER.md conformance rule 3: a bundle the store kept from the earlier order is never handed out', () => {
   const layouts: [string, (workspaceRoot: string) => Promise<unknown>][] = [
-    ['a plan of pinned sources (kept with its report)', async () => ({ sources: [{ inline: { path: 'x/a.txt', content: 'a' } }, { inline: { path: 'x-y.txt', content: 'b' } }] })],
-    ['a plan with a workspace source (kept by the merged files)', async (workspaceRoot) => {
-      await materialize(join(workspaceRoot, 'tree'), [{ path: 'x/a.txt', data: Buffer.from('a') }, { path: 'x-y.txt', data: Buffer.from('b') }]);
-      return { sources: [{ local: { path: 'tree', as: '.' } }] };
-    }],
+    [
+      'a plan of pinned sources (kept with its report)',
+      async () => ({
+        sources: [{ inline: { path: 'x/a.txt', content: 'a' } }, { inline: { path: 'x-y.txt', content: 'b' } }],
+      }),
+    ],
+    [
+      'a plan with a workspace source (kept by the merged files)',
+      async (workspaceRoot) => {
+        await materialize(join(workspaceRoot, 'tree'), [
+          { path: 'x/a.txt', data: Buffer.from('a') },
+          { path: 'x-y.txt', data: Buffer.from('b') },
+        ]);
+        return { sources: [{ local: { path: 'tree', as: '.' } }] };
+      },
+    ],
   ];
   it.each(layouts)('%s', async (_label, makeCode) => {
     const workspaceRoot = await tempDir('aip26-order-cache-');
@@ -123,7 +160,9 @@ describe('ADAPTER.md conformance rule 3: a bundle the store kept from the earlie
     // Learn the digests this writer files bundles under, from a store of its own.
     const learn = await openContentStore({ root: join(workspaceRoot, 'learn') });
     await defineCodeWithReport({ workspaceRoot, code, cache: learn });
-    const bundleKeys = (await learn.list()).keys.map(({ key }) => key).filter((key) => key.provider.startsWith('aip-26-'));
+    const bundleKeys = (await learn.list()).keys
+      .map(({ key }) => key)
+      .filter((key) => key.provider.startsWith('aip-26-'));
     expect(bundleKeys.length).toBeGreaterThan(0);
 
     // Another store, upgraded from the layout-1 writer, holding an older tarball under each
@@ -144,7 +183,27 @@ describe('ADAPTER.md conformance rule 3: a bundle the store kept from the earlie
 
 // Generated trees: segments from an alphabet rich in the bytes that sort around "/" and in
 // multi-byte UTF-8, short enough for any filesystem; prefixes of one another are common.
-const unit = fc.constantFrom('a', 'b', 'A', 'B', 'z', '0', '9', '-', '.', '_', ' ', '!', '~', '+', 'é', 'ß', '日', '\uFF61', '\u{1F600}');
+const unit = fc.constantFrom(
+  'a',
+  'b',
+  'A',
+  'B',
+  'z',
+  '0',
+  '9',
+  '-',
+  '.',
+  '_',
+  ' ',
+  '!',
+  '~',
+  '+',
+  'é',
+  'ß',
+  '日',
+  '\uFF61',
+  '\u{1F600}',
+);
 const segment = fc.string({ unit, minLength: 1, maxLength: 4 }).filter((s) => s !== '.' && s !== '..');
 const path = fc
   .array(segment, { minLength: 1, maxLength: 4 })

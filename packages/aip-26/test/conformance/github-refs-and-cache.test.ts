@@ -3,9 +3,21 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContentStore } from '@agentproto/content-cache';
-import { type GitHttpServer, type MadeRepo, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type MadeRepo,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+} from '@agentproto/testkit';
 import { type Code, SourceResolutionError, defineCodeWithReport, scanCode, writeBundle } from '../../src/index.js';
-import { GithubRefNotFoundError, PinRequiredError, type ResolvedGithubRef, githubConnector } from '../../src/github/connector.js';
+import {
+  GithubRefNotFoundError,
+  PinRequiredError,
+  type ResolvedGithubRef,
+  githubConnector,
+} from '../../src/github/connector.js';
 import { extractWithGnuTar, makeWorkspace, tempDir as scratchDir } from '../support/workspace.js';
 
 // The GitHub stand-in: real bare repositories served by `git http-backend` on 127.0.0.1
@@ -59,8 +71,17 @@ afterAll(async () => {
 /** A source of one repository at `ref`, its whole tree. */
 const at = (repo: string, ref: string): Code => ({ sources: [{ github: { repo, ref } }] });
 
-async function fileAt(github: ReturnType<typeof githubConnector>, repo: string, ref: string, file: string): Promise<{ text: string | undefined; commit: string | undefined }> {
-  const { bundle, report } = await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code: at(repo, ref) });
+async function fileAt(
+  github: ReturnType<typeof githubConnector>,
+  repo: string,
+  ref: string,
+  file: string,
+): Promise<{ text: string | undefined; commit: string | undefined }> {
+  const { bundle, report } = await defineCodeWithReport({
+    workspaceRoot: await makeWorkspace({}),
+    github,
+    code: at(repo, ref),
+  });
   return { text: (await extractWithGnuTar(bundle)).get(file)?.text, commit: report.sources[0]!.commit };
 }
 
@@ -71,7 +92,12 @@ describe('AIP-26 "Cache invalidation for github sources": the policy follows the
   it('"anything else … Refetched on every scan": a tag named `stable` moved on the server is seen on the next scan', async () => {
     let now = 1_000_000;
     const resolved: ResolvedGithubRef[] = [];
-    const github = githubConnector({ baseUrl: server.url, cache: false, clock: () => now, onResolved: (r) => resolved.push(r) });
+    const github = githubConnector({
+      baseUrl: server.url,
+      cache: false,
+      clock: () => now,
+      onResolved: (r) => resolved.push(r),
+    });
     expect(await fileAt(github, TOOL, 'stable', 'version.txt')).toEqual({ text: 'one\n', commit: tool.commits[0] });
     await tool.git('tag', '-f', 'stable', tool.commits[1]!);
     now += 60_000;
@@ -90,7 +116,12 @@ describe('AIP-26 "Cache invalidation for github sources": the policy follows the
   it('"`vN.N.N` or `vN` … Cached 24h, refetched after": a moved tag `v1.2` is served from the cache within 24 h, then re-resolved', async () => {
     let now = 5_000_000;
     const resolved: ResolvedGithubRef[] = [];
-    const github = githubConnector({ baseUrl: server.url, cache: false, clock: () => now, onResolved: (r) => resolved.push(r) });
+    const github = githubConnector({
+      baseUrl: server.url,
+      cache: false,
+      clock: () => now,
+      onResolved: (r) => resolved.push(r),
+    });
     await tool.git('tag', '-f', 'v1.2', tool.commits[0]!);
     expect(await github.resolveRef(TOOL, 'v1.2')).toBe(tool.commits[0]);
     await tool.git('tag', '-f', 'v1.2', tool.commits[2]!);
@@ -121,7 +152,12 @@ describe('AIP-26 "Cache invalidation for github sources": the policy follows the
   it('"Refetched on every scan — branches are mutable": a branch named `v1.2` (not a tag) is re-resolved on every scan', async () => {
     const now = 9_000_000;
     const resolved: ResolvedGithubRef[] = [];
-    const github = githubConnector({ baseUrl: server.url, cache: false, clock: () => now, onResolved: (r) => resolved.push(r) });
+    const github = githubConnector({
+      baseUrl: server.url,
+      cache: false,
+      clock: () => now,
+      onResolved: (r) => resolved.push(r),
+    });
     const tip = hexy.head('v1.2');
     expect(await fileAt(github, HEXY, 'v1.2', 'from.txt')).toEqual({ text: 'branch v1.2\n', commit: tip });
     await hexy.git('branch', '-f', 'v1.2', hexy.commits[0]!);
@@ -154,17 +190,20 @@ describe('AIP-26 ref table: a name that looks like hex is a ref to resolve first
   it.each([
     ['the branch', 'cafe1234', 'branch cafe1234\n', () => hexy.head('cafe1234')],
     ['the tag', 'c0ffee42', 'main\n', () => hexy.commits[0]!],
-  ])('"Branch, tag, or 40-character SHA": %s `%s` is resolved through the server\'s refs, in defineCode and in the connector alike', async (_what, ref, content, commit) => {
-    const resolved: ResolvedGithubRef[] = [];
-    const github = githubConnector({ baseUrl: server.url, cache: false, onResolved: (r) => resolved.push(r) });
-    expect(await fileAt(github, HEXY, ref, 'from.txt')).toEqual({ text: content, commit: commit() });
-    const scanned = await scanCode({ workspaceRoot: await makeWorkspace({}), github, code: at(HEXY, ref) });
-    expect(scanned.sources[0]!.commit).toBe(commit());
-    expect(await github.resolveRef(HEXY, ref)).toBe(commit());
-    expect(resolved.every((r) => r.kind === (ref === 'cafe1234' ? 'branch' : 'tag'))).toBe(true);
-  });
+  ])(
+    '"Branch, tag, or 40-character SHA": %s `%s` is resolved through the server\'s refs, in defineCode and in the connector alike',
+    async (_what, ref, content, commit) => {
+      const resolved: ResolvedGithubRef[] = [];
+      const github = githubConnector({ baseUrl: server.url, cache: false, onResolved: (r) => resolved.push(r) });
+      expect(await fileAt(github, HEXY, ref, 'from.txt')).toEqual({ text: content, commit: commit() });
+      const scanned = await scanCode({ workspaceRoot: await makeWorkspace({}), github, code: at(HEXY, ref) });
+      expect(scanned.sources[0]!.commit).toBe(commit());
+      expect(await github.resolveRef(HEXY, ref)).toBe(commit());
+      expect(resolved.every((r) => r.kind === (ref === 'cafe1234' ? 'branch' : 'tag'))).toBe(true);
+    },
+  );
 
-  it('refs win over abbreviations: a branch named like the start of another commit\'s id names the branch', async () => {
+  it("refs win over abbreviations: a branch named like the start of another commit's id names the branch", async () => {
     const name = hexy.commits[0]!.slice(0, 10);
     const target = hexy.head('cafe1234');
     await hexy.git('branch', name, target);
@@ -191,7 +230,9 @@ describe('AIP-26 ref table: a name that looks like hex is a ref to resolve first
     const github = githubConnector({ baseUrl: server.url, cache: false });
     const missing = tool.commits.some((c) => c.startsWith('0badf00d')) ? '0badf00e' : '0badf00d';
     server.resetStats();
-    const error = (await scanCode({ workspaceRoot: await makeWorkspace({}), github, code: at(TOOL, missing) }).catch((e: unknown) => e)) as SourceResolutionError;
+    const error = (await scanCode({ workspaceRoot: await makeWorkspace({}), github, code: at(TOOL, missing) }).catch(
+      (e: unknown) => e,
+    )) as SourceResolutionError;
     expect(error).toBeInstanceOf(SourceResolutionError);
     expect(error.reason).toBe('ref-unresolved');
     expect(error.message).toContain(missing);
@@ -217,13 +258,21 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     try {
       const code = { sources: [{ github: { repo: TOOL, ref: tool.commits[2]! } }] };
       server.resetStats();
-      const first = await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github: githubConnector({ baseUrl: server.url }), code });
+      const first = await defineCodeWithReport({
+        workspaceRoot: await makeWorkspace({}),
+        github: githubConnector({ baseUrl: server.url }),
+        code,
+      });
       expect(server.stats.requests).toBeGreaterThan(0);
       const store = await openContentStore({ root: join(cacheHome, 'agentproto') });
       expect((await store.list()).objects.length).toBeGreaterThan(0);
       // A second connector, as a new process of the same host would make.
       server.resetStats();
-      const second = await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github: githubConnector({ baseUrl: server.url }), code });
+      const second = await defineCodeWithReport({
+        workspaceRoot: await makeWorkspace({}),
+        github: githubConnector({ baseUrl: server.url }),
+        code,
+      });
       expect(server.stats.requests).toBe(0);
       expect(second.bundle.equals(first.bundle)).toBe(true);
     } finally {
@@ -241,9 +290,12 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     const upgraded = await openContentStore({ root: join(await scratchDir(), 'store') });
     const declaration = { baseUrl: server.url, repo: TOOL, path: '' };
     const stale = await writeBundle([{ path: 'stale.txt', data: Buffer.from('made by the earlier layout') }]);
-    await upgraded.acquire({ provider: 'github-archive', declaration, version: commit, contentId: `${server.url}/${TOOL}@${commit}:` }, async (_destination, ctx) => {
-      await ctx.writeFile('archive.tar.gz', stale);
-    });
+    await upgraded.acquire(
+      { provider: 'github-archive', declaration, version: commit, contentId: `${server.url}/${TOOL}@${commit}:` },
+      async (_destination, ctx) => {
+        await ctx.writeFile('archive.tar.gz', stale);
+      },
+    );
     const served = await githubConnector({ baseUrl: server.url, cache: upgraded }).fetch(TOOL, commit);
     expect(served.equals(fresh)).toBe(true);
   });
@@ -253,7 +305,10 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
   // scan)". A branch is resolved again on every scan; its content, under the commit it
   // resolved to, comes from the store until that commit changes.
   it('"Cache key: (repo, resolvedSha, path)": a branch is listed again on the next scan, but its unchanged commit is not fetched again', async () => {
-    const github = githubConnector({ baseUrl: server.url, cache: await openContentStore({ root: join(await scratchDir(), 'store') }) });
+    const github = githubConnector({
+      baseUrl: server.url,
+      cache: await openContentStore({ root: join(await scratchDir(), 'store') }),
+    });
     const code = { sources: [{ github: { repo: TOOL, ref: 'main' } }] };
     // Ref listings (protocol v2 `ls-refs`) and pack requests (every other upload-pack POST:
     // a v2 `fetch`, or a v0 negotiation, which names no command).
@@ -269,7 +324,7 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     expect([listings(), packs()]).toEqual([1, 0]);
   });
 
-  it('a default store that cannot be opened fails the fetch with the store\'s error, never a silent fetch without a cache', async () => {
+  it("a default store that cannot be opened fails the fetch with the store's error, never a silent fetch without a cache", async () => {
     const notAFolder = join(await scratchDir('aip26-bad-home-'), 'file');
     await writeFile(notAFolder, 'not a folder');
     const previous = process.env.XDG_CACHE_HOME;
@@ -277,7 +332,9 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
     try {
       const github = githubConnector({ baseUrl: server.url });
       const code = { sources: [{ github: { repo: TOOL, ref: tool.commits[2]! } }] };
-      const error = (await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code }).catch((e: unknown) => e)) as SourceResolutionError;
+      const error = (await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github, code }).catch(
+        (e: unknown) => e,
+      )) as SourceResolutionError;
       expect(error).toBeInstanceOf(SourceResolutionError);
       expect(error.reason).toBe('fetch-failed');
       expect(error.cause).toMatchObject({ code: 'CACHE_ROOT_UNUSABLE' });
@@ -295,7 +352,11 @@ describe('AIP-26 "Hosts MUST cache fetched github tarballs by (repo, ref, path)"
       const code = { sources: [{ github: { repo: TOOL, ref: tool.commits[2]! } }] };
       for (let i = 0; i < 2; i += 1) {
         server.resetStats();
-        await defineCodeWithReport({ workspaceRoot: await makeWorkspace({}), github: githubConnector({ baseUrl: server.url, cache: false }), code });
+        await defineCodeWithReport({
+          workspaceRoot: await makeWorkspace({}),
+          github: githubConnector({ baseUrl: server.url, cache: false }),
+          code,
+        });
         expect(server.stats.requests).toBeGreaterThan(0);
       }
       expect(existsSync(join(cacheHome, 'agentproto'))).toBe(false);

@@ -14,7 +14,9 @@ import { makeWorkspace } from '../support/workspace.js';
 // `as: package.json` it overrides it.
 function financeToolsExample(): { code: Code } {
   const text = readFileSync(new URL('../fixtures/spec/EXAMPLES.md', import.meta.url), 'utf8');
-  const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map(([, body]) => body!).find((body) => body.startsWith('# .code-workspaces/finance-tools/manifest.yaml'));
+  const block = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)]
+    .map(([, body]) => body!)
+    .find((body) => body.startsWith('# .code-workspaces/finance-tools/manifest.yaml'));
   // As published, its runner block is not YAML (`npm: [… @anthropic-ai/sdk@…]`); only `code` is needed.
   return parseYaml(block!.replace(/^runner:\n(?:[ #].*\n|\n)*/m, '')) as { code: Code };
 }
@@ -30,7 +32,16 @@ beforeAll(async () => {
   await makeRepo({
     root: root.path,
     name: 'mycompany/mastra-tool-shell.git',
-    commits: [{ message: 'shell', files: { 'package.json': '{"name":"shell"}\n', 'lib/base.ts': 'base\n', 'reports/quarterly.ts': 'export default 1\n' } }],
+    commits: [
+      {
+        message: 'shell',
+        files: {
+          'package.json': '{"name":"shell"}\n',
+          'lib/base.ts': 'base\n',
+          'reports/quarterly.ts': 'export default 1\n',
+        },
+      },
+    ],
     tags: [{ name: 'v2.0.1', target: 0, annotated: true, message: 'v2.0.1' }],
   });
   server = await startGitHttpServer({ root: root.path });
@@ -44,28 +55,44 @@ afterAll(async () => {
 
 async function bundleOf(code: Code): Promise<Map<string, string>> {
   const workspaceRoot = await makeWorkspace({
-    '.code-workspaces/finance-tools/manifest.yaml': JSON.stringify({ kind: 'code-workspace', name: 'finance-tools', code }),
+    '.code-workspaces/finance-tools/manifest.yaml': JSON.stringify({
+      kind: 'code-workspace',
+      name: 'finance-tools',
+      code,
+    }),
     'shared/finance/lib/ledger.ts': 'ledger\n',
     'shared/finance/package.json': '{"name":"finance"}\n',
   });
   const github = githubConnector({ baseUrl: server.url, cache: await openContentStore({ root: store.path }) });
   // The quarterly-report tool of the example: `code: <the workspace>`, `run: reports/quarterly.ts`.
-  const { bundle } = await defineCodeWithReport({ workspaceRoot, github, code: './.code-workspaces/finance-tools', run: 'reports/quarterly.ts' });
+  const { bundle } = await defineCodeWithReport({
+    workspaceRoot,
+    github,
+    code: './.code-workspaces/finance-tools',
+    run: 'reports/quarterly.ts',
+  });
   const files = await readTarGz(bundle, { maxBytes: 1 << 20, maxFiles: 100 });
   return new Map([...files].map(([path, data]) => [path, data.toString()]));
 }
 
 describe('aip-26.md "local … `as` … Default = same as `path`", applied to EXAMPLES.md 6 (finance-tools)', () => {
-  it('as written, shared/finance/package.json lands at its own path: the shell\'s package.json is not overridden', async () => {
+  it("as written, shared/finance/package.json lands at its own path: the shell's package.json is not overridden", async () => {
     const { code } = financeToolsExample();
     const files = await bundleOf(code);
-    expect([...files.keys()].sort()).toEqual(['config/region.ts', 'lib/base.ts', 'package.json', 'reports/quarterly.ts', 'shared/finance/lib/ledger.ts', 'shared/finance/package.json']);
+    expect([...files.keys()].sort()).toEqual([
+      'config/region.ts',
+      'lib/base.ts',
+      'package.json',
+      'reports/quarterly.ts',
+      'shared/finance/lib/ledger.ts',
+      'shared/finance/package.json',
+    ]);
     expect(files.get('package.json')).toBe('{"name":"shell"}\n');
     expect(files.get('shared/finance/package.json')).toBe('{"name":"finance"}\n');
     expect(assertRunFileInBundle('reports/quarterly.ts', files.keys())).toBe('reports/quarterly.ts');
   });
 
-  it('with `as`, the same sources override the shell\'s package.json and join its lib/', async () => {
+  it("with `as`, the same sources override the shell's package.json and join its lib/", async () => {
     const { code } = financeToolsExample();
     const sources = (code as { sources: Record<string, unknown>[] }).sources.map((source) => {
       const local = source.local as { path: string } | undefined;
@@ -74,7 +101,13 @@ describe('aip-26.md "local … `as` … Default = same as `path`", applied to EX
       return source;
     });
     const files = await bundleOf({ sources } as Code);
-    expect([...files.keys()].sort()).toEqual(['config/region.ts', 'lib/base.ts', 'lib/ledger.ts', 'package.json', 'reports/quarterly.ts']);
+    expect([...files.keys()].sort()).toEqual([
+      'config/region.ts',
+      'lib/base.ts',
+      'lib/ledger.ts',
+      'package.json',
+      'reports/quarterly.ts',
+    ]);
     expect(files.get('package.json')).toBe('{"name":"finance"}\n');
   });
 });

@@ -1,7 +1,14 @@
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertReturnsOrThrowsCoded, corruptedBytes, type EntryPointUnderTest, malformedDocumentBytes, malformedVariant, wrongValue } from '@agentproto/testkit';
+import {
+  assertReturnsOrThrowsCoded,
+  corruptedBytes,
+  type EntryPointUnderTest,
+  malformedDocumentBytes,
+  malformedVariant,
+  wrongValue,
+} from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as aip26 from '../../src/index.js';
@@ -29,9 +36,28 @@ const CODE = {
     { ref: { path: '.code-workspaces/utils' } },
   ],
 };
-const WORKSPACE_MANIFEST = { kind: 'code-workspace', name: 'utils', code: { sources: [{ local: 'u.py' }] }, runner: { needs: { language: 'python' }, memory_mb: 64 }, secrets: { TOKEN: { env: 'TOKEN' } } };
-const TOOL_MANIFEST = { kind: 'tool', name: 'search', code: CODE, run: { file: 'tool.py' }, runner: { needs: { language: 'python' }, memory_mb: 128, limits: { timeout_ms: 1000 } }, network: { egress: ['api.example.com'] } };
-const RUN_FORMS = ['python tool.py', ['python', 'tool.py'], { file: 'tool.py' }, { exec: ['python', 'tool.py'] }, { shell: 'python tool.py | cat' }];
+const WORKSPACE_MANIFEST = {
+  kind: 'code-workspace',
+  name: 'utils',
+  code: { sources: [{ local: 'u.py' }] },
+  runner: { needs: { language: 'python' }, memory_mb: 64 },
+  secrets: { TOKEN: { env: 'TOKEN' } },
+};
+const TOOL_MANIFEST = {
+  kind: 'tool',
+  name: 'search',
+  code: CODE,
+  run: { file: 'tool.py' },
+  runner: { needs: { language: 'python' }, memory_mb: 128, limits: { timeout_ms: 1000 } },
+  network: { egress: ['api.example.com'] },
+};
+const RUN_FORMS = [
+  'python tool.py',
+  ['python', 'tool.py'],
+  { file: 'tool.py' },
+  { exec: ['python', 'tool.py'] },
+  { shell: 'python tool.py | cat' },
+];
 const run = fc.oneof(...RUN_FORMS.map((form) => malformedVariant(form)));
 const path = fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('lib/a.py'));
 const LIMITS = { maxBytes: 1024 * 1024, maxFiles: 100 };
@@ -48,7 +74,10 @@ const DRAIN: aip26.ArchiveVisitor = {
 async function readManifestOf(bytes: Uint8Array, file: 'manifest.yaml' | 'CODE.md'): Promise<unknown> {
   const folder = await mkdtemp(join(tmpdir(), 'malformed-manifest-'));
   try {
-    await writeFile(join(folder, file), file === 'CODE.md' ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# tool\n')]) : bytes);
+    await writeFile(
+      join(folder, file),
+      file === 'CODE.md' ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# tool\n')]) : bytes,
+    );
     return await aip26.nodeWorkspaceFs(folder).readManifest('');
   } finally {
     await rm(folder, { recursive: true, force: true });
@@ -64,20 +93,42 @@ type EntryPoint = EntryPointUnderTest<any>;
 const ENTRY_POINTS: Record<string, EntryPoint> = {
   checkCode: { input: () => malformedVariant(CODE), call: (code) => aip26.checkCode(code) },
   checkRun: { input: () => run, call: (value) => aip26.checkRun(value) },
-  checkCodeWorkspaceManifest: { input: () => fc.oneof(malformedVariant(WORKSPACE_MANIFEST), malformedVariant(TOOL_MANIFEST)), call: (value) => aip26.checkCodeWorkspaceManifest(value) },
-  desugarCode: { input: () => fc.oneof(malformedVariant(CODE), malformedVariant('.code/py')), call: (code) => aip26.desugarCode(code) },
-  planCode: { input: () => malformedVariant(CODE), call: (code) => aip26.planCode(code, aip26.nodeWorkspaceFs(workspace)) },
+  checkCodeWorkspaceManifest: {
+    input: () => fc.oneof(malformedVariant(WORKSPACE_MANIFEST), malformedVariant(TOOL_MANIFEST)),
+    call: (value) => aip26.checkCodeWorkspaceManifest(value),
+  },
+  desugarCode: {
+    input: () => fc.oneof(malformedVariant(CODE), malformedVariant('.code/py')),
+    call: (code) => aip26.desugarCode(code),
+  },
+  planCode: {
+    input: () => malformedVariant(CODE),
+    call: (code) => aip26.planCode(code, aip26.nodeWorkspaceFs(workspace)),
+  },
   scanCode: { input: () => malformedVariant(CODE), call: (code) => aip26.scanCode({ code, workspaceRoot: workspace }) },
-  defineCode: { input: () => malformedVariant(CODE), call: (code) => aip26.defineCode({ code, workspaceRoot: workspace }) },
-  defineCodeWithReport: { input: () => malformedVariant(CODE), call: (code) => aip26.defineCodeWithReport({ code, workspaceRoot: workspace }) },
+  defineCode: {
+    input: () => malformedVariant(CODE),
+    call: (code) => aip26.defineCode({ code, workspaceRoot: workspace }),
+  },
+  defineCodeWithReport: {
+    input: () => malformedVariant(CODE),
+    call: (code) => aip26.defineCodeWithReport({ code, workspaceRoot: workspace }),
+  },
   inheritBlocks: {
     input: () => fc.tuple(malformedVariant(TOOL_MANIFEST), malformedVariant(WORKSPACE_MANIFEST)),
-    call: ([manifest, referenced]) => aip26.inheritBlocks(manifest, [{ path: '.code-workspaces/utils', manifest: referenced, depth: 1 }]),
+    call: ([manifest, referenced]) =>
+      aip26.inheritBlocks(manifest, [{ path: '.code-workspaces/utils', manifest: referenced, depth: 1 }]),
   },
   parseRun: { input: () => run, call: (value) => aip26.parseRun(value) },
   resolveRun: { input: () => run, call: (value) => aip26.resolveRun(value, '/bundle') },
-  assertRunFileInBundle: { input: () => run, call: (value) => aip26.assertRunFileInBundle(value, ['tool.py', 'lib/a.py']) },
-  assertRunnerFitsRun: { input: () => malformedVariant(TOOL_MANIFEST.runner), call: (runner) => aip26.assertRunnerFitsRun(runner, 'tool.py') },
+  assertRunFileInBundle: {
+    input: () => run,
+    call: (value) => aip26.assertRunFileInBundle(value, ['tool.py', 'lib/a.py']),
+  },
+  assertRunnerFitsRun: {
+    input: () => malformedVariant(TOOL_MANIFEST.runner),
+    call: (runner) => aip26.assertRunnerFitsRun(runner, 'tool.py'),
+  },
   normalizePath: { input: () => path, call: (value) => aip26.normalizePath('workspace', value) },
   normalizeBundlePath: { input: () => path, call: (value) => aip26.normalizeBundlePath(value) },
   normalizeManifestPath: { input: () => path, call: (value) => aip26.normalizeManifestPath('local.path', value) },
@@ -89,17 +140,26 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   readBundleEntries: { input: () => corruptedBytes(bundle), call: (bytes) => aip26.readBundleEntries(bytes, LIMITS) },
   // Not an export of its own: the manifest reader every `ref` source goes through.
   'nodeWorkspaceFs().readManifest': {
-    input: () => fc.tuple(fc.oneof(malformedDocumentBytes(WORKSPACE_MANIFEST), malformedDocumentBytes({ schema: 'code/v2', source: { local: './search.py' }, run: 'python search.py' })), fc.constantFrom('manifest.yaml' as const, 'CODE.md' as const)),
+    input: () =>
+      fc.tuple(
+        fc.oneof(
+          malformedDocumentBytes(WORKSPACE_MANIFEST),
+          malformedDocumentBytes({ schema: 'code/v2', source: { local: './search.py' }, run: 'python search.py' }),
+        ),
+        fc.constantFrom('manifest.yaml' as const, 'CODE.md' as const),
+      ),
     call: ([bytes, file]) => readManifestOf(bytes, file),
   },
 };
 
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {
-  assertNoPathCollisions: 'takes the list of paths a bundle holds, which the host or readTarGz computed, not a document',
+  assertNoPathCollisions:
+    'takes the list of paths a bundle holds, which the host or readTarGz computed, not a document',
 };
 
-const ENTRY_POINT_NAME = /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
+const ENTRY_POINT_NAME =
+  /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
 
 describe(`AIP-26 entry points: a malformed document ends in a result or a typed error (seed ${SEED})`, () => {
   beforeAll(async () => {
@@ -108,9 +168,11 @@ describe(`AIP-26 entry points: a malformed document ends in a result or a typed 
       'lib/a.py': 'a = 1\n',
       'lib/b.py': 'b = 2\n',
       'run.sh': '#!/bin/sh\n',
-      '.code/py/CODE.md': '---\nschema: code/v2\nsource: { local: "./search.py" }\nrun: "python search.py"\n---\n# search\n',
+      '.code/py/CODE.md':
+        '---\nschema: code/v2\nsource: { local: "./search.py" }\nrun: "python search.py"\n---\n# search\n',
       '.code/py/search.py': 'print(2)\n',
-      '.code-workspaces/utils/manifest.yaml': 'kind: code-workspace\nname: utils\ncode:\n  sources:\n    - local: lib/\n',
+      '.code-workspaces/utils/manifest.yaml':
+        'kind: code-workspace\nname: utils\ncode:\n  sources:\n    - local: lib/\n',
     };
     for (const [file, text] of Object.entries(files)) {
       await mkdir(join(workspace, file, '..'), { recursive: true });
@@ -150,21 +212,30 @@ describe('fixed cases the property found', () => {
   it('a gzip stream with invalid stored block lengths is UNSAFE_ARCHIVE (malformed), not a read that never ends', async () => {
     // A valid bundle's gzip with one header byte of a stored block changed: zlib destroyed
     // itself without calling back the write in flight, and the pipeline waited forever.
-    const damaged = Buffer.from('H4sIAAC/Ei65d3HOW4wLOy4AAQAAA+3YQQrCMBCF4RxlTmD/QJI5T+sFxCro7aUgSAvFhR2p+L7N7JIJ2cyb/nC6p2BAK8WmCiwrtTnGi4F7c0tENza5jpf+nPj4ruXjfsRNRERERER2b6v5f+i2Omkd4LWu5r9n5pvlv0KzVONb+/v8N3TH8A3Am/wP5Pn/Z7Jn5f9vCF/+iIjILj0A38n0iQAYAAA=', 'base64');
+    const damaged = Buffer.from(
+      'H4sIAAC/Ei65d3HOW4wLOy4AAQAAA+3YQQrCMBCF4RxlTmD/QJI5T+sFxCro7aUgSAvFhR2p+L7N7JIJ2cyb/nC6p2BAK8WmCiwrtTnGi4F7c0tENza5jpf+nPj4ruXjfsRNRERERER2b6v5f+i2Omkd4LWu5r9n5pvlv0KzVONb+/v8N3TH8A3Am/wP5Pn/Z7Jn5f9vCF/+iIjILj0A38n0iQAYAAA=',
+      'base64',
+    );
     const outcome = await Promise.race([
-      aip26.readTarGz(damaged, LIMITS).then(() => 'returned', (error: { code?: string; reason?: string }) => `${error.code} ${error.reason}`),
+      aip26.readTarGz(damaged, LIMITS).then(
+        () => 'returned',
+        (error: { code?: string; reason?: string }) => `${error.code} ${error.reason}`,
+      ),
       new Promise((resolve) => setTimeout(() => resolve('still reading after 5 s'), 5_000)),
     ]);
     expect(outcome).toBe('UNSAFE_ARCHIVE malformed');
   });
 
-  it('a local glob longer than a path may be is AIP26_SOURCE_UNRESOLVED, not minimatch\'s TypeError', async () => {
+  it("a local glob longer than a path may be is AIP26_SOURCE_UNRESOLVED, not minimatch's TypeError", async () => {
     const folder = await mkdtemp(join(tmpdir(), 'long-glob-'));
     try {
       await mkdir(join(folder, 'lib'));
       await writeFile(join(folder, 'lib', 'a.py'), 'a = 1\n');
       const code = { sources: [{ local: { path: 'lib/', glob: 'x'.repeat(70_000) } }] };
-      await expect(aip26.defineCode({ code, workspaceRoot: folder })).rejects.toMatchObject({ code: 'AIP26_SOURCE_UNRESOLVED', reason: 'unsafe-path' });
+      await expect(aip26.defineCode({ code, workspaceRoot: folder })).rejects.toMatchObject({
+        code: 'AIP26_SOURCE_UNRESOLVED',
+        reason: 'unsafe-path',
+      });
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
@@ -179,13 +250,19 @@ describe('fixed cases the property found', () => {
     ['manifest.yaml', '[1, 2]', 'not-a-mapping'],
     ['CODE.md', '', 'not-a-mapping'],
   ] as const)('%s holding %j is AIP26_WORKSPACE_MANIFEST (%s), not a bare Error', async (file, text, reason) => {
-    await expect(readManifestOf(Buffer.from(text), file)).rejects.toMatchObject({ code: 'AIP26_WORKSPACE_MANIFEST', reason });
+    await expect(readManifestOf(Buffer.from(text), file)).rejects.toMatchObject({
+      code: 'AIP26_WORKSPACE_MANIFEST',
+      reason,
+    });
   });
 
   it('a folder without manifest.yaml or CODE.md is AIP26_WORKSPACE_MANIFEST (missing)', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'no-manifest-'));
     try {
-      await expect(aip26.nodeWorkspaceFs(folder).readManifest('')).rejects.toMatchObject({ code: 'AIP26_WORKSPACE_MANIFEST', reason: 'missing' });
+      await expect(aip26.nodeWorkspaceFs(folder).readManifest('')).rejects.toMatchObject({
+        code: 'AIP26_WORKSPACE_MANIFEST',
+        reason: 'missing',
+      });
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

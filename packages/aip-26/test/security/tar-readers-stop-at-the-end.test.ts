@@ -15,7 +15,10 @@ const limits: ExtractOptions = { maxBytes: 1 << 20, maxFiles: 100 };
 const file = (name: string, data = 'x') => entry({ name }, data);
 
 /** What extractTarGz wrote (or the error it threw) and what the parent folder holds after. */
-async function extract(archive: Buffer | Readable, options: ExtractOptions = limits): Promise<{ error?: unknown; files?: string[]; left: string[] }> {
+async function extract(
+  archive: Buffer | Readable,
+  options: ExtractOptions = limits,
+): Promise<{ error?: unknown; files?: string[]; left: string[] }> {
   const parent = await tempDir();
   try {
     const result = await extractTarGz(archive, join(parent, 'out'), options);
@@ -29,17 +32,21 @@ async function extract(archive: Buffer | Readable, options: ExtractOptions = lim
 async function visited(archive: Buffer | Readable, uncompressed = false): Promise<{ seen: string[]; error?: unknown }> {
   const seen: string[] = [];
   try {
-    await readArchive(archive, { ...limits, uncompressed }, {
-      async directory(path) {
-        seen.push(`${path}/`);
+    await readArchive(
+      archive,
+      { ...limits, uncompressed },
+      {
+        async directory(path) {
+          seen.push(`${path}/`);
+        },
+        async file(f, body) {
+          for await (const _ of body) {
+            // drained
+          }
+          seen.push(f.path);
+        },
       },
-      async file(f, body) {
-        for await (const _ of body) {
-          // drained
-        }
-        seen.push(f.path);
-      },
-    });
+    );
     return { seen };
   } catch (error) {
     return { seen, error };
@@ -69,14 +76,24 @@ describe('tar readers stop at the end-of-archive marker', () => {
 
   it('refuses entries hidden after the marker behind GNU-style zero padding', async () => {
     const padded = Buffer.concat([file('seen.txt'), END, Buffer.alloc(8192), file('hidden.txt'), END]);
-    expect(await visited(gzipSync(padded))).toMatchObject({ seen: ['seen.txt'], error: { reason: 'trailing-data', entry: 'hidden.txt' } });
+    expect(await visited(gzipSync(padded))).toMatchObject({
+      seen: ['seen.txt'],
+      error: { reason: 'trailing-data', entry: 'hidden.txt' },
+    });
   });
 
   it.each([
     ['a few bytes', Buffer.from('junk')],
     ['a whole block of text', Buffer.alloc(512, 'A')],
     ['one byte late in the padding', Buffer.concat([Buffer.alloc(9000), Buffer.from([1]), Buffer.alloc(239)])],
-    ['a block tar-stream reads as empty: only its checksum field set', (() => { const b = Buffer.alloc(512); b.write('0000400\0', 148, 'ascii'); return b; })()],
+    [
+      'a block tar-stream reads as empty: only its checksum field set',
+      (() => {
+        const b = Buffer.alloc(512);
+        b.write('0000400\0', 148, 'ascii');
+        return b;
+      })(),
+    ],
   ])('refuses %s after the marker', async (_what, tail) => {
     const tar = Buffer.concat([file('seen.txt'), END, tail]);
     const { seen, error } = await visited(gzipSync(tar));
@@ -94,7 +111,9 @@ describe('tar readers stop at the end-of-archive marker', () => {
 
   it('still refuses a tar without its marker (cut between two entries)', async () => {
     expect((await visited(gzipSync(file('a.txt')))).error).toMatchObject({ reason: 'truncated' });
-    expect((await visited(gzipSync(Buffer.concat([file('a.txt'), Buffer.alloc(512)])))).error).toMatchObject({ reason: 'truncated' });
+    expect((await visited(gzipSync(Buffer.concat([file('a.txt'), Buffer.alloc(512)])))).error).toMatchObject({
+      reason: 'truncated',
+    });
   });
 });
 
@@ -104,7 +123,8 @@ describe('tar readers read one gzip member and nothing after it', () => {
 
   it("Node's own gunzip would hand on both members (what the readers must not do)", async () => {
     const out: Buffer[] = [];
-    for await (const chunk of Readable.from([Buffer.concat([gzipSync(first), gzipSync(second)])]).pipe(createGunzip())) out.push(chunk as Buffer);
+    for await (const chunk of Readable.from([Buffer.concat([gzipSync(first), gzipSync(second)])]).pipe(createGunzip()))
+      out.push(chunk as Buffer);
     expect(Buffer.concat(out)).toEqual(Buffer.concat([first, second]));
   });
 
@@ -121,19 +141,27 @@ describe('tar readers read one gzip member and nothing after it', () => {
   it('refuses a second member that starts exactly at a chunk boundary, or arrives byte by byte', async () => {
     expect((await visited(chunks(gzipSync(first), gzipSync(second)))).error).toMatchObject({ reason: 'gzip-member' });
     const bytes = Buffer.concat([gzipSync(first), gzipSync(second)]);
-    expect((await visited(chunks(...[...bytes].map((b) => Buffer.from([b]))))).error).toMatchObject({ reason: 'gzip-member' });
+    expect((await visited(chunks(...[...bytes].map((b) => Buffer.from([b]))))).error).toMatchObject({
+      reason: 'gzip-member',
+    });
   });
 
   it('refuses a first member that is empty (a reader stopping there sees no archive at all)', async () => {
-    expect((await visited(Buffer.concat([gzipSync(Buffer.alloc(0)), gzipSync(first)]))).error).toBeInstanceOf(ArchiveError);
+    expect((await visited(Buffer.concat([gzipSync(Buffer.alloc(0)), gzipSync(first)]))).error).toBeInstanceOf(
+      ArchiveError,
+    );
   });
 
   it('refuses an empty member appended after the archive', async () => {
-    expect((await visited(Buffer.concat([gzipSync(first), gzipSync(Buffer.alloc(0))]))).error).toMatchObject({ reason: 'gzip-member' });
+    expect((await visited(Buffer.concat([gzipSync(first), gzipSync(Buffer.alloc(0))]))).error).toMatchObject({
+      reason: 'gzip-member',
+    });
   });
 
   it('refuses bytes other than zeros after the gzip trailer, and accepts zeros', async () => {
-    expect((await visited(Buffer.concat([gzipSync(first), Buffer.from('junk')]))).error).toMatchObject({ reason: 'trailing-data' });
+    expect((await visited(Buffer.concat([gzipSync(first), Buffer.from('junk')]))).error).toMatchObject({
+      reason: 'trailing-data',
+    });
     expect(await visited(Buffer.concat([gzipSync(first), Buffer.alloc(4096)]))).toEqual({ seen: ['seen.txt'] });
     expect(await visited(chunks(gzipSync(first), Buffer.alloc(10), Buffer.alloc(10)))).toEqual({ seen: ['seen.txt'] });
   });
@@ -155,7 +183,9 @@ describe('tar readers read one gzip member and nothing after it', () => {
   it('reads a member split across chunks at every byte, and one flushed in many deflate blocks', async () => {
     const bytes = gzipSync(first);
     expect(await visited(chunks(...[...bytes].map((b) => Buffer.from([b]))))).toEqual({ seen: ['seen.txt'] });
-    expect(await visited(gzipSync(first, { finishFlush: constants.Z_FINISH, chunkSize: 64 }))).toEqual({ seen: ['seen.txt'] });
+    expect(await visited(gzipSync(first, { finishFlush: constants.Z_FINISH, chunkSize: 64 }))).toEqual({
+      seen: ['seen.txt'],
+    });
   });
 });
 
@@ -179,17 +209,23 @@ describe('real archives still read', () => {
     const plain = await readFile(join(root, 'plain.tar'));
     expect(plain.length % 10240).toBe(0);
     expect(await visited(plain, true)).toMatchObject({ seen: expect.arrayContaining(['big.bin']) });
-    expect((await extract(await readFile(join(root, 'z.tar.gz')))).files?.sort()).toEqual(['big.bin', 'skills/a/SKILL.md']);
+    expect((await extract(await readFile(join(root, 'z.tar.gz')))).files?.sort()).toEqual([
+      'big.bin',
+      'skills/a/SKILL.md',
+    ]);
   });
 
   it('accepts git archive output (a pax global header, as GitHub tarballs have)', async () => {
     const repo = await tempDir();
-    const git = (...args: string[]) => run('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args]);
+    const git = (...args: string[]) =>
+      run('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args]);
     await git('init', '-q');
     await writeFile(join(repo, 'README.md'), 'hi\n');
     await git('add', '.');
     await git('commit', '-q', '-m', 'x');
     await git('archive', '--format=tar.gz', '--prefix=repo-abc/', '-o', join(repo, 'out.tar.gz'), 'HEAD');
-    expect(await visited(await readFile(join(repo, 'out.tar.gz')))).toEqual({ seen: ['repo-abc/', 'repo-abc/README.md'] });
+    expect(await visited(await readFile(join(repo, 'out.tar.gz')))).toEqual({
+      seen: ['repo-abc/', 'repo-abc/README.md'],
+    });
   });
 });

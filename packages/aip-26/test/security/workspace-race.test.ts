@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { renderings, startLinkSwapper, tempDir, writeOutsideSecret } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceResolutionError, WorkspaceChangedError, WorkspaceLinkError, defineCodeWithReport, nodeWorkspaceFs } from '../../src/index.js';
+import {
+  SourceResolutionError,
+  WorkspaceChangedError,
+  WorkspaceLinkError,
+  defineCodeWithReport,
+  nodeWorkspaceFs,
+} from '../../src/index.js';
 
 /**
  * The attack of a workspace owner on `defineCode`: while the host builds, a process of
@@ -26,7 +32,10 @@ describe('a workspace whose folders are swapped for links while it is read', () 
   async function scene() {
     const workspaceRoot = join(dir.path, `ws-${Math.random().toString(36).slice(2)}`);
     const names = ['main.ts', 'util.ts', 'deep/inner.ts'];
-    const outside = await writeOutsideSecret(join(workspaceRoot, '..', `outside-${Math.random().toString(36).slice(2)}`), names);
+    const outside = await writeOutsideSecret(
+      join(workspaceRoot, '..', `outside-${Math.random().toString(36).slice(2)}`),
+      names,
+    );
     for (const [i, name] of names.entries()) {
       await mkdir(join(workspaceRoot, 'src/lib', name, '..'), { recursive: true });
       await writeFile(join(workspaceRoot, 'src/lib', name), `export const inside${i} = ${'1'.repeat(100 + i)};\n`);
@@ -68,7 +77,9 @@ describe('a workspace whose folders are swapped for links while it is read', () 
           refused += 1;
           // A typed refusal, and nothing in it (message, fields, causes) about the outside.
           const cause = (error as Error).cause;
-          const typed = error instanceof SourceResolutionError && [WorkspaceLinkError, WorkspaceChangedError].some((type) => cause instanceof type);
+          const typed =
+            error instanceof SourceResolutionError &&
+            [WorkspaceLinkError, WorkspaceChangedError].some((type) => cause instanceof type);
           if (!typed) untyped.push(String(error));
           for (const text of renderings(error)) {
             const found = outside.leaksIn(text);
@@ -111,12 +122,16 @@ describe('a workspace whose folders are swapped for links while it is read', () 
           calls += 1;
           try {
             const result = await read();
-            const text = Buffer.isBuffer(result) || result instanceof Uint8Array ? Buffer.from(result) : JSON.stringify(result);
+            const text =
+              Buffer.isBuffer(result) || result instanceof Uint8Array ? Buffer.from(result) : JSON.stringify(result);
             const found = outside.leaksIn(text);
             if (found.length > 0) leaks.push(`result: ${found.join(', ')}`);
           } catch (error) {
             // The manifest of src/lib is a parse failure (there is none): any other refusal is typed.
-            const expected = error instanceof WorkspaceLinkError || error instanceof WorkspaceChangedError || /no manifest\.yaml or CODE\.md/.test(String(error));
+            const expected =
+              error instanceof WorkspaceLinkError ||
+              error instanceof WorkspaceChangedError ||
+              /no manifest\.yaml or CODE\.md/.test(String(error));
             if (!expected) untyped.push(String(error));
             for (const text of renderings(error)) {
               const found = outside.leaksIn(text);
@@ -140,7 +155,11 @@ describe('a workspace whose folders are swapped for links while it is read', () 
     await rename(a, `${a}.real`);
     await rename(b, a);
     try {
-      for (const read of [() => workspace.readFile('src/lib/main.ts'), () => workspace.readDir('src/lib'), () => workspace.readFileInto!('src/lib/main.ts', Buffer.alloc(outside.size))]) {
+      for (const read of [
+        () => workspace.readFile('src/lib/main.ts'),
+        () => workspace.readDir('src/lib'),
+        () => workspace.readFileInto!('src/lib/main.ts', Buffer.alloc(outside.size)),
+      ]) {
         const error = await read().then(
           () => undefined,
           (e: unknown) => e,

@@ -39,7 +39,9 @@ export async function snapshot(root: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
     const abs = join(entry.parentPath, entry.name);
-    out.push(`${abs.slice(root.length)} ${entry.isFile() ? (await readFile(abs)).toString('base64') : entry.isSymbolicLink() ? 'link' : 'dir'}`);
+    out.push(
+      `${abs.slice(root.length)} ${entry.isFile() ? (await readFile(abs)).toString('base64') : entry.isSymbolicLink() ? 'link' : 'dir'}`,
+    );
   }
   return out.sort();
 }

@@ -131,7 +131,9 @@ async function verify(args: string[], term: Terminal): Promise<number> {
     printJson(term, report);
     return status;
   }
-  const lines = [`checked ${plural(report.checked, 'object')}: ${report.ok.length} ok, ${report.corrupt.length} corrupt`];
+  const lines = [
+    `checked ${plural(report.checked, 'object')}: ${report.ok.length} ok, ${report.corrupt.length} corrupt`,
+  ];
   for (const entry of report.corrupt) {
     lines.push(`corrupt ${entry.objectId}: ${printable(entry.reason)}`);
     if (entry.quarantinedTo !== undefined) lines.push(`  quarantined to ${shellQuote(entry.quarantinedTo)}`);
@@ -209,7 +211,10 @@ async function push(args: string[], term: Terminal): Promise<number> {
   else {
     const lines = [
       ...pushed.map(({ key, objectId }) => `pushed ${shortHash(objectId)}  ${describeKey(key)}`),
-      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`),
+      ...failed.map(
+        ({ key, objectId, code, message }) =>
+          `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`,
+      ),
       `pushed ${plural(pushed.length, 'key')} to ${remote.label}${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
     ];
     term.stdout.write(`${lines.join('\n')}\n`);
@@ -237,7 +242,11 @@ async function pull(args: string[], term: Terminal): Promise<number> {
     remote,
     onEvent: (event) => {
       if (event.type === 'remote-warning') reasons.set(event.subject, { code: event.code, message: event.message });
-      if (event.type === 'remote-miss') reasons.set(event.objectId, { code: 'REMOTE_MISSING', message: `${event.remote} lists the key but holds no object for it` });
+      if (event.type === 'remote-miss')
+        reasons.set(event.objectId, {
+          code: 'REMOTE_MISSING',
+          message: `${event.remote} lists the key but holds no object for it`,
+        });
     },
   });
   const listed = await remote.listKeys();
@@ -248,7 +257,12 @@ async function pull(args: string[], term: Terminal): Promise<number> {
     term.status(`pulling key ${i + 1} of ${listed.length}: ${shortHash(marker.objectId)}`);
     const prover = PROVERS.get(key.provider);
     if (!prover?.verifyTree) {
-      failed.push({ key, objectId: marker.objectId, code: 'CACHE_REMOTE_UNVERIFIABLE', message: `provider ${key.provider} cannot prove a tree from the registry to be its content` });
+      failed.push({
+        key,
+        objectId: marker.objectId,
+        code: 'CACHE_REMOTE_UNVERIFIABLE',
+        message: `provider ${key.provider} cannot prove a tree from the registry to be its content`,
+      });
       continue;
     }
     try {
@@ -260,7 +274,8 @@ async function pull(args: string[], term: Terminal): Promise<number> {
         },
         { verify: (path, signal) => prover.verifyTree!(path, resolved, signal) },
       );
-      if (tree.source === 'remote') pulled.push({ key, objectId: tree.objectId, digest: tree.digest, files: tree.files, bytes: tree.bytes });
+      if (tree.source === 'remote')
+        pulled.push({ key, objectId: tree.objectId, digest: tree.digest, files: tree.files, bytes: tree.bytes });
       else present.push({ key, objectId: tree.objectId });
     } catch (error) {
       failed.push({ key, objectId: marker.objectId, ...(reasons.get(marker.objectId) ?? failureOf(error)) });
@@ -271,9 +286,15 @@ async function pull(args: string[], term: Terminal): Promise<number> {
   if (parsed.values.json) printJson(term, report);
   else {
     const lines = [
-      ...pulled.map(({ key, objectId, files, bytes }) => `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${files} files (${formatBytes(bytes)})`),
+      ...pulled.map(
+        ({ key, objectId, files, bytes }) =>
+          `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${files} files (${formatBytes(bytes)})`,
+      ),
       ...present.map(({ key, objectId }) => `present ${shortHash(objectId)}  ${describeKey(key)}`),
-      ...failed.map(({ key, objectId, code, message }) => `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`),
+      ...failed.map(
+        ({ key, objectId, code, message }) =>
+          `failed ${shortHash(objectId)}  ${describeKey(key)}: ${code}: ${printable(message)}`,
+      ),
       `pulled ${plural(pulled.length, 'key')} from ${remote.label} into ${shellQuote(store.root)}, ${present.length} already present${failed.length > 0 ? `, ${failed.length} failed` : ''}`,
     ];
     term.stdout.write(`${lines.join('\n')}\n`);
@@ -289,25 +310,43 @@ const PROVERS = new Map<string, SkillContentProvider>([
 
 function failureOf(error: unknown): { code: string; message: string } {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return { code: typeof code === 'string' ? code : 'REMOTE_FAILED', message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: typeof code === 'string' ? code : 'REMOTE_FAILED',
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** A key on one line; the declaration as JSON, every name in it escaped as printable. */
 function describeKey(key: CacheKey): string {
-  return printable(`provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`);
+  return printable(
+    `provider=${key.provider} version=${shortHash(key.version)} declaration=${JSON.stringify(key.declaration)}`,
+  );
 }
 
 /** parseArgs with its errors turned into usage errors that name the command. */
-function parse<O extends OptionsConfig, P extends boolean>(command: string, args: string[], options: O, allowPositionals: P) {
+function parse<O extends OptionsConfig, P extends boolean>(
+  command: string,
+  args: string[],
+  options: O,
+  allowPositionals: P,
+) {
   try {
-    return parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: P }>({ args, options, strict: true, allowPositionals });
+    return parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: P }>({
+      args,
+      options,
+      strict: true,
+      allowPositionals,
+    });
   } catch (error) {
     throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
 /** A relative --root is taken from the working directory; the library itself only accepts absolute roots. */
-function openStore(root: string | undefined, options: Pick<ContentStoreOptions, 'workspace' | 'remote' | 'onEvent'> = {}): Promise<ContentStore> {
+function openStore(
+  root: string | undefined,
+  options: Pick<ContentStoreOptions, 'workspace' | 'remote' | 'onEvent'> = {},
+): Promise<ContentStore> {
   if (root === '') throw new UsageError('--root must not be empty');
   return openContentStore({ root: root === undefined ? defaultCacheRoot() : resolve(root), ...options });
 }

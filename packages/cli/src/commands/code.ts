@@ -18,7 +18,12 @@ import {
   scanCode,
   subprocessRunner,
 } from '@agentproto/aip-26';
-import { type ContentStore, type ContentStoreOptions, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
+import {
+  type ContentStore,
+  type ContentStoreOptions,
+  defaultCacheRoot,
+  openContentStore,
+} from '@agentproto/content-cache';
 import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
@@ -42,7 +47,10 @@ const OPTIONS = {
 /** `agentproto code <check|bundle|run> <manifest>`; main has answered `--help`. */
 export async function runCode(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'check' && sub !== 'bundle' && sub !== 'run') throw new UsageError(sub === undefined ? 'code needs a subcommand: check, bundle or run' : `unknown command "code ${sub}"`);
+  if (sub !== 'check' && sub !== 'bundle' && sub !== 'run')
+    throw new UsageError(
+      sub === undefined ? 'code needs a subcommand: check, bundle or run' : `unknown command "code ${sub}"`,
+    );
   let parsed;
   try {
     parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
@@ -53,7 +61,8 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   if (manifestPath === undefined || extra.length > 0) throw new UsageError(`code ${sub} takes exactly one manifest`);
   const manifest = await readManifest(resolve(manifestPath));
   const workspaceRoot = resolve(parsed.values.workspace ?? dirname(resolve(manifestPath)));
-  if (!(await stat(workspaceRoot).catch(() => undefined))?.isDirectory()) throw new CommandError(`the workspace ${shellQuote(workspaceRoot)} is not a folder`);
+  if (!(await stat(workspaceRoot).catch(() => undefined))?.isDirectory())
+    throw new CommandError(`the workspace ${shellQuote(workspaceRoot)} is not a folder`);
   const code = codeOf(manifest, resolve(manifestPath), workspaceRoot);
   const run = manifest.run as RunValue | undefined;
   // Every block is checked against the schema before anything reads it: a malformed block
@@ -73,7 +82,11 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   const { workspaces } = await planCode(code.value, nodeWorkspaceFs(workspaceRoot));
   const runner = inheritBlocks(manifest, workspaces).runner;
   assertRunnerFitsRun(runner, runFile);
-  const { github, idle } = connector(parsed.values['github-url'], parsed.values['cache-root'], remoteTier(`code ${sub}`, parsed.values, term));
+  const { github, idle } = connector(
+    parsed.values['github-url'],
+    parsed.values['cache-root'],
+    remoteTier(`code ${sub}`, parsed.values, term),
+  );
 
   if (sub === 'check') {
     // With `run`, its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), as `run` requires.
@@ -81,7 +94,10 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
     await idle();
     if (parsed.values.json) printJson(term, report);
     else {
-      for (const source of report.sources) term.stdout.write(`${printable(source.source)}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`);
+      for (const source of report.sources)
+        term.stdout.write(
+          `${printable(source.source)}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`,
+        );
       term.stdout.write(`ok: ${report.files} files, ${formatBytes(report.bytes)}\n`);
     }
     return EXIT_OK;
@@ -93,7 +109,10 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
     if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
     await writeFile(resolve(parsed.values.out), bundle);
     if (parsed.values.json) printJson(term, report);
-    else term.stdout.write(`${shellQuote(resolve(parsed.values.out))}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`);
+    else
+      term.stdout.write(
+        `${shellQuote(resolve(parsed.values.out))}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`,
+      );
     return EXIT_OK;
   }
 
@@ -108,21 +127,30 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   const result = await subprocessRunner().run({ bundle, run, env, timeoutMs });
-  if (parsed.values.json) printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
+  if (parsed.values.json)
+    printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
   else {
     term.stdout.write(result.stdout.toString());
     term.stderr.write(result.stderr.toString());
   }
   // The program's own status is not ours (ours says only: it failed), so it is named here.
-  if (result.timedOut) printFailure(term, { message: `code run: timed out after ${timeoutMs} ms`, hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer' });
-  else if (result.exitCode !== 0) printFailure(term, { message: `code run: the program ${result.exitCode === null ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}` });
+  if (result.timedOut)
+    printFailure(term, {
+      message: `code run: timed out after ${timeoutMs} ms`,
+      hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer',
+    });
+  else if (result.exitCode !== 0)
+    printFailure(term, {
+      message: `code run: the program ${result.exitCode === null ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}`,
+    });
   return result.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
 }
 
 async function readManifest(path: string): Promise<Record<string, unknown>> {
   // A Markdown file is a lean CODE.md (its front matter); else YAML, a superset of JSON.
   const value = path.endsWith('.md') ? await readCodeMdFrontmatter(path) : await readYamlFile(path, 'manifest');
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CommandError(`${shellQuote(path)} is not a manifest (a mapping)`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new CommandError(`${shellQuote(path)} is not a manifest (a mapping)`);
   return value as Record<string, unknown>;
 }
 
@@ -132,14 +160,26 @@ async function readManifest(path: string): Promise<Record<string, unknown>> {
  * exactly as when a manifest references it: at the workspace root its sources are the code
  * block; deeper, the code block is a `ref` to its folder, which the library reads the same way.
  */
-function codeOf(manifest: Record<string, unknown>, manifestPath: string, workspaceRoot: string): { value: Code; pointer: string } {
+function codeOf(
+  manifest: Record<string, unknown>,
+  manifestPath: string,
+  workspaceRoot: string,
+): { value: Code; pointer: string } {
   if (manifest.schema !== 'code/v2') {
-    if (basename(manifestPath).endsWith('.md')) throw new CommandError(`${shellQuote(manifestPath)} is not a lean CODE.md: its front matter needs schema: code/v2`);
+    if (basename(manifestPath).endsWith('.md'))
+      throw new CommandError(
+        `${shellQuote(manifestPath)} is not a lean CODE.md: its front matter needs schema: code/v2`,
+      );
     return { value: manifest.code as Code, pointer: '/code' };
   }
   const folder = relative(workspaceRoot, dirname(manifestPath));
-  if (folder === '') return { value: (manifest.source === undefined ? undefined : { sources: [manifest.source].flat() }) as Code, pointer: '/source' };
-  if (folder === '..' || folder.startsWith(`..${sep}`) || isAbsolute(folder)) throw new CommandError(`${shellQuote(manifestPath)} is outside the workspace ${shellQuote(workspaceRoot)}`);
+  if (folder === '')
+    return {
+      value: (manifest.source === undefined ? undefined : { sources: [manifest.source].flat() }) as Code,
+      pointer: '/source',
+    };
+  if (folder === '..' || folder.startsWith(`..${sep}`) || isAbsolute(folder))
+    throw new CommandError(`${shellQuote(manifestPath)} is outside the workspace ${shellQuote(workspaceRoot)}`);
   return { value: { sources: [{ ref: folder.split(sep).join('/') }] }, pointer: '/code' };
 }
 
@@ -148,13 +188,18 @@ function codeOf(manifest: Record<string, unknown>, manifestPath: string, workspa
  * it. The cache is opened on first use, so a manifest without github sources touches no
  * store; with `--remote` it shares what it fetched through the registry.
  */
-function connector(baseUrl: string | undefined, cacheRoot: string | undefined, tier: Pick<ContentStoreOptions, 'remote' | 'onEvent'>): { github: GithubAccess; idle(): Promise<void> } {
+function connector(
+  baseUrl: string | undefined,
+  cacheRoot: string | undefined,
+  tier: Pick<ContentStoreOptions, 'remote' | 'onEvent'>,
+): { github: GithubAccess; idle(): Promise<void> } {
   let store: Promise<ContentStore> | undefined;
   let access: Promise<GithubAccess> | undefined;
   const get = () =>
-    (access ??= (store = openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot), ...tier })).then((cache) =>
-      githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN }),
-    ));
+    (access ??= (store = openContentStore({
+      root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot),
+      ...tier,
+    })).then((cache) => githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN })));
   return {
     github: {
       resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),

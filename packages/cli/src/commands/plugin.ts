@@ -84,7 +84,11 @@ interface Parsed {
 export async function runPlugin(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
   if (!isSubcommand(sub)) {
-    throw new UsageError(sub === undefined ? 'plugin needs a subcommand: build, validate, verify, import, emit, explain, push or pull' : `unknown command "plugin ${sub}"`);
+    throw new UsageError(
+      sub === undefined
+        ? 'plugin needs a subcommand: build, validate, verify, import, emit, explain, push or pull'
+        : `unknown command "plugin ${sub}"`,
+    );
   }
   const parsed = parse(sub, rest);
   switch (sub) {
@@ -161,11 +165,23 @@ async function build(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile] = positionals(parsed, 'build', ['a configuration file']) as [string];
   const out = requireOut(parsed, 'build');
   const loaded = await loadConfig(configFile);
-  const pkg = await buildPlugin(loaded.config, { contentRoot: loaded.contentRoot, ...(parsed.spec ? { spec: parsed.spec } : {}) });
+  const pkg = await buildPlugin(loaded.config, {
+    contentRoot: loaded.contentRoot,
+    ...(parsed.spec ? { spec: parsed.spec } : {}),
+  });
   const files = [...pkg.files.keys()];
   if (!pkg.rejected) await writePlugin(pkg.files, out, { replace: parsed.replace });
   const omitted = omittedOf(pkg.findings);
-  if (parsed.json) printJson(term, { out, spec: pkg.spec, rejected: pkg.rejected, written: !pkg.rejected, files, omitted, findings: pkg.findings });
+  if (parsed.json)
+    printJson(term, {
+      out,
+      spec: pkg.spec,
+      rejected: pkg.rejected,
+      written: !pkg.rejected,
+      files,
+      omitted,
+      findings: pkg.findings,
+    });
   else {
     printFindings(term, pkg.findings);
     if (!pkg.rejected) term.stdout.write(`${shellQuote(out)}: ${files.length} files, Agent Plugins ${pkg.spec}\n`);
@@ -180,11 +196,22 @@ async function build(parsed: Parsed, term: Terminal): Promise<number> {
  * see it too); with --strict, any error or warning finding fails as validate --strict does
  * (exit 2). A package is written either way: it is what a client would load.
  */
-function leftOut(term: Terminal, sub: 'build' | 'emit', out: string, findings: readonly Finding[], strict: boolean): number {
-  const first = findings.find((f) => f.severity === 'error') ?? (strict ? findings.find((f) => f.severity === 'warning') : undefined);
+function leftOut(
+  term: Terminal,
+  sub: 'build' | 'emit',
+  out: string,
+  findings: readonly Finding[],
+  strict: boolean,
+): number {
+  const first =
+    findings.find((f) => f.severity === 'error') ??
+    (strict ? findings.find((f) => f.severity === 'warning') : undefined);
   if (first === undefined) return EXIT_OK;
   if (strict) {
-    printFailure(term, { code: first.rule, message: `${first.code} ${shellQuote(first.path)}: ${first.message} (${sub} --strict fails on any error or warning finding)` });
+    printFailure(term, {
+      code: first.rule,
+      message: `${first.code} ${shellQuote(first.path)}: ${first.message} (${sub} --strict fails on any error or warning finding)`,
+    });
     return EXIT_STRICT;
   }
   const n = omittedOf(findings).length;
@@ -199,7 +226,8 @@ function leftOut(term: Terminal, sub: 'build' | 'emit', out: string, findings: r
 /** `plugin validate <dir>`: the folder as a conformant client loads it. */
 async function validate(parsed: Parsed, term: Terminal): Promise<number> {
   if (parsed.explain !== undefined) {
-    if (parsed.positionals.length > 0 || parsed.strict) throw new UsageError('plugin validate --explain CODE takes no folder and no --strict');
+    if (parsed.positionals.length > 0 || parsed.strict)
+      throw new UsageError('plugin validate --explain CODE takes no folder and no --strict');
     return printExplanation(parsed.explain, parsed.json, term);
   }
   const [dirArg] = positionals(parsed, 'validate', ['a plugin folder']) as [string];
@@ -219,7 +247,10 @@ async function validate(parsed: Parsed, term: Terminal): Promise<number> {
     }
   }
   if (parsed.strict && firstError !== undefined) {
-    printFailure(term, { code: firstError.rule, message: `${firstError.code} ${shellQuote(firstError.path)}: ${firstError.message} (validate --strict fails on any error finding)` });
+    printFailure(term, {
+      code: firstError.rule,
+      message: `${firstError.code} ${shellQuote(firstError.path)}: ${firstError.message} (validate --strict fails on any error finding)`,
+    });
     return EXIT_STRICT;
   }
   if (result.rejected) return rejected(term, result.findings, dir);
@@ -228,19 +259,30 @@ async function validate(parsed: Parsed, term: Terminal): Promise<number> {
 
 /** `plugin verify <config> <dir>`: whether the folder is exactly what the configuration builds now. */
 async function verify(parsed: Parsed, term: Terminal): Promise<number> {
-  const [configFile, dirArg] = positionals(parsed, 'verify', ['a configuration file', 'a plugin folder']) as [string, string];
+  const [configFile, dirArg] = positionals(parsed, 'verify', ['a configuration file', 'a plugin folder']) as [
+    string,
+    string,
+  ];
   const dir = resolve(dirArg);
   const loaded = await loadConfig(configFile);
-  const result = await verifyPlugin(dir, loaded.config, { contentRoot: loaded.contentRoot, ...(parsed.spec ? { spec: parsed.spec } : {}) });
+  const result = await verifyPlugin(dir, loaded.config, {
+    contentRoot: loaded.contentRoot,
+    ...(parsed.spec ? { spec: parsed.spec } : {}),
+  });
   if (parsed.json) printJson(term, { dir, ...result });
   else if (result.ok) term.stdout.write(`${shellQuote(dir)}: up to date\n`);
   else {
-    for (const kind of ['changed', 'missing', 'unexpected', 'edited'] as const) for (const path of result[kind]) term.stdout.write(`${kind}  ${shellQuote(path)}\n`);
-    for (const pointer of result.packageJson ?? []) if (pointer !== 'package.json') term.stdout.write(`package.json  ${shellQuote(pointer)}\n`);
-    for (const entry of result.omitted) term.stdout.write(`omitted  ${shellQuote(entry.path)} (${printable(entry.code)})\n`);
+    for (const kind of ['changed', 'missing', 'unexpected', 'edited'] as const)
+      for (const path of result[kind]) term.stdout.write(`${kind}  ${shellQuote(path)}\n`);
+    for (const pointer of result.packageJson ?? [])
+      if (pointer !== 'package.json') term.stdout.write(`package.json  ${shellQuote(pointer)}\n`);
+    for (const entry of result.omitted)
+      term.stdout.write(`omitted  ${shellQuote(entry.path)} (${printable(entry.code)})\n`);
   }
   if (result.ok) return EXIT_OK;
-  const summary = (['changed', 'missing', 'unexpected', 'edited'] as const).filter((kind) => result[kind].length > 0).map((kind) => `${result[kind].length} ${kind}`);
+  const summary = (['changed', 'missing', 'unexpected', 'edited'] as const)
+    .filter((kind) => result[kind].length > 0)
+    .map((kind) => `${result[kind].length} ${kind}`);
   const config = shellQuote(resolve(configFile));
   const first = result.omitted[0];
   if (summary.length === 0 && first !== undefined) {
@@ -275,10 +317,15 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
   if (config !== undefined) {
     // The content root is the output folder itself, so a bundled file of that name would be lost.
     if (imported.content.has(IMPORTED_CONFIG_FILE)) {
-      throw new CommandError(`${shellQuote(dir)} bundles a root file named ${IMPORTED_CONFIG_FILE}, which the imported configuration would replace; nothing was written`);
+      throw new CommandError(
+        `${shellQuote(dir)} bundles a root file named ${IMPORTED_CONFIG_FILE}, which the imported configuration would replace; nothing was written`,
+      );
     }
     const written = new Map<string, PackageFile>(imported.content);
-    written.set(IMPORTED_CONFIG_FILE, { bytes: new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`), mode: 0o644 });
+    written.set(IMPORTED_CONFIG_FILE, {
+      bytes: new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`),
+      mode: 0o644,
+    });
     await writePlugin(written, out, { replace: parsed.replace });
   }
   if (parsed.json) {
@@ -295,8 +342,10 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
     });
   } else {
     printFindings(term, imported.findings);
-    for (const entry of imported.report) term.stdout.write(`report  ${shellQuote(entry.path)}: ${printable(entry.reason)}\n`);
-    if (config !== undefined) term.stdout.write(`${shellQuote(out)}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
+    for (const entry of imported.report)
+      term.stdout.write(`report  ${shellQuote(entry.path)}: ${printable(entry.reason)}\n`);
+    if (config !== undefined)
+      term.stdout.write(`${shellQuote(out)}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
   }
   if (config === undefined) return rejected(term, imported.findings, dir, 'nothing was imported');
   return importedPartly(term, out, imported.findings, parsed.strict);
@@ -309,10 +358,15 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
  * or warning finding fails with exit 2, as build and emit do.
  */
 function importedPartly(term: Terminal, out: string, findings: readonly Finding[], strict: boolean): number {
-  const first = findings.find((f) => f.severity === 'error') ?? (strict ? findings.find((f) => f.severity === 'warning') : undefined);
+  const first =
+    findings.find((f) => f.severity === 'error') ??
+    (strict ? findings.find((f) => f.severity === 'warning') : undefined);
   if (first === undefined) return EXIT_OK;
   if (strict) {
-    printFailure(term, { code: first.rule, message: `${first.code} ${shellQuote(first.path)}: ${first.message} (import --strict fails on any error or warning finding)` });
+    printFailure(term, {
+      code: first.rule,
+      message: `${first.code} ${shellQuote(first.path)}: ${first.message} (import --strict fails on any error or warning finding)`,
+    });
     return EXIT_STRICT;
   }
   printFailure(term, {
@@ -330,7 +384,11 @@ async function emit(parsed: Parsed, term: Terminal): Promise<number> {
   const loaded = await loadConfig(configFile);
   let result;
   try {
-    result = await emitPlugin(loaded.config, out, { contentRoot: loaded.contentRoot, replace: parsed.replace, ...(parsed.spec ? { spec: parsed.spec } : {}) });
+    result = await emitPlugin(loaded.config, out, {
+      contentRoot: loaded.contentRoot,
+      replace: parsed.replace,
+      ...(parsed.spec ? { spec: parsed.spec } : {}),
+    });
   } catch (error) {
     if (!(error instanceof PluginRejectedError)) throw error;
     const findings = [...error.findings];
@@ -338,7 +396,8 @@ async function emit(parsed: Parsed, term: Terminal): Promise<number> {
     else printFindings(term, findings);
     return rejected(term, findings, resolve(configFile), 'nothing was emitted');
   }
-  if (parsed.json) printJson(term, { out, rejected: false, written: true, omitted: omittedOf(result.findings), ...result });
+  if (parsed.json)
+    printJson(term, { out, rejected: false, written: true, omitted: omittedOf(result.findings), ...result });
   else {
     printFindings(term, result.findings);
     term.stdout.write(`${shellQuote(out)}: ${result.files.length} files, Agent Plugins ${result.spec}\n`);
@@ -354,8 +413,11 @@ async function explainCommand(parsed: Parsed, term: Terminal): Promise<number> {
 
 function printExplanation(code: string, json: boolean, term: Terminal): number {
   const text = explain(code);
-  if (text === undefined) throw new UsageError(`unknown code ${JSON.stringify(code)}: give an AR9O rule (AR9O0–AR9O5) or a finding code`);
-  const info = Object.hasOwn(FINDING_CODES, code) ? (FINDING_CODES as Readonly<Record<string, FindingCodeInfo>>)[code] : undefined;
+  if (text === undefined)
+    throw new UsageError(`unknown code ${JSON.stringify(code)}: give an AR9O rule (AR9O0–AR9O5) or a finding code`);
+  const info = Object.hasOwn(FINDING_CODES, code)
+    ? (FINDING_CODES as Readonly<Record<string, FindingCodeInfo>>)[code]
+    : undefined;
   if (json) printJson(term, { code, rule: info?.rule ?? code, ...(info ? { severity: info.severity } : {}), text });
   else term.stdout.write(`${code}: ${text}\n`);
   return EXIT_OK;
@@ -367,7 +429,10 @@ function printExplanation(code: string, json: boolean, term: Terminal): number {
  * print, and the command exits 1. Registry failures exit 1 with their REGISTRY_* code.
  */
 async function push(parsed: Parsed, term: Terminal): Promise<number> {
-  const [dirArg, ref] = positionals(parsed, 'push', ['a plugin folder', 'a reference (host[:port]/repository:tag)']) as [string, string];
+  const [dirArg, ref] = positionals(parsed, 'push', [
+    'a plugin folder',
+    'a reference (host[:port]/repository:tag)',
+  ]) as [string, string];
   const dir = resolve(dirArg);
   let result;
   term.status(`pushing ${shellQuote(dir)} to ${ref}`);
@@ -380,7 +445,9 @@ async function push(parsed: Parsed, term: Terminal): Promise<number> {
   if (parsed.json) printJson(term, { dir, pushed: true, ...result });
   else {
     printFindings(term, result.findings);
-    term.stdout.write(`pushed ${printable(result.ref)}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`);
+    term.stdout.write(
+      `pushed ${printable(result.ref)}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`,
+    );
   }
   return EXIT_OK;
 }
@@ -391,7 +458,10 @@ async function push(parsed: Parsed, term: Terminal): Promise<number> {
  * an error finding prints its findings, exits 1, and leaves nothing at `dir`.
  */
 async function pull(parsed: Parsed, term: Terminal): Promise<number> {
-  const [ref, dirArg] = positionals(parsed, 'pull', ['a reference (host[:port]/repository:tag or …@sha256:…)', 'a destination folder']) as [string, string];
+  const [ref, dirArg] = positionals(parsed, 'pull', [
+    'a reference (host[:port]/repository:tag or …@sha256:…)',
+    'a destination folder',
+  ]) as [string, string];
   const dir = resolve(dirArg);
   let result;
   term.status(`pulling ${ref}`);
@@ -419,7 +489,12 @@ function registryOptions(parsed: Parsed) {
 }
 
 /** A package push or pull refused for its findings: the findings, then the error's code line; exit 1. */
-function refusedPackage(term: Terminal, json: boolean, error: PluginPackageInvalidError, facts: Record<string, unknown>): number {
+function refusedPackage(
+  term: Terminal,
+  json: boolean,
+  error: PluginPackageInvalidError,
+  facts: Record<string, unknown>,
+): number {
   const findings = [...error.findings];
   if (json) printJson(term, { ...facts, code: error.code, findings });
   else printFindings(term, findings);
@@ -438,7 +513,9 @@ function loadConfig(file: string): Promise<LoadedPluginConfig> {
  * red or yellow on a colour terminal, the path a shell word.
  */
 function printFindings(term: Terminal, findings: readonly Finding[]): void {
-  const paint = { error: term.red, warning: term.yellow, info: term.dim } as Readonly<Record<string, (text: string) => string>>;
+  const paint = { error: term.red, warning: term.yellow, info: term.dim } as Readonly<
+    Record<string, (text: string) => string>
+  >;
   for (const f of findings) {
     const severity = (paint[f.severity] ?? String)(f.severity);
     term.stderr.write(`${severity} ${f.rule} ${f.code} ${shellQuote(f.path)}: ${printable(f.message)}\n`);

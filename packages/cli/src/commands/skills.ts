@@ -33,7 +33,9 @@ const OPTIONS = {
 export async function runSkills(args: readonly string[], term: Terminal): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'resolve' && sub !== 'prepare') {
-    throw new UsageError(sub === undefined ? 'skills needs a subcommand: resolve or prepare' : `unknown command "skills ${sub}"`);
+    throw new UsageError(
+      sub === undefined ? 'skills needs a subcommand: resolve or prepare' : `unknown command "skills ${sub}"`,
+    );
   }
   let parsed;
   try {
@@ -52,7 +54,8 @@ export async function runSkills(args: readonly string[], term: Terminal): Promis
   const localRoots = (parsed.values['local-root'] ?? []).map((root) => resolve(root));
   const builtins = [gitProvider(), ...(localRoots.length ? [localProvider({ roots: localRoots })] : [])];
   const packages = parsed.values['provider-package'] ?? [];
-  const registry = packages.length || localRoots.length ? await loadRegistry({ providers: builtins, packages }) : defaultRegistry();
+  const registry =
+    packages.length || localRoots.length ? await loadRegistry({ providers: builtins, packages }) : defaultRegistry();
   const options: PrepareOptions = {
     cache,
     registry,
@@ -63,13 +66,21 @@ export async function runSkills(args: readonly string[], term: Terminal): Promis
   if (sub === 'resolve') {
     const resolved = await resolveSkills(declaration, options);
     if (parsed.values.json) printJson(term, resolved);
-    else for (const skill of resolved) term.stdout.write(`${printable(`${skill.name}  ${skill.provider}  ${skill.version}  ${skill.contentId}`)}${skill.cached ? '  cached' : ''}\n`);
+    else
+      for (const skill of resolved)
+        term.stdout.write(
+          `${printable(`${skill.name}  ${skill.provider}  ${skill.version}  ${skill.contentId}`)}${skill.cached ? '  cached' : ''}\n`,
+        );
     return EXIT_OK;
   }
   const prepared = await prepareSkills(declaration, options);
   await cache.remoteIdle(); // what was fetched reaches the registry before the command ends
   if (parsed.values.json) printJson(term, prepared);
-  else for (const skill of prepared) term.stdout.write(`${printable(skill.name)}  ${shellQuote(skill.dir)}  ${printable(skill.version)}${skill.from === 'store' ? '  (cached)' : skill.from === 'remote' ? '  (from the registry)' : ''}\n`);
+  else
+    for (const skill of prepared)
+      term.stdout.write(
+        `${printable(skill.name)}  ${shellQuote(skill.dir)}  ${printable(skill.version)}${skill.from === 'store' ? '  (cached)' : skill.from === 'remote' ? '  (from the registry)' : ''}\n`,
+      );
   return EXIT_OK;
 }
 
@@ -79,13 +90,17 @@ export async function runSkills(args: readonly string[], term: Terminal): Promis
  */
 function progress(event: PrepareProgress, term: Terminal): void {
   if (event.type === 'fetch-start') term.progress(`fetching ${event.name} at ${event.version}`);
-  if (event.type === 'fetch-done') term.progress(`fetched ${event.name}: ${event.files} files, ${formatBytes(event.bytes)}`);
+  if (event.type === 'fetch-done')
+    term.progress(`fetched ${event.name}: ${event.files} files, ${formatBytes(event.bytes)}`);
 }
 
 /** A JSON or YAML file holding the skills array, or an agent configuration with a `skills` array. */
 async function readDeclaration(path: string): Promise<unknown> {
   const value = await readYamlFile(path, 'declaration');
   if (Array.isArray(value)) return value;
-  if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)) return (value as { skills: unknown[] }).skills;
-  throw new CommandError(`${shellQuote(path)} holds neither a skills array nor an object with one`, { hint: 'write a list of skills, or an object with a "skills" list' });
+  if (value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills))
+    return (value as { skills: unknown[] }).skills;
+  throw new CommandError(`${shellQuote(path)} holds neither a skills array nor an object with one`, {
+    hint: 'write a list of skills, or an object with a "skills" list',
+  });
 }

@@ -29,14 +29,21 @@ describe('ADAPTER.md "Error surface": code check, bundle and run refuse a malfor
     'code: 7\n',
     'name: no-code\n',
   ];
-  it.each(malformed.flatMap((text) => (['check', 'bundle', 'run'] as const).map((sub) => [sub, text] as const)))('code %s with %j and run: tool.js', async (sub, text) => {
-    const dir = await workspace({ 'tool.yaml': `${text}run: tool.js\n` });
-    const outcome = await run(['code', sub, join(dir, 'tool.yaml'), '--out', join(dir, 'b.tgz'), '--cache-root', join(dir, 'cache')].filter((arg, i, all) => sub === 'bundle' || (arg !== '--out' && all[i - 1] !== '--out')));
-    expect(outcome.code).toBe(1);
-    expect(outcome.stderr).not.toContain('unexpected error');
-    expect(outcome.stderr).toMatch(/^agentproto: AIP26_MANIFEST_INVALID: code block invalid/);
-    expect(outcome.stderr).toContain('/code');
-  });
+  it.each(malformed.flatMap((text) => (['check', 'bundle', 'run'] as const).map((sub) => [sub, text] as const)))(
+    'code %s with %j and run: tool.js',
+    async (sub, text) => {
+      const dir = await workspace({ 'tool.yaml': `${text}run: tool.js\n` });
+      const outcome = await run(
+        ['code', sub, join(dir, 'tool.yaml'), '--out', join(dir, 'b.tgz'), '--cache-root', join(dir, 'cache')].filter(
+          (arg, i, all) => sub === 'bundle' || (arg !== '--out' && all[i - 1] !== '--out'),
+        ),
+      );
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr).not.toContain('unexpected error');
+      expect(outcome.stderr).toMatch(/^agentproto: AIP26_MANIFEST_INVALID: code block invalid/);
+      expect(outcome.stderr).toContain('/code');
+    },
+  );
 });
 
 // ADAPTER.md "File path form": the run file is `<bundle>/<run>`; EXAMPLES.md 6: "`run:
@@ -45,20 +52,38 @@ describe('ADAPTER.md "Error surface": code check, bundle and run refuse a malfor
 describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and bundle refuse a run file missing from the bundle', () => {
   const MANIFEST = 'code:\n  sources:\n    - inline: { path: main.js, content: "console.log(1)" }\nrun: tool.js\n';
 
-  it.each(['check', 'bundle', 'run'] as const)('code %s: AIP26_RUN_FILE_MISSING naming tool.js, exit 1', async (sub) => {
-    const dir = await workspace({ 'tool.yaml': MANIFEST });
-    const out = join(dir, 'bundle.tar.gz');
-    const outcome = await run(['code', sub, join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache'), ...(sub === 'bundle' ? ['--out', out] : [])]);
-    expect(outcome.code).toBe(1);
-    expect(outcome.stdout).toBe('');
-    expect(outcome.stderr).toMatch(/^agentproto: AIP26_RUN_FILE_MISSING: run file "tool\.js" is not in the bundle/);
-    // Nothing was written for a bundle that cannot run.
-    await expect(access(out)).rejects.toThrow();
-  });
+  it.each(['check', 'bundle', 'run'] as const)(
+    'code %s: AIP26_RUN_FILE_MISSING naming tool.js, exit 1',
+    async (sub) => {
+      const dir = await workspace({ 'tool.yaml': MANIFEST });
+      const out = join(dir, 'bundle.tar.gz');
+      const outcome = await run([
+        'code',
+        sub,
+        join(dir, 'tool.yaml'),
+        '--cache-root',
+        join(dir, 'cache'),
+        ...(sub === 'bundle' ? ['--out', out] : []),
+      ]);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toBe('');
+      expect(outcome.stderr).toMatch(/^agentproto: AIP26_RUN_FILE_MISSING: run file "tool\.js" is not in the bundle/);
+      // Nothing was written for a bundle that cannot run.
+      await expect(access(out)).rejects.toThrow();
+    },
+  );
 
   it('a --workspace that is not a folder is named, before anything is read', async () => {
     const dir = await workspace({ 'tool.yaml': MANIFEST });
-    const outcome = await run(['code', 'check', join(dir, 'tool.yaml'), '--workspace', join(dir, 'absent'), '--cache-root', join(dir, 'cache')]);
+    const outcome = await run([
+      'code',
+      'check',
+      join(dir, 'tool.yaml'),
+      '--workspace',
+      join(dir, 'absent'),
+      '--cache-root',
+      join(dir, 'cache'),
+    ]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toBe(`agentproto: the workspace ${join(dir, 'absent')} is not a folder\n`);
   });
@@ -66,7 +91,19 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
   it('a run file the bundle holds passes check and bundle', async () => {
     const dir = await workspace({ 'tool.yaml': MANIFEST.replace('run: tool.js', 'run: main.js') });
     expect((await run(['code', 'check', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')])).code).toBe(0);
-    expect((await run(['code', 'bundle', join(dir, 'tool.yaml'), '--out', join(dir, 'b.tgz'), '--cache-root', join(dir, 'cache')])).code).toBe(0);
+    expect(
+      (
+        await run([
+          'code',
+          'bundle',
+          join(dir, 'tool.yaml'),
+          '--out',
+          join(dir, 'b.tgz'),
+          '--cache-root',
+          join(dir, 'cache'),
+        ])
+      ).code,
+    ).toBe(0);
   });
 });
 
@@ -75,10 +112,14 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
 // CODE.md's front matter, paths relative to its folder, and the run finds the file at the
 // bundle root.
 describe('aip-26.md "CODE.md — lean composable form": code bundle and run take a lean CODE.md', () => {
-  const CODE_MD = '---\nschema: code/v2\nid: "@acme/code/notion-search"\nsource: { local: "./search.py" }\nrun: "python search.py"\nnetwork: { egress: ["api.notion.com"] }\n---\n# notion-search\n\nThe body is documentation.\n';
+  const CODE_MD =
+    '---\nschema: code/v2\nid: "@acme/code/notion-search"\nsource: { local: "./search.py" }\nrun: "python search.py"\nnetwork: { egress: ["api.notion.com"] }\n---\n# notion-search\n\nThe body is documentation.\n';
 
   it('code run .code/notion-search/CODE.md runs search.py, with the CODE.md folder or the workspace as root', async () => {
-    const dir = await workspace({ '.code/notion-search/CODE.md': CODE_MD, '.code/notion-search/search.py': 'print("searched")\n' });
+    const dir = await workspace({
+      '.code/notion-search/CODE.md': CODE_MD,
+      '.code/notion-search/search.py': 'print("searched")\n',
+    });
     const manifest = join(dir, '.code/notion-search/CODE.md');
     for (const extra of [[], ['--workspace', dir]]) {
       const outcome = await run(['code', 'run', manifest, '--cache-root', join(dir, 'cache'), ...extra]);
@@ -88,9 +129,22 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
   });
 
   it('code bundle puts search.py at the bundle root', async () => {
-    const dir = await workspace({ '.code/notion-search/CODE.md': CODE_MD, '.code/notion-search/search.py': 'print("searched")\n' });
+    const dir = await workspace({
+      '.code/notion-search/CODE.md': CODE_MD,
+      '.code/notion-search/search.py': 'print("searched")\n',
+    });
     const out = join(dir, 'bundle.tar.gz');
-    const outcome = await run(['code', 'bundle', join(dir, '.code/notion-search/CODE.md'), '--workspace', dir, '--out', out, '--cache-root', join(dir, 'cache')]);
+    const outcome = await run([
+      'code',
+      'bundle',
+      join(dir, '.code/notion-search/CODE.md'),
+      '--workspace',
+      dir,
+      '--out',
+      out,
+      '--cache-root',
+      join(dir, 'cache'),
+    ]);
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(execFileSync('tar', ['-tzf', out]).toString().split('\n').filter(Boolean)).toEqual(['search.py']);
   });
@@ -100,7 +154,15 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
     const notLean = await run(['code', 'check', join(dir, 'x/CODE.md'), '--cache-root', join(dir, 'cache')]);
     expect(notLean.code).toBe(1);
     expect(notLean.stderr).toContain('schema: code/v2');
-    const outside = await run(['code', 'check', join(dir, 'x/CODE.md'), '--workspace', join(dir, 'w'), '--cache-root', join(dir, 'cache')]);
+    const outside = await run([
+      'code',
+      'check',
+      join(dir, 'x/CODE.md'),
+      '--workspace',
+      join(dir, 'w'),
+      '--cache-root',
+      join(dir, 'cache'),
+    ]);
     expect(outside.code).toBe(1);
     expect(outside.stderr).not.toContain('unexpected error');
   });
@@ -122,10 +184,11 @@ describe('ADAPTER.md "Inheritance semantics": code run applies the inherited run
     expect(outcome.stderr).toContain('timed out after 300 ms');
   });
 
-  it('in a chain a → b, a\'s timeout wins over b\'s', async () => {
+  it("in a chain a → b, a's timeout wins over b's", async () => {
     const dir = await workspace({
       'tool.yaml': 'code: ./cw/a\nrun: slow.js\n',
-      'cw/a/manifest.yaml': 'kind: code-workspace\ncode: { sources: [ { ref: cw/b } ] }\nrunner: { limits: { timeout_ms: 30000 } }\n',
+      'cw/a/manifest.yaml':
+        'kind: code-workspace\ncode: { sources: [ { ref: cw/b } ] }\nrunner: { limits: { timeout_ms: 30000 } }\n',
       'cw/b/manifest.yaml': `kind: code-workspace\ncode: { sources: [ { inline: { path: slow.js, content: ${JSON.stringify(SLOW)} } } ] }\nrunner: { limits: { timeout_ms: 300 } }\n`,
     });
     const outcome = await run(['code', 'run', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')]);

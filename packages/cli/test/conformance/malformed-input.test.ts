@@ -71,13 +71,23 @@ interface Case {
   shows: string;
 }
 
-const show = (file: string, bytes: Uint8Array) => `${file}: ${JSON.stringify(Buffer.from(bytes).toString('utf8').slice(0, 240))} (${bytes.length} bytes)`;
+const show = (file: string, bytes: Uint8Array) =>
+  `${file}: ${JSON.stringify(Buffer.from(bytes).toString('utf8').slice(0, 240))} (${bytes.length} bytes)`;
 
 /** The documents each command reads, as generators of cases. */
 function commands(): Record<string, fc.Arbitrary<Case>> {
-  const declaration = () => ({ skills: [{ provider: 'local', source: join(root, 'skills'), version: 'v1', name: 'review', path: 'review' }, 'http://127.0.0.1:9/skills.git#v1'] });
+  const declaration = () => ({
+    skills: [
+      { provider: 'local', source: join(root, 'skills'), version: 'v1', name: 'review', path: 'review' },
+      'http://127.0.0.1:9/skills.git#v1',
+    ],
+  });
   const tool = (argv: string[]) =>
-    malformedDocumentBytes(TOOL).map<Case>((bytes) => ({ files: { 'tool.yaml': bytes, 'lib/a.txt': 'a\n' }, argv: ['code', ...argv], shows: show('tool.yaml', bytes) }));
+    malformedDocumentBytes(TOOL).map<Case>((bytes) => ({
+      files: { 'tool.yaml': bytes, 'lib/a.txt': 'a\n' },
+      argv: ['code', ...argv],
+      shows: show('tool.yaml', bytes),
+    }));
   const skills = (sub: string) =>
     malformedDocumentBytes(declaration()).map<Case>((bytes) => ({
       files: { 'skills.json': bytes },
@@ -85,20 +95,36 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
       shows: show('skills.json', bytes),
     }));
   const config = (argv: (dir: string) => string[]) =>
-    malformedDocumentBytes(PLUGIN_CONFIG).map<Case>((bytes) => ({ files: { ...CONTENT, 'plugin.json': bytes }, argv: ['plugin', ...argv('{}')], shows: show('plugin.json', bytes) }));
+    malformedDocumentBytes(PLUGIN_CONFIG).map<Case>((bytes) => ({
+      files: { ...CONTENT, 'plugin.json': bytes },
+      argv: ['plugin', ...argv('{}')],
+      shows: show('plugin.json', bytes),
+    }));
   const packageFiles = ['plugin.json', 'mcp.json', 'skills/review/SKILL.md'] as const;
   const damagedPackage = (argv: string[]) =>
     fc.constantFrom(...packageFiles).chain((file) =>
-      malformedDocumentBytes(file === 'skills/review/SKILL.md' ? SKILL_FRONTMATTER : packageDocuments[file]).map<Case>((bytes) => ({
-        copies: [[join(root, 'package'), 'pkg']],
-        files: { [`pkg/${file}`]: file.endsWith('SKILL.md') ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# Review\n')]) : bytes, ...(argv.includes('verify') ? { ...CONTENT, 'plugin.json': JSON.stringify(PLUGIN_CONFIG) } : {}) },
-        argv: ['plugin', ...argv],
-        shows: show(file, bytes),
-      })),
+      malformedDocumentBytes(file === 'skills/review/SKILL.md' ? SKILL_FRONTMATTER : packageDocuments[file]).map<Case>(
+        (bytes) => ({
+          copies: [[join(root, 'package'), 'pkg']],
+          files: {
+            [`pkg/${file}`]: file.endsWith('SKILL.md')
+              ? Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\n# Review\n')])
+              : bytes,
+            ...(argv.includes('verify') ? { ...CONTENT, 'plugin.json': JSON.stringify(PLUGIN_CONFIG) } : {}),
+          },
+          argv: ['plugin', ...argv],
+          shows: show(file, bytes),
+        }),
+      ),
     );
   const store = (argv: string[]) =>
     fc.constantFrom(...storeRecords).chain(({ path, value }) =>
-      malformedDocumentBytes(value).map<Case>((bytes) => ({ copies: [[join(root, 'store'), 'store']], files: { [`store/${path}`]: bytes }, argv: ['cache', ...argv, '--root', '{}/store'], shows: show(path, bytes) })),
+      malformedDocumentBytes(value).map<Case>((bytes) => ({
+        copies: [[join(root, 'store'), 'store']],
+        files: { [`store/${path}`]: bytes },
+        argv: ['cache', ...argv, '--root', '{}/store'],
+        shows: show(path, bytes),
+      })),
     );
   return {
     'code check': tool(['check', '{}/tool.yaml', '--cache-root', '{}/cache']),
@@ -123,10 +149,10 @@ const NO_DOCUMENT_COMMANDS: Record<string, string> = {
   'code run': 'code check and code bundle read the same manifest the same way first; run then starts the program',
   'plugin explain': 'takes a rule or finding code, not a document',
   'plugin push': 'needs a registry; it validates the folder as plugin validate does before any upload',
-  'plugin pull': 'reads a registry\'s artifact: the OCI tests serve hostile ones from a real registry',
+  'plugin pull': "reads a registry's artifact: the OCI tests serve hostile ones from a real registry",
   'cache put': 'takes a folder to store, not a document',
   'cache push': 'needs a registry; it reads the store as cache ls does',
-  'cache pull': 'reads a registry\'s artifacts: the remote tests serve hostile ones from a real registry',
+  'cache pull': "reads a registry's artifacts: the remote tests serve hostile ones from a real registry",
 };
 
 let packageDocuments: Record<'plugin.json' | 'mcp.json', unknown> = { 'plugin.json': {}, 'mcp.json': {} };
@@ -155,7 +181,11 @@ async function drive(folder: string, cases: { argv: string[]; cwd: string }[]): 
   await mkdir(folder, { recursive: true });
   const list = join(folder, 'cases.json');
   await writeFile(list, JSON.stringify(cases));
-  const { stdout } = await execFileAsync(process.execPath, [...NODE_ARGS, DRIVER, list, '30000'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 280_000 });
+  const { stdout } = await execFileAsync(process.execPath, [...NODE_ARGS, DRIVER, list, '30000'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 280_000,
+  });
   return stdout
     .split('\n')
     .filter((line) => line !== '')
@@ -181,10 +211,14 @@ describe(`agentproto: a malformed document is a finding or a coded error, never 
       'plugin.json': JSON.parse(await readFile(join(root, 'package', 'plugin.json'), 'utf8')),
       'mcp.json': JSON.parse(await readFile(join(root, 'package', 'mcp.json'), 'utf8')),
     };
-    expect((await run(['cache', 'put', join(root, 'skills'), '--name', 'skills', '--root', join(root, 'store')])).code).toBe(0);
+    expect(
+      (await run(['cache', 'put', join(root, 'skills'), '--name', 'skills', '--root', join(root, 'store')])).code,
+    ).toBe(0);
     const records = [...(await readdir(join(root, 'store', 'keys'))).map((name) => `keys/${name}`)];
     for (const object of await readdir(join(root, 'store', 'objects'))) records.push(`objects/${object}/COMPLETE.json`);
-    storeRecords = await Promise.all(records.map(async (path) => ({ path, value: JSON.parse(await readFile(join(root, 'store', path), 'utf8')) })));
+    storeRecords = await Promise.all(
+      records.map(async (path) => ({ path, value: JSON.parse(await readFile(join(root, 'store', path), 'utf8')) })),
+    );
     expect(storeRecords.length).toBeGreaterThanOrEqual(2);
   });
   afterAll(async () => {
@@ -205,31 +239,61 @@ describe(`agentproto: a malformed document is a finding or a coded error, never 
   });
 
   it('every command ends 0, 1 or 2 with a finding or a coded error', async () => {
-    const all = Object.entries(commands()).flatMap(([command, arbitrary], c) => fc.sample(arbitrary, { numRuns: RUNS, seed: SEED + c }).map((one, i) => ({ command, one, folder: join(root, `case-${c}-${i}`) })));
-    const prepared = await Promise.all(all.map(async ({ one, folder }) => ({ argv: one.argv.map((arg) => arg.replaceAll('{}', folder)), cwd: await materialize(folder, one) })));
+    const all = Object.entries(commands()).flatMap(([command, arbitrary], c) =>
+      fc
+        .sample(arbitrary, { numRuns: RUNS, seed: SEED + c })
+        .map((one, i) => ({ command, one, folder: join(root, `case-${c}-${i}`) })),
+    );
+    const prepared = await Promise.all(
+      all.map(async ({ one, folder }) => ({
+        argv: one.argv.map((arg) => arg.replaceAll('{}', folder)),
+        cwd: await materialize(folder, one),
+      })),
+    );
     // Two processes, one per core, each taking every other case.
-    const halves = [0, 1].map((half) => prepared.map((one, index) => ({ one, index })).filter(({ index }) => index % 2 === half));
-    const results = await Promise.all(halves.map((half, h) => drive(join(root, `driver-${h}`), half.map(({ one }) => one)).then((lines) => lines.map((line) => ({ ...line, index: half[line.index]!.index })))));
+    const halves = [0, 1].map((half) =>
+      prepared.map((one, index) => ({ one, index })).filter(({ index }) => index % 2 === half),
+    );
+    const results = await Promise.all(
+      halves.map((half, h) =>
+        drive(
+          join(root, `driver-${h}`),
+          half.map(({ one }) => one),
+        ).then((lines) => lines.map((line) => ({ ...line, index: half[line.index]!.index }))),
+      ),
+    );
     const byIndex = new Map(results.flat().map((result) => [result.index, result]));
     const problems: string[] = [];
     for (const [index, { command, one }] of all.entries()) {
       const result = byIndex.get(index);
-      const problem = result === undefined ? 'no result: the driver process ended early' : problemOf(result.status, result.stderr);
-      if (problem !== undefined) problems.push(`agentproto ${command} (seed ${SEED}, case ${index}): ${problem}\n  ${one.shows}`);
+      const problem =
+        result === undefined ? 'no result: the driver process ended early' : problemOf(result.status, result.stderr);
+      if (problem !== undefined)
+        problems.push(`agentproto ${command} (seed ${SEED}, case ${index}): ${problem}\n  ${one.shows}`);
     }
     expect(problems, `FC_SEED=${SEED} replays these`).toEqual([]);
   }, 300_000);
 
   it('through the real bin too: one case per command group, its exit status as the process sets it', async () => {
     const groups = commands();
-    const chosen = ['code check', 'skills resolve', 'plugin validate', 'cache verify'].map((command, c) => ({ command, one: fc.sample(groups[command]!, { numRuns: 1, seed: SEED + 100 + c })[0]! }));
+    const chosen = ['code check', 'skills resolve', 'plugin validate', 'cache verify'].map((command, c) => ({
+      command,
+      one: fc.sample(groups[command]!, { numRuns: 1, seed: SEED + 100 + c })[0]!,
+    }));
     const problems: string[] = [];
     for (const [index, { command, one }] of chosen.entries()) {
       const folder = await materialize(join(root, `bin-${index}`), one);
       const argv = one.argv.map((arg) => arg.replaceAll('{}', folder));
-      const outcome = await execFileAsync(process.execPath, [...NODE_ARGS, BIN, ...argv], { encoding: 'utf8', cwd: folder, timeout: 60_000 }).then(
+      const outcome = await execFileAsync(process.execPath, [...NODE_ARGS, BIN, ...argv], {
+        encoding: 'utf8',
+        cwd: folder,
+        timeout: 60_000,
+      }).then(
         ({ stderr }) => ({ status: 0 as number | string, stderr }),
-        (error: { code?: number | string; signal?: string; stderr?: string }) => ({ status: error.code ?? error.signal ?? 'no status', stderr: error.stderr ?? '' }),
+        (error: { code?: number | string; signal?: string; stderr?: string }) => ({
+          status: error.code ?? error.signal ?? 'no status',
+          stderr: error.stderr ?? '',
+        }),
       );
       const problem = problemOf(outcome.status, outcome.stderr);
       if (problem !== undefined) problems.push(`agentproto ${command} (seed ${SEED}): ${problem}\n  ${one.shows}`);
@@ -243,7 +307,11 @@ describe('fixed cases, through the CLI', () => {
   it('plugin build: an include glob of 70,000 characters is PLUGIN_CONFIG_INVALID, not "unexpected error: pattern is too long"', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'long-include-'));
     try {
-      await materialize(folder, { files: { ...CONTENT, 'plugin.json': JSON.stringify({ ...PLUGIN_CONFIG, include: ['x'.repeat(70_000)] }) }, argv: [], shows: '' });
+      await materialize(folder, {
+        files: { ...CONTENT, 'plugin.json': JSON.stringify({ ...PLUGIN_CONFIG, include: ['x'.repeat(70_000)] }) },
+        argv: [],
+        shows: '',
+      });
       const outcome = await run(['plugin', 'build', join(folder, 'plugin.json'), '--out', join(folder, 'out')]);
       expect(outcome.stderr).not.toContain('unexpected error');
       expect(outcome).toMatchObject({ code: 1, stderr: expect.stringContaining('PLUGIN_CONFIG_INVALID') });
@@ -256,7 +324,11 @@ describe('fixed cases, through the CLI', () => {
     const folder = await mkdtemp(join(tmpdir(), 'damaged-store-'));
     try {
       const store = join(folder, 'store');
-      await materialize(join(folder, 'skills'), { files: { 'review/SKILL.md': CONTENT['skills/review/SKILL.md']! }, argv: [], shows: '' });
+      await materialize(join(folder, 'skills'), {
+        files: { 'review/SKILL.md': CONTENT['skills/review/SKILL.md']! },
+        argv: [],
+        shows: '',
+      });
       expect((await run(['cache', 'put', join(folder, 'skills'), '--name', 'skills', '--root', store])).code).toBe(0);
       const [keyName] = await readdir(join(store, 'keys'));
       const [objectId] = await readdir(join(store, 'objects'));
@@ -288,9 +360,25 @@ describe('fixed cases, through the CLI', () => {
   it('code bundle: a local glob of 70,000 characters is AIP26_SOURCE_UNRESOLVED, not "unexpected error: pattern is too long"', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'long-glob-'));
     try {
-      const tool = { ...TOOL, code: { sources: [{ local: { path: 'lib/', glob: 'x'.repeat(70_000) } }] }, run: undefined };
-      await materialize(folder, { files: { 'tool.json': JSON.stringify(tool), 'lib/a.txt': 'a\n' }, argv: [], shows: '' });
-      const outcome = await run(['code', 'bundle', join(folder, 'tool.json'), '--out', join(folder, 'out.tar.gz'), '--cache-root', join(folder, 'cache')]);
+      const tool = {
+        ...TOOL,
+        code: { sources: [{ local: { path: 'lib/', glob: 'x'.repeat(70_000) } }] },
+        run: undefined,
+      };
+      await materialize(folder, {
+        files: { 'tool.json': JSON.stringify(tool), 'lib/a.txt': 'a\n' },
+        argv: [],
+        shows: '',
+      });
+      const outcome = await run([
+        'code',
+        'bundle',
+        join(folder, 'tool.json'),
+        '--out',
+        join(folder, 'out.tar.gz'),
+        '--cache-root',
+        join(folder, 'cache'),
+      ]);
       expect(outcome.stderr).not.toContain('unexpected error');
       expect(outcome).toMatchObject({ code: 1, stderr: expect.stringContaining('AIP26_SOURCE_UNRESOLVED') });
     } finally {

@@ -56,7 +56,11 @@ describe('§7.2.1: "The command field MUST contain a single executable token, no
     expect(mcp.mcpServers['command-token-posix'].command).toBe('./bin/posix/probe token.sh');
     expect(mcp.mcpServers.parentheses.command).toBe('./bin/my(1).sh');
     const validate = await run(['plugin', 'validate', out, '--strict']);
-    expect(validate).toEqual({ code: 0, stdout: `${out}: Agent Plugins 1.0.0, 1 skill, 2 servers, 0 findings\n`, stderr: '' });
+    expect(validate).toEqual({
+      code: 0,
+      stdout: `${out}: Agent Plugins 1.0.0, 1 skill, 2 servers, 0 findings\n`,
+      stderr: '',
+    });
   });
 });
 
@@ -67,12 +71,22 @@ describe('§4.1 item 4 and §7.2.2 item 3: "The client SHOULD report the invalid
       'plugin.json': json({ $schema: PLUGIN_100, name: 'p' }),
       'skills/review/SKILL.md': SKILL('review'),
       'bin/server': '#!/bin/sh\n',
-      'mcp.json': json({ $schema: MCP_100, mcpServers: { local: { type: 'stdio', command: './bin/server' }, probe: { type: 'stdio', command: './bin/probe' } } }),
+      'mcp.json': json({
+        $schema: MCP_100,
+        mcpServers: {
+          local: { type: 'stdio', command: './bin/server' },
+          probe: { type: 'stdio', command: './bin/probe' },
+        },
+      }),
     });
     await symlink(join(outside, 'secret.sh'), join(root, 'bin/probe'));
     const validate = await run(['plugin', 'validate', root]);
     expect(validate.code).toBe(0);
-    expect(validate.stderr.split('\n')).toContainEqual(expect.stringMatching(/^error AR9O5 mcp\.server-path-refused mcp\.json#\/mcpServers\/probe\/command: .+ the server is skipped$/));
+    expect(validate.stderr.split('\n')).toContainEqual(
+      expect.stringMatching(
+        /^error AR9O5 mcp\.server-path-refused mcp\.json#\/mcpServers\/probe\/command: .+ the server is skipped$/,
+      ),
+    );
     expect(validate.stdout).toBe(`${root}: Agent Plugins 1.0.0, 1 skill, 1 server (1 skipped), 2 findings\n`);
     const json100 = JSON.parse((await run(['plugin', 'validate', root, '--json'])).stdout);
     expect(json100.skippedServers).toEqual(['probe']);
@@ -91,7 +105,9 @@ describe('1.0.0 §5.2 ("Any schema violation other than … is fatal") and §8.1
     const root = await tree(files(PLUGIN_100));
     const validate = await run(['plugin', 'validate', root]);
     expect(validate.code).toBe(0);
-    expect(validate.stderr).toBe("warning AR9O0 plugin.extension-namespace-ignored plugin.json#/extensions/my_client: is not a lower-case reverse-domain namespace such as com.example.client; no client implements it, so it is ignored\n");
+    expect(validate.stderr).toBe(
+      'warning AR9O0 plugin.extension-namespace-ignored plugin.json#/extensions/my_client: is not a lower-case reverse-domain namespace such as com.example.client; no client implements it, so it is ignored\n',
+    );
     expect(validate.stdout).toBe(`${root}: Agent Plugins 1.0.0, 1 skill, 0 servers, 1 finding\n`);
   });
 
@@ -99,7 +115,9 @@ describe('1.0.0 §5.2 ("Any schema violation other than … is fatal") and §8.1
     const root = await tree(files(PLUGIN_110));
     const validate = await run(['plugin', 'validate', root]);
     expect(validate.code).toBe(1);
-    expect(validate.stderr).toMatch(/^error AR9O0 plugin\.extension-namespace-invalid plugin\.json#\/extensions\/my_client: .+\n/);
+    expect(validate.stderr).toMatch(
+      /^error AR9O0 plugin\.extension-namespace-invalid plugin\.json#\/extensions\/my_client: .+\n/,
+    );
     expect(validate.stderr).toMatch(/agentproto: PLUGIN_REJECTED: /);
   });
 });

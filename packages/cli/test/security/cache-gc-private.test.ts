@@ -37,7 +37,9 @@ describe('agentproto cache gc and credentials', () => {
     await writeFile(join(live, 'resolve-deploy-key'), 'live key');
 
     expect(await runJson(['cache', 'gc', '--root', root])).toMatchObject({ removedPrivate: 2 });
-    expect((await readdir(privateRoot)).sort()).toEqual([live.slice(privateRoot.length + 1), `${live.slice(privateRoot.length + 1)}.owner`].sort());
+    expect((await readdir(privateRoot)).sort()).toEqual(
+      [live.slice(privateRoot.length + 1), `${live.slice(privateRoot.length + 1)}.owner`].sort(),
+    );
     expect(await readFile(join(live, 'resolve-deploy-key'), 'utf8')).toBe('live key');
 
     await leftBehind(privateRoot, secret);

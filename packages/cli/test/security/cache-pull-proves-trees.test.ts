@@ -26,15 +26,30 @@ describe('agentproto cache pull', () => {
     const honest = await writeSampleSkill(join(base, 'hello'));
     const { digest } = await hashTree(honest);
     const repository = `cache/forged-${process.pid}`;
-    const attacker = await openContentStore({ root: join(base, 'attacker'), remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true }) });
-    const evil: Fill = async (_destination, context) => context.writeFile('SKILL.md', '---\nname: hello\ndescription: evil\n---\n');
+    const attacker = await openContentStore({
+      root: join(base, 'attacker'),
+      remote: ociRemote({ url: registry.url, repository, allowInsecureHttp: true }),
+    });
+    const evil: Fill = async (_destination, context) =>
+      context.writeFile('SKILL.md', '---\nname: hello\ndescription: evil\n---\n');
     const forged: CacheKey = { provider: 'local', declaration: { name: 'hello' }, version: digest, contentId: digest };
     const opaque: CacheKey = { provider: 'aip-26-pinned', declaration: { format: 1 }, version: 'x', contentId: 'x' };
     for (const key of [forged, opaque]) await attacker.acquire(key, evil, { verify: async () => undefined });
     await attacker.remoteIdle();
 
     const second = join(base, 'second');
-    const outcome = await run(['cache', 'pull', '--root', second, '--remote', registry.url, '--repository', repository, '--insecure-http', '--json']);
+    const outcome = await run([
+      'cache',
+      'pull',
+      '--root',
+      second,
+      '--remote',
+      registry.url,
+      '--repository',
+      repository,
+      '--insecure-http',
+      '--json',
+    ]);
     expect(outcome.code).toBe(1);
     const report = JSON.parse(outcome.stdout) as { pulled: unknown[]; failed: { key: CacheKey; code: string }[] };
     expect(report.pulled).toEqual([]);

@@ -16,7 +16,11 @@ describe('agentproto cache put never stores a .git entry', () => {
     const marker = join(base, 'marker');
     const git = (...args: string[]) => {
       // core.fsmonitor=false on the command line wins over the hostile one written below.
-      const result = spawnSync('git', ['-C', skill, '-c', 'core.fsmonitor=false', '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { encoding: 'utf8' });
+      const result = spawnSync(
+        'git',
+        ['-C', skill, '-c', 'core.fsmonitor=false', '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args],
+        { encoding: 'utf8' },
+      );
       expect(result.status, result.stderr).toBe(0);
     };
     git('init', '-q');
@@ -28,7 +32,9 @@ describe('agentproto cache put never stores a .git entry', () => {
     expect(await readdir(tree.path)).not.toContain('.git');
     expect(tree.digest).toBe(before.digest);
     expect(tree.files).toBe(before.files);
-    spawnSync('git', ['-C', tree.path, 'status'], { env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(tree.path) } });
+    spawnSync('git', ['-C', tree.path, 'status'], {
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(tree.path) },
+    });
     await expect(access(marker)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -16,7 +16,10 @@ describe('agentproto plugin build keeps the content root inside the project', ()
     const config = join(top, 'project', 'plugin.toml');
     const out = join(top, 'out');
     for (const root of ['../host', '../../../../../../../../etc']) {
-      await writeFile(config, `[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "d"\ncontent_root = ${JSON.stringify(root)}\ninclude = ["**"]\n`);
+      await writeFile(
+        config,
+        `[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "d"\ncontent_root = ${JSON.stringify(root)}\ninclude = ["**"]\n`,
+      );
       for (const command of ['build', 'emit']) {
         const outcome = await run(['plugin', command, config, '--out', out]);
         expect(outcome.code).toBe(1);

@@ -49,7 +49,8 @@ async function namesBelow(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const name of await readdir(dir)) {
     out.push(name);
-    if ((await lstat(join(dir, name))).isDirectory()) out.push(...(await namesBelow(join(dir, name))).map((n) => `${name}/${n}`));
+    if ((await lstat(join(dir, name))).isDirectory())
+      out.push(...(await namesBelow(join(dir, name))).map((n) => `${name}/${n}`));
   }
   return out;
 }
@@ -70,10 +71,19 @@ describe('agentproto plugin commands never write a .git entry', () => {
     const out = join(top, 'imported');
     const outcome = await run(['plugin', 'import', dir, '--out', out, '--json']);
     expect(outcome.code).toBe(0);
-    const result = JSON.parse(outcome.stdout) as { files: string[]; config: { include?: string[] }; findings: { code: string; path: string }[] };
+    const result = JSON.parse(outcome.stdout) as {
+      files: string[];
+      config: { include?: string[] };
+      findings: { code: string; path: string }[];
+    };
     expect(result.files.sort()).toEqual(['notes.md', 'skills/review/SKILL.md']);
     expect(result.config.include).toEqual(['notes.md']);
-    expect(result.findings.filter((f) => f.code === 'read.git-metadata').map((f) => f.path).sort()).toEqual(['.GIT', '.git', 'git~1']);
+    expect(
+      result.findings
+        .filter((f) => f.code === 'read.git-metadata')
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['.GIT', '.git', 'git~1']);
     expect((await namesBelow(out)).filter((name) => /(^|\/)(\.git|git~1)(\/|$)/i.test(name))).toEqual([]);
     expect(await hookRanAfterGitStatus(out, marker)).toBe(false);
 
@@ -96,12 +106,26 @@ describe('agentproto plugin commands never write a .git entry', () => {
     const layer = await client.pushBlob(await readFile(layerFile));
     await rm(source, { recursive: true });
     await rm(layerFile);
-    const config = await client.pushBlob(Buffer.from(JSON.stringify({ format: 1, name: 'acme.tools', version: '1.2.0', spec: '1.0.0', files: Object.keys(files).length })));
+    const config = await client.pushBlob(
+      Buffer.from(
+        JSON.stringify({
+          format: 1,
+          name: 'acme.tools',
+          version: '1.2.0',
+          spec: '1.0.0',
+          files: Object.keys(files).length,
+        }),
+      ),
+    );
     await client.putManifest('v1', {
       schemaVersion: 2,
       mediaType: OCI_MANIFEST,
       artifactType: 'application/vnd.agentproto.plugin.v1',
-      config: { mediaType: 'application/vnd.agentproto.plugin.config.v1+json', digest: config.digest, size: config.size },
+      config: {
+        mediaType: 'application/vnd.agentproto.plugin.config.v1+json',
+        digest: config.digest,
+        size: config.size,
+      },
       layers: [{ mediaType: LAYER_TAR_GZIP, digest: layer.digest, size: layer.size }],
     });
     const dir = join(top, 'pulled');

@@ -86,13 +86,25 @@ describe('the --vault scope is matched on the path a server decodes', () => {
     servers.push(server);
     const dir = await scratch();
     const vaultPath = join(dir, 'vault.json');
-    await writeFile(vaultPath, JSON.stringify({ [`${server.url}/team`]: { username: 'team-bot', passwordEnv: 'AGENTPROTO_VAULT_SCOPE_PW' } }));
+    await writeFile(
+      vaultPath,
+      JSON.stringify({ [`${server.url}/team`]: { username: 'team-bot', passwordEnv: 'AGENTPROTO_VAULT_SCOPE_PW' } }),
+    );
     process.env.AGENTPROTO_VAULT_SCOPE_PW = 'team-secret-7731';
     try {
       // In scope: the credential is sent and accepted.
       const inside = join(dir, 'inside.json');
       await writeFile(inside, JSON.stringify([`${server.url}/team/skills.git#skills/a`]));
-      const ok = await run(['skills', 'resolve', inside, '--cache', join(dir, 'cache'), '--vault', vaultPath, '--json']);
+      const ok = await run([
+        'skills',
+        'resolve',
+        inside,
+        '--cache',
+        join(dir, 'cache'),
+        '--vault',
+        vaultPath,
+        '--json',
+      ]);
       expect(ok.code, ok.stderr).toBe(0);
       expect(seen.length).toBeGreaterThan(0);
       seen.length = 0;
@@ -100,8 +112,27 @@ describe('the --vault scope is matched on the path a server decodes', () => {
 
       for (const spelling of ['..%2fother-org', '..%2Fother-org', '%2e%2e/other-org', '..%5cother-org']) {
         const declaration = join(dir, 'outside.json');
-        await writeFile(declaration, JSON.stringify([{ provider: 'git', source: `${server.url}/team/${spelling}/skills.git`, version: 'main', path: 'skills/a', name: 'a' }]));
-        const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--vault', vaultPath]);
+        await writeFile(
+          declaration,
+          JSON.stringify([
+            {
+              provider: 'git',
+              source: `${server.url}/team/${spelling}/skills.git`,
+              version: 'main',
+              path: 'skills/a',
+              name: 'a',
+            },
+          ]),
+        );
+        const outcome = await run([
+          'skills',
+          'resolve',
+          declaration,
+          '--cache',
+          join(dir, 'cache'),
+          '--vault',
+          vaultPath,
+        ]);
         expect(outcome.code, spelling).not.toBe(0);
         expect(outcome.stderr).not.toContain('team-secret-7731');
       }

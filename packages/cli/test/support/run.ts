@@ -18,8 +18,14 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Out
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
-    stdout: { write: (text: string) => (stdout += text), ...(options.stdoutTTY === undefined ? {} : { isTTY: options.stdoutTTY }) },
-    stderr: { write: (text: string) => (stderr += text), ...(options.stderrTTY === undefined ? {} : { isTTY: options.stderrTTY }) },
+    stdout: {
+      write: (text: string) => (stdout += text),
+      ...(options.stdoutTTY === undefined ? {} : { isTTY: options.stdoutTTY }),
+    },
+    stderr: {
+      write: (text: string) => (stderr += text),
+      ...(options.stderrTTY === undefined ? {} : { isTTY: options.stderrTTY }),
+    },
     ...(options.env === undefined ? {} : { env: options.env }),
   });
   return { code, stdout, stderr };

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll } from 'vitest';
-import { type BasicAuth, type GitHttpServer, type TempDir, makeRepo, startGitHttpServer, tempDir } from '@agentproto/testkit';
+import {
+  type BasicAuth,
+  type GitHttpServer,
+  type TempDir,
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+} from '@agentproto/testkit';
 
 export interface ServedSkills {
   /** `http://127.0.0.1:PORT/skills.git`, set once the file's tests start. */

@@ -31,10 +31,12 @@ export class ArchiveError extends Error {
   readonly entry: string | undefined;
   constructor(reason: ArchiveProblem, entry: string | undefined, detail: string, options: { cause?: unknown } = {}) {
     const where = entry === undefined ? 'archive' : `archive entry ${JSON.stringify(entry)}`;
-    super(`${where} refused (${reason}): ${detail}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${where} refused (${reason}): ${detail}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.reason = reason;
     this.entry = entry;
   }
 }
-

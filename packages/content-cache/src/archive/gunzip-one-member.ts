@@ -116,7 +116,13 @@ export class GunzipOneMember extends Transform {
 
   override _flush(callback: TransformCallback): void {
     if (this.state === 'header') {
-      callback(new ArchiveError('truncated', undefined, this.header.length === 0 ? 'the gzip stream is empty' : 'the gzip header is cut short'));
+      callback(
+        new ArchiveError(
+          'truncated',
+          undefined,
+          this.header.length === 0 ? 'the gzip stream is empty' : 'the gzip header is cut short',
+        ),
+      );
       return;
     }
     // In the body the deflate stream has not ended yet: finishing makes zlib report a cut
@@ -124,9 +130,12 @@ export class GunzipOneMember extends Transform {
     if (this.state === 'body') this.inflate.end();
     this.inflated.then(
       () => {
-        if (this.trailerLength < 8) return callback(new ArchiveError('truncated', undefined, 'the gzip stream ends without its trailer'));
-        if (this.trailer.readUInt32LE(0) !== this.crc >>> 0) return callback(new ArchiveError('malformed', undefined, 'the gzip CRC-32 does not match the inflated data'));
-        if (this.trailer.readUInt32LE(4) !== this.size % 2 ** 32) return callback(new ArchiveError('malformed', undefined, 'the gzip size does not match the inflated data'));
+        if (this.trailerLength < 8)
+          return callback(new ArchiveError('truncated', undefined, 'the gzip stream ends without its trailer'));
+        if (this.trailer.readUInt32LE(0) !== this.crc >>> 0)
+          return callback(new ArchiveError('malformed', undefined, 'the gzip CRC-32 does not match the inflated data'));
+        if (this.trailer.readUInt32LE(4) !== this.size % 2 ** 32)
+          return callback(new ArchiveError('malformed', undefined, 'the gzip size does not match the inflated data'));
         callback();
       },
       (error: unknown) => callback(error as Error),
@@ -150,10 +159,12 @@ const MAX_HEADER = 1024 * 1024;
 function gzipHeaderLength(bytes: Buffer): number | undefined {
   if (bytes.length >= 1 && bytes[0] !== 0x1f) throw notGzip();
   if (bytes.length >= 2 && bytes[1] !== 0x8b) throw notGzip();
-  if (bytes.length >= 3 && bytes[2] !== 8) throw new ArchiveError('malformed', undefined, 'not a valid gzip stream (compression method is not deflate)');
+  if (bytes.length >= 3 && bytes[2] !== 8)
+    throw new ArchiveError('malformed', undefined, 'not a valid gzip stream (compression method is not deflate)');
   if (bytes.length < 10) return undefined;
   const flags = bytes[3] as number;
-  if ((flags & 0xe0) !== 0) throw new ArchiveError('malformed', undefined, 'not a valid gzip stream (reserved header flags set)');
+  if ((flags & 0xe0) !== 0)
+    throw new ArchiveError('malformed', undefined, 'not a valid gzip stream (reserved header flags set)');
   let at = 10;
   if (flags & FEXTRA) {
     if (bytes.length < at + 2) return undefined;
@@ -170,7 +181,8 @@ function gzipHeaderLength(bytes: Buffer): number | undefined {
   }
   if (flags & FHCRC) {
     if (bytes.length < at + 2) return undefined;
-    if (bytes.readUInt16LE(at) !== (crc32(bytes.subarray(0, at), 0) & 0xffff)) throw new ArchiveError('malformed', undefined, 'the gzip header checksum does not match');
+    if (bytes.readUInt16LE(at) !== (crc32(bytes.subarray(0, at), 0) & 0xffff))
+      throw new ArchiveError('malformed', undefined, 'the gzip header checksum does not match');
     at += 2;
   }
   if (at > MAX_HEADER) throw new ArchiveError('malformed', undefined, 'the gzip header is too long');

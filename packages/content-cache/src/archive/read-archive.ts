@@ -76,7 +76,11 @@ interface ExtractInternals {
  * visitor. Nothing reaches the visitor that breaks a rule; the first broken rule stops the
  * read with an ArchiveError. The visitor's own errors pass through unchanged.
  */
-export async function readArchive(source: ArchiveSource, options: ReadArchiveOptions, visitor: ArchiveVisitor): Promise<void> {
+export async function readArchive(
+  source: ArchiveSource,
+  options: ReadArchiveOptions,
+  visitor: ArchiveVisitor,
+): Promise<void> {
   const limits = checkReadOptions(options);
   const extract = tarExtract();
   const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(64 * 1024);
@@ -99,7 +103,13 @@ export async function readArchive(source: ArchiveSource, options: ReadArchiveOpt
     // part of the archive (other readers stop at the marker), so it is refused before any
     // rule or visitor sees it.
     if (end.at !== undefined) {
-      fail(new ArchiveError('trailing-data', header.name, `an entry after the end-of-archive marker (at byte ${end.at} of the tar)`));
+      fail(
+        new ArchiveError(
+          'trailing-data',
+          header.name,
+          `an entry after the end-of-archive marker (at byte ${end.at} of the tar)`,
+        ),
+      );
       return;
     }
     // A streamx Readable: async-iterable like a Node stream, typed without it.
@@ -197,10 +207,18 @@ class EntryRules {
     // tar-stream sets byteOffset to where this entry's data starts in the tar stream.
     const dataStart = (header as Header & { byteOffset: number }).byteOffset;
     if (dataStart + size > this.limits.maxBytes) {
-      throw new ArchiveError('too-large', entry, `its ${size} bytes would take the archive past maxBytes (${this.limits.maxBytes})`);
+      throw new ArchiveError(
+        'too-large',
+        entry,
+        `its ${size} bytes would take the archive past maxBytes (${this.limits.maxBytes})`,
+      );
     }
     if (isFile && size > this.limits.maxEntryBytes) {
-      throw new ArchiveError('entry-too-large', entry, `${size} bytes is over maxEntryBytes (${this.limits.maxEntryBytes})`);
+      throw new ArchiveError(
+        'entry-too-large',
+        entry,
+        `${size} bytes is over maxEntryBytes (${this.limits.maxEntryBytes})`,
+      );
     }
 
     // Checked for every directory, extracted or not: tar-stream does not skip a directory's
@@ -213,7 +231,7 @@ class EntryRules {
     if (path === undefined) return undefined;
     // Nothing we write may be a repository's own metadata: a .git planted in an extracted
     // tree runs its core.fsmonitor or hooks on the next `git status` there.
-    this.refuseGitMetadata(path, type === 'symlink' ? header.linkname ?? '' : undefined, entry);
+    this.refuseGitMetadata(path, type === 'symlink' ? (header.linkname ?? '') : undefined, entry);
 
     if (type === 'directory') {
       if (path === '') return undefined; // the output root itself
@@ -232,9 +250,18 @@ class EntryRules {
       return { kind: 'link', path, target, entry };
     }
     if (type === 'symlink' || type === 'link') {
-      throw new ArchiveError('link', entry, `a ${type === 'link' ? 'hard' : 'symbolic'} link (to ${JSON.stringify(header.linkname)}); this archive may hold no links`);
+      throw new ArchiveError(
+        'link',
+        entry,
+        `a ${type === 'link' ? 'hard' : 'symbolic'} link (to ${JSON.stringify(header.linkname)}); this archive may hold no links`,
+      );
     }
-    if (!isFile) throw new ArchiveError('special-entry', entry, `entry type ${type ?? 'unknown'} is not a regular file or directory`);
+    if (!isFile)
+      throw new ArchiveError(
+        'special-entry',
+        entry,
+        `entry type ${type ?? 'unknown'} is not a regular file or directory`,
+      );
     if (path === '') throw new ArchiveError('empty-name', entry, 'a file with an empty name');
 
     this.place(path, 'file', entry);
@@ -256,15 +283,21 @@ class EntryRules {
     if (global === null || global === undefined) return;
     const keys = Object.keys(global).filter((key) => key !== 'comment');
     if (keys.length > 0) {
-      throw new ArchiveError('global-pax-header', entry, `a pax global header sets ${keys.map((k) => JSON.stringify(k)).join(', ')}`);
+      throw new ArchiveError(
+        'global-pax-header',
+        entry,
+        `a pax global header sets ${keys.map((k) => JSON.stringify(k)).join(', ')}`,
+      );
     }
   }
 
   /** Refuses `.git` (every spelling git refuses) as a path or a link target, and a `.gitmodules` link. */
   private refuseGitMetadata(path: string, linkTarget: string | undefined, entry: string): void {
     const problem = gitPathProblem(path, { link: linkTarget !== undefined });
-    if (problem === 'git-dir') throw new ArchiveError('git-metadata', entry, 'a ".git" entry, in a spelling git itself refuses');
-    if (problem === 'gitmodules-link') throw new ArchiveError('git-metadata', entry, 'a ".gitmodules" that is a symbolic link, which git refuses');
+    if (problem === 'git-dir')
+      throw new ArchiveError('git-metadata', entry, 'a ".git" entry, in a spelling git itself refuses');
+    if (problem === 'gitmodules-link')
+      throw new ArchiveError('git-metadata', entry, 'a ".gitmodules" that is a symbolic link, which git refuses');
     if (linkTarget !== undefined && gitPathProblem(linkTarget) !== undefined) {
       throw new ArchiveError('git-metadata', entry, `a symbolic link into ".git" (${JSON.stringify(linkTarget)})`);
     }
@@ -281,7 +314,11 @@ class EntryRules {
       return safeEntrySegments(mapped).join('/');
     } catch (error) {
       const problem = error as ArchiveError;
-      throw new ArchiveError(problem.reason, entry, `select() mapped it to ${JSON.stringify(mapped)}: ${problem.message}`);
+      throw new ArchiveError(
+        problem.reason,
+        entry,
+        `select() mapped it to ${JSON.stringify(mapped)}: ${problem.message}`,
+      );
     }
   }
 
@@ -298,7 +335,11 @@ class EntryRules {
       const parent = path.slice(0, slash);
       const above = this.layout.get(parent);
       if (above === 'file') {
-        throw new ArchiveError('file-dir-conflict', entry, `its folder ${JSON.stringify(parent)} is a file earlier in the archive`);
+        throw new ArchiveError(
+          'file-dir-conflict',
+          entry,
+          `its folder ${JSON.stringify(parent)} is a file earlier in the archive`,
+        );
       }
       if (above !== undefined) break; // its own folders were placed when it was
       this.layout.set(parent, 'implied');
@@ -326,7 +367,9 @@ class TarMeter extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.total += chunk.length;
     if (this.total > this.maxBytes) {
-      callback(new ArchiveError('too-large', undefined, `more than maxBytes (${this.maxBytes}) bytes once uncompressed`));
+      callback(
+        new ArchiveError('too-large', undefined, `more than maxBytes (${this.maxBytes}) bytes once uncompressed`),
+      );
       return;
     }
     let last = chunk.length - 1;
@@ -334,7 +377,6 @@ class TarMeter extends Transform {
     this.trailingZeros = last < 0 ? this.trailingZeros + chunk.length : chunk.length - 1 - last;
     callback(null, chunk);
   }
-
 }
 
 /** Maps zlib's and tar-stream's errors to ArchiveError; anything else (the source's, the visitor's) passes through. */
@@ -347,7 +389,8 @@ function asArchiveError(error: unknown): unknown {
       : new ArchiveError('malformed', undefined, `not a valid gzip stream (${String(message)})`, { cause: error });
   }
   if (typeof message === 'string') {
-    if (TAR_TRUNCATED.has(message)) return new ArchiveError('truncated', undefined, 'the tar data ends inside an entry', { cause: error });
+    if (TAR_TRUNCATED.has(message))
+      return new ArchiveError('truncated', undefined, 'the tar data ends inside an entry', { cause: error });
     if (TAR_MALFORMED_PREFIXES.some((prefix) => message.startsWith(prefix))) {
       return new ArchiveError('malformed', undefined, message, { cause: error });
     }

@@ -43,7 +43,12 @@ export class TarEndMarker {
    */
   explain(error: unknown): unknown {
     if (this.at === undefined || error instanceof ArchiveError || !isTarStreamError(error)) return error;
-    return new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`, { cause: error });
+    return new ArchiveError(
+      'trailing-data',
+      undefined,
+      `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`,
+      { cause: error },
+    );
   }
 
   /**
@@ -54,8 +59,14 @@ export class TarEndMarker {
    * the last byte of the tar stream that is not zero.
    */
   checkTail(dataEnd: number): void {
-    if (this.at === undefined) throw new ArchiveError('truncated', undefined, 'the tar ends without its end-of-archive marker');
-    if (dataEnd > this.at) throw new ArchiveError('trailing-data', undefined, `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`);
+    if (this.at === undefined)
+      throw new ArchiveError('truncated', undefined, 'the tar ends without its end-of-archive marker');
+    if (dataEnd > this.at)
+      throw new ArchiveError(
+        'trailing-data',
+        undefined,
+        `bytes other than zeros after the end-of-archive marker (at byte ${this.at} of the tar)`,
+      );
   }
 }
 
@@ -65,5 +76,8 @@ export const TAR_MALFORMED_PREFIXES = ['Invalid tar header', 'Header exceeds max
 
 function isTarStreamError(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && (TAR_TRUNCATED.has(message) || TAR_MALFORMED_PREFIXES.some((prefix) => message.startsWith(prefix)));
+  return (
+    typeof message === 'string' &&
+    (TAR_TRUNCATED.has(message) || TAR_MALFORMED_PREFIXES.some((prefix) => message.startsWith(prefix)))
+  );
 }

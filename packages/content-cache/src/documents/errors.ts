@@ -34,7 +34,11 @@ export class DocumentTooLargeError extends DocumentError {
     /** The size in bytes, or undefined when reading stopped at the limit. */
     readonly size: number | undefined,
   ) {
-    super(source, format, `is ${size === undefined ? 'over' : `${size} bytes, over`} the ${limit}-byte limit for a ${format.toUpperCase()} document`);
+    super(
+      source,
+      format,
+      `is ${size === undefined ? 'over' : `${size} bytes, over`} the ${limit}-byte limit for a ${format.toUpperCase()} document`,
+    );
   }
 }
 
@@ -61,7 +65,13 @@ export class DocumentTooComplexError extends DocumentError {
     readonly measure: 'nodes' | 'aliases',
     readonly limit: number,
   ) {
-    super(source, format, measure === 'nodes' ? `holds more than ${limit} values (aliases expanded)` : `expands aliases more than ${limit} times`);
+    super(
+      source,
+      format,
+      measure === 'nodes'
+        ? `holds more than ${limit} values (aliases expanded)`
+        : `expands aliases more than ${limit} times`,
+    );
   }
 }
 

@@ -24,10 +24,13 @@ export function findFrontmatter(text: string, maxBytes: number): FrontmatterBloc
   // The closing line starts at yamlStart, or right after a "\n" at or past it.
   for (let lineStart = yamlStart; lineStart <= text.length; ) {
     if (lineStart - yamlStart > maxBytes) {
-      return hasDelimiterLineAfter(text, lineStart) ? { found: 'too-large', limit: maxBytes } : { found: 'unterminated' };
+      return hasDelimiterLineAfter(text, lineStart)
+        ? { found: 'too-large', limit: maxBytes }
+        : { found: 'unterminated' };
     }
     const next = delimiterEnd(text, lineStart);
-    if (next !== undefined) return { found: 'block', yaml: text.slice(yamlStart, lineStart), yamlStart, body: text.slice(next) };
+    if (next !== undefined)
+      return { found: 'block', yaml: text.slice(yamlStart, lineStart), yamlStart, body: text.slice(next) };
     const nl = text.indexOf('\n', lineStart);
     if (nl === -1) break;
     lineStart = nl + 1;

@@ -1,6 +1,12 @@
 // Parsing documents nobody vouches for (front matter, manifests, plugin configs,
 // declarations): one implementation, one parser configuration, for every package.
-export { DocumentError, DocumentSyntaxError, DocumentTooComplexError, DocumentTooDeepError, DocumentTooLargeError } from './errors.js';
+export {
+  DocumentError,
+  DocumentSyntaxError,
+  DocumentTooComplexError,
+  DocumentTooDeepError,
+  DocumentTooLargeError,
+} from './errors.js';
 export type { DocumentErrorCode, DocumentFormat } from './errors.js';
 export { DOCUMENT_LIMITS, FRONTMATTER_LIMITS } from './limits.js';
 export type { DocumentLimits } from './limits.js';

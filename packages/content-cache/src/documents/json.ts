@@ -36,7 +36,8 @@ function checkJsonShape(text: string, source: string, limits: DocumentLimits): v
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i += 1; // backslash: the next unit is escaped
+      if (c === 0x5c)
+        i += 1; // backslash: the next unit is escaped
       else if (c === 0x22) inString = false;
       continue;
     }

@@ -24,7 +24,12 @@ const KIB = 1024;
  * library parses some 10-40 µs per byte of hostile input (an error object per token), so
  * 128 KiB is a few seconds and ~100 MiB at worst; JSON and TOML cost far less.
  */
-export const DOCUMENT_LIMITS: Readonly<DocumentLimits> = Object.freeze({ maxBytes: 128 * KIB, maxDepth: 64, maxNodes: 100_000, maxAliases: 100 });
+export const DOCUMENT_LIMITS: Readonly<DocumentLimits> = Object.freeze({
+  maxBytes: 128 * KIB,
+  maxDepth: 64,
+  maxNodes: 100_000,
+  maxAliases: 100,
+});
 
 /**
  * The YAML front matter of a Markdown file (SKILL.md, CODE.md): a few fields, a few hundred

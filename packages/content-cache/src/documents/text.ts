@@ -5,7 +5,12 @@ import { type DocumentFormat, DocumentSyntaxError, DocumentTooLargeError } from 
  * decoding or parsing) or, for bytes, when not UTF-8. A byte order mark is kept: each format
  * has its own rule for it.
  */
-export function boundedText(input: string | Uint8Array, source: string, format: DocumentFormat, maxBytes: number): string {
+export function boundedText(
+  input: string | Uint8Array,
+  source: string,
+  format: DocumentFormat,
+  maxBytes: number,
+): string {
   if (typeof input === 'string') {
     // A UTF-16 unit is at least one UTF-8 byte: past maxBytes units the text is too large
     // without counting; below maxBytes / 3 it cannot be.

@@ -24,8 +24,11 @@ export function parseUntrustedToml(input: string | Uint8Array, options: TomlPars
     value = parse(text, { maxDepth: limits.maxDepth });
   } catch (error) {
     if (!(error instanceof TomlError)) throw error;
-    if (/excessively nested/.test(error.message)) throw new DocumentTooDeepError(options.source, 'toml', limits.maxDepth, error.line, error.column);
-    throw new DocumentSyntaxError(options.source, 'toml', 'INVALID_TOML', error.line, error.column, { cause: new Error('the TOML parser refused the document') });
+    if (/excessively nested/.test(error.message))
+      throw new DocumentTooDeepError(options.source, 'toml', limits.maxDepth, error.line, error.column);
+    throw new DocumentSyntaxError(options.source, 'toml', 'INVALID_TOML', error.line, error.column, {
+      cause: new Error('the TOML parser refused the document'),
+    });
   }
   return toCheckedPlain(value, options.source, 'toml', limits);
 }

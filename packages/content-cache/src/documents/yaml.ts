@@ -59,7 +59,8 @@ export function yamlDocumentValue(doc: Document.Parsed, source: string, limits: 
     js = doc.toJS({ mapAsMap: true, maxAliasCount: all.maxAliases });
   } catch (error) {
     // The library's one exhaustion check: too many alias uses ("billion laughs").
-    if (error instanceof ReferenceError && /alias/i.test(error.message)) throw new DocumentTooComplexError(source, 'yaml', 'aliases', all.maxAliases);
+    if (error instanceof ReferenceError && /alias/i.test(error.message))
+      throw new DocumentTooComplexError(source, 'yaml', 'aliases', all.maxAliases);
     throw error;
   }
   return toCheckedPlain(js, source, 'yaml', all);

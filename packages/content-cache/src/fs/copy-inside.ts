@@ -21,7 +21,12 @@ export interface CopyInsideOptions {
  * as a tree digest counts them. Nothing outside `base` is ever read, whatever its owner
  * swaps meanwhile; a swap met is a NotInsideError naming the path inside `base` only.
  */
-export async function copyInside(base: string, rel: string, destination: string, options: CopyInsideOptions = {}): Promise<void> {
+export async function copyInside(
+  base: string,
+  rel: string,
+  destination: string,
+  options: CopyInsideOptions = {},
+): Promise<void> {
   const folders: Array<{ from: string; to: string }> = [{ from: rel, to: destination }];
   mkdirSync(destination);
   const modes: Array<{ to: string; mode: number }> = [];

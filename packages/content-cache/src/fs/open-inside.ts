@@ -106,7 +106,10 @@ export function realRootOf(root: string): string {
 
 function isUnder(path: string, realRoot: string): boolean {
   if (path === realRoot) return true;
-  const prefix = realRoot.endsWith('/') || realRoot.endsWith('\\') ? realRoot : `${realRoot}${process.platform === 'win32' ? '\\' : '/'}`;
+  const prefix =
+    realRoot.endsWith('/') || realRoot.endsWith('\\')
+      ? realRoot
+      : `${realRoot}${process.platform === 'win32' ? '\\' : '/'}`;
   return path.startsWith(prefix);
 }
 
@@ -168,7 +171,12 @@ function openProven(realRoot: string, rel: string, flags: number, follow: boolea
     if (code === 'ELOOP') throw new NotInsideError(rel, follow ? 'loop' : 'changed');
     // A socket cannot be opened (ENXIO on Linux, EOPNOTSUPP elsewhere): not a file or a folder.
     if (code === 'ENXIO' || code === 'EOPNOTSUPP') throw new NotInsideError(rel, 'special');
-    if ((code === 'ENOENT' || code === 'ENOTDIR') && follow && rel !== '' && lstatInside(realRoot, rel)?.isSymbolicLink()) {
+    if (
+      (code === 'ENOENT' || code === 'ENOTDIR') &&
+      follow &&
+      rel !== '' &&
+      lstatInside(realRoot, rel)?.isSymbolicLink()
+    ) {
       throw new NotInsideError(rel, 'dangling');
     }
     throw error;
@@ -262,11 +270,17 @@ export interface ReadInsideOptions extends OpenInsideOptions {
  * fstat of that descriptor. A folder is EISDIR; a file over `maxBytes` throws RangeError
  * naming `rel` and the limit only.
  */
-export function readFileInside(realRoot: string, rel: string, options: ReadInsideOptions = {}): { bytes: Buffer; stats: fs.Stats } {
+export function readFileInside(
+  realRoot: string,
+  rel: string,
+  options: ReadInsideOptions = {},
+): { bytes: Buffer; stats: fs.Stats } {
   const { fd, stats } = openInside(realRoot, rel, options);
   try {
     if (!stats.isFile()) {
-      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read ${JSON.stringify(rel)}`), { code: 'EISDIR' });
+      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read ${JSON.stringify(rel)}`), {
+        code: 'EISDIR',
+      });
     }
     if (options.maxBytes !== undefined && stats.size > options.maxBytes) {
       throw new RangeError(`${JSON.stringify(rel)} is larger than the limit of ${options.maxBytes} bytes`);

@@ -27,7 +27,11 @@ export class RegistryError extends Error {
   readonly registryCode: string | undefined;
   /** For REGISTRY_TOO_LARGE: the limit, in bytes, that the answer went over. */
   readonly limit: number | undefined;
-  constructor(code: RegistryErrorCode, message: string, options: { status?: number; registryCode?: string; limit?: number; cause?: unknown } = {}) {
+  constructor(
+    code: RegistryErrorCode,
+    message: string,
+    options: { status?: number; registryCode?: string; limit?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RegistryError';
     this.code = code;

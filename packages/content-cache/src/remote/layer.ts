@@ -3,7 +3,13 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
-import { ArchiveError, type ArchiveFile, type ArchiveVisitor, type ReadArchiveOptions, readArchive } from '../archive/index.js';
+import {
+  ArchiveError,
+  type ArchiveFile,
+  type ArchiveVisitor,
+  type ReadArchiveOptions,
+  readArchive,
+} from '../archive/index.js';
 import { sortInArchiveOrder } from '../archive/entry-order.js';
 import { RegistryError } from './errors.js';
 import type { Descriptor, OciClient } from './oci-client.js';
@@ -46,7 +52,11 @@ export async function packTree(root: string, options: LayerOptions = {}): Promis
         await addEntry(pack, { ...common, name: entry.path, type: 'symlink', linkname: entry.target!, mode: 0o777 });
       } else {
         const data = await readFile(join(root, entry.path));
-        await addEntry(pack, { ...common, name: entry.path, type: 'file', mode: entry.executable ? 0o755 : 0o644, size: data.length }, data);
+        await addEntry(
+          pack,
+          { ...common, name: entry.path, type: 'file', mode: entry.executable ? 0o755 : 0o644, size: data.length },
+          data,
+        );
       }
     }
     pack.finalize();
@@ -57,7 +67,11 @@ export async function packTree(root: string, options: LayerOptions = {}): Promis
   return Buffer.concat(chunks);
 }
 
-function addEntry(pack: ReturnType<typeof tarPack>, header: Parameters<ReturnType<typeof tarPack>['entry']>[0], data?: Buffer): Promise<void> {
+function addEntry(
+  pack: ReturnType<typeof tarPack>,
+  header: Parameters<ReturnType<typeof tarPack>['entry']>[0],
+  data?: Buffer,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const callback = (error?: Error | null) => (error ? reject(error) : resolve());
     if (data) pack.entry(header, data, callback);

@@ -16,14 +16,20 @@ export function isDigest(value: string): boolean {
 
 export function checkRepository(repository: string): string {
   if (typeof repository !== 'string' || repository.length > 255 || !REPOSITORY.test(repository)) {
-    throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(String(repository))} is not an OCI repository name (lower-case components separated by "/")`);
+    throw new RegistryError(
+      'REGISTRY_INVALID',
+      `${JSON.stringify(String(repository))} is not an OCI repository name (lower-case components separated by "/")`,
+    );
   }
   return repository;
 }
 
 export function checkReference(reference: string): string {
   if (typeof reference !== 'string' || !(TAG.test(reference) || DIGEST.test(reference))) {
-    throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(String(reference))} is neither a tag nor a sha256 digest`);
+    throw new RegistryError(
+      'REGISTRY_INVALID',
+      `${JSON.stringify(String(reference))} is neither a tag nor a sha256 digest`,
+    );
   }
   return reference;
 }
@@ -45,7 +51,8 @@ export interface ArtifactReference {
  * options.
  */
 export function parseReference(text: string): ArtifactReference {
-  const refuse = (why: string) => new RegistryError('REGISTRY_INVALID', `artifact reference ${JSON.stringify(String(text))}: ${why}`);
+  const refuse = (why: string) =>
+    new RegistryError('REGISTRY_INVALID', `artifact reference ${JSON.stringify(String(text))}: ${why}`);
   if (typeof text !== 'string' || text.length === 0 || text.length > 1024) throw refuse('not a reference');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw refuse('give host[:port]/repository:tag without a scheme');
   if (text.includes('@') && !/@sha256:/.test(text)) throw refuse('only sha256 digests are accepted after "@"');
@@ -60,8 +67,10 @@ export function parseReference(text: string): ArtifactReference {
   const slash = rest.indexOf('/');
   if (slash === -1) throw refuse('no registry host (host[:port]/repository:tag)');
   const registry = rest.slice(0, slash);
-  if (!(registry.includes('.') || registry.includes(':') || registry === 'localhost')) throw refuse('the first component is not a registry host');
-  if (!/^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$/.test(registry) && !/^\[[0-9a-fA-F:]+\](?::[0-9]{1,5})?$/.test(registry)) throw refuse('the registry host is malformed');
+  if (!(registry.includes('.') || registry.includes(':') || registry === 'localhost'))
+    throw refuse('the first component is not a registry host');
+  if (!/^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$/.test(registry) && !/^\[[0-9a-fA-F:]+\](?::[0-9]{1,5})?$/.test(registry))
+    throw refuse('the registry host is malformed');
   let repository = rest.slice(slash + 1);
   let tag: string | undefined;
   const colon = repository.lastIndexOf(':');

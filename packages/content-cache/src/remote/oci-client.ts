@@ -26,7 +26,9 @@ export interface AuthChallenge {
  * Asked for credentials when the registry answers 401, once per challenge (a token is kept
  * for the scope it was issued for). Return undefined for anonymous access.
  */
-export type RegistryAuth = (challenge: AuthChallenge) => Promise<RegistryCredentials | undefined> | RegistryCredentials | undefined;
+export type RegistryAuth = (
+  challenge: AuthChallenge,
+) => Promise<RegistryCredentials | undefined> | RegistryCredentials | undefined;
 
 export interface OciClientOptions {
   /** The registry: `https://host[:port]`. No path, no userinfo. */
@@ -149,13 +151,21 @@ export class OciClient {
     const digest = sha256Digest(data);
     const descriptor = { mediaType: 'application/octet-stream', digest, size: data.byteLength };
     if (await this.hasBlob(digest, signal)) return { ...descriptor, uploaded: false };
-    const started = await this.send('POST', 'blobs/uploads/', { ok: [202], push: true, signal, headers: { 'content-length': '0' } });
+    const started = await this.send('POST', 'blobs/uploads/', {
+      ok: [202],
+      push: true,
+      signal,
+      headers: { 'content-length': '0' },
+    });
     await started.body?.cancel();
     const location = started.headers.get('location');
-    if (!location) throw new RegistryError('REGISTRY_HTTP', `${this.label}: the upload started without a Location`, { status: 202 });
+    if (!location)
+      throw new RegistryError('REGISTRY_HTTP', `${this.label}: the upload started without a Location`, { status: 202 });
     const target = new URL(location, `${this.registry}/`);
     if (target.origin !== this.registry) {
-      throw new RegistryError('REGISTRY_HTTP', `${this.label}: the upload location is on another origin`, { status: 202 });
+      throw new RegistryError('REGISTRY_HTTP', `${this.label}: the upload location is on another origin`, {
+        status: 202,
+      });
     }
     target.searchParams.set('digest', digest);
     const done = await this.sendUrl('PUT', target, {
@@ -190,19 +200,31 @@ export class OciClient {
     const declared = Number(response.headers.get('content-length') ?? Number.NaN);
     if (declared > maxBytes) {
       await response.body?.cancel();
-      throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is ${declared} bytes, over the limit of ${maxBytes}`, { limit: maxBytes });
+      throw new RegistryError(
+        'REGISTRY_TOO_LARGE',
+        `${this.label}: blob ${digest} is ${declared} bytes, over the limit of ${maxBytes}`,
+        { limit: maxBytes },
+      );
     }
     const hash = createHash('sha256');
     let total = 0;
     for await (const chunk of this.readBody(response, `blob ${digest}`)) {
       total += chunk.length;
-      if (total > maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: blob ${digest} is over the limit of ${maxBytes} bytes`, { limit: maxBytes });
+      if (total > maxBytes)
+        throw new RegistryError(
+          'REGISTRY_TOO_LARGE',
+          `${this.label}: blob ${digest} is over the limit of ${maxBytes} bytes`,
+          { limit: maxBytes },
+        );
       hash.update(chunk);
       yield chunk;
     }
     const actual = `sha256:${hash.digest('hex')}`;
     if (actual !== digest) {
-      throw new RegistryError('REGISTRY_DIGEST_MISMATCH', `${this.label}: blob ${digest} arrived with content of digest ${actual}`);
+      throw new RegistryError(
+        'REGISTRY_DIGEST_MISMATCH',
+        `${this.label}: blob ${digest} arrived with content of digest ${actual}`,
+      );
     }
   }
 
@@ -212,7 +234,10 @@ export class OciClient {
     const bytes = Buffer.from(JSON.stringify(manifest));
     const digest = sha256Digest(bytes);
     if (isDigest(reference) && reference !== digest) {
-      throw new RegistryError('REGISTRY_DIGEST_MISMATCH', `${this.label}: manifest put under ${reference} has digest ${digest}`);
+      throw new RegistryError(
+        'REGISTRY_DIGEST_MISMATCH',
+        `${this.label}: manifest put under ${reference} has digest ${digest}`,
+      );
     }
     const response = await this.send('PUT', `manifests/${reference}`, {
       ok: [201],
@@ -223,7 +248,11 @@ export class OciClient {
     });
     await response.body?.cancel();
     const told = response.headers.get('docker-content-digest');
-    if (told && told !== digest) throw new RegistryError('REGISTRY_DIGEST_MISMATCH', `${this.label}: the registry stored manifest ${digest} as ${told}`);
+    if (told && told !== digest)
+      throw new RegistryError(
+        'REGISTRY_DIGEST_MISMATCH',
+        `${this.label}: the registry stored manifest ${digest} as ${told}`,
+      );
     return digest;
   }
 
@@ -234,7 +263,11 @@ export class OciClient {
    */
   async getManifest(reference: string, signal?: AbortSignal): Promise<FetchedManifest | undefined> {
     checkReference(reference);
-    const response = await this.send('GET', `manifests/${reference}`, { ok: [200, 404], signal, headers: { accept: OCI_MANIFEST } });
+    const response = await this.send('GET', `manifests/${reference}`, {
+      ok: [200, 404],
+      signal,
+      headers: { accept: OCI_MANIFEST },
+    });
     if (response.status === 404) {
       await response.body?.cancel();
       return undefined;
@@ -243,7 +276,10 @@ export class OciClient {
     const digest = sha256Digest(bytes);
     const told = response.headers.get('docker-content-digest');
     if ((isDigest(reference) && digest !== reference) || (told && told !== digest)) {
-      throw new RegistryError('REGISTRY_DIGEST_MISMATCH', `${this.label}: manifest ${reference} arrived with content of digest ${digest}`);
+      throw new RegistryError(
+        'REGISTRY_DIGEST_MISMATCH',
+        `${this.label}: manifest ${reference} arrived with content of digest ${digest}`,
+      );
     }
     return { manifest: parseManifest(bytes, `${this.label}: manifest ${reference}`), digest, bytes };
   }
@@ -263,7 +299,10 @@ export class OciClient {
       try {
         body = JSON.parse(text) as { tags?: unknown };
       } catch (error) {
-        throw new RegistryError('REGISTRY_HTTP', `${this.label}: the tag list is not JSON`, { status: 200, cause: error });
+        throw new RegistryError('REGISTRY_HTTP', `${this.label}: the tag list is not JSON`, {
+          status: 200,
+          cause: error,
+        });
       }
       if (body.tags !== null && body.tags !== undefined) {
         if (!Array.isArray(body.tags) || body.tags.some((tag) => typeof tag !== 'string')) {
@@ -313,25 +352,44 @@ export class OciClient {
   }
 
   /** Sends the request and follows redirects; `answeredBy` is the origin of the final response. */
-  private async exchange(method: Method, url: URL, options: SendOptions, authorization: string | undefined): Promise<{ response: Response; answeredBy: string }> {
+  private async exchange(
+    method: Method,
+    url: URL,
+    options: SendOptions,
+    authorization: string | undefined,
+  ): Promise<{ response: Response; answeredBy: string }> {
     let target = url;
     for (let hop = 0; ; hop++) {
       const headers: Record<string, string> = { 'user-agent': 'agentproto', ...options.headers };
       if (authorization !== undefined && target.origin === this.registry) headers.authorization = authorization;
       const response = await this.fetchWithTimeout(method, target, headers, options.body, options.signal);
       const location = response.headers.get('location');
-      if (![301, 302, 303, 307, 308].includes(response.status) || !location || method === 'POST' || method === 'PUT') return { response, answeredBy: target.origin };
+      if (![301, 302, 303, 307, 308].includes(response.status) || !location || method === 'POST' || method === 'PUT')
+        return { response, answeredBy: target.origin };
       await response.body?.cancel();
-      if (hop >= MAX_REDIRECTS) throw new RegistryError('REGISTRY_HTTP', `${this.label}: ${method} ${target.pathname}: too many redirects`, { status: response.status });
+      if (hop >= MAX_REDIRECTS)
+        throw new RegistryError('REGISTRY_HTTP', `${this.label}: ${method} ${target.pathname}: too many redirects`, {
+          status: response.status,
+        });
       const next = new URL(location, target);
       if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:')) {
-        throw new RegistryError('REGISTRY_HTTP', `${this.label}: ${method} ${target.pathname}: refused a redirect to ${next.protocol}`, { status: response.status });
+        throw new RegistryError(
+          'REGISTRY_HTTP',
+          `${this.label}: ${method} ${target.pathname}: refused a redirect to ${next.protocol}`,
+          { status: response.status },
+        );
       }
       target = next;
     }
   }
 
-  private async fetchWithTimeout(method: Method, url: URL, headers: Record<string, string>, body: Uint8Array | undefined, signal?: AbortSignal): Promise<Response> {
+  private async fetchWithTimeout(
+    method: Method,
+    url: URL,
+    headers: Record<string, string>,
+    body: Uint8Array | undefined,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const combined = signal ? eitherSignal(signal, timeout) : timeout;
     try {
@@ -339,7 +397,9 @@ export class OciClient {
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;
       const why = timeout.aborted ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(error);
-      throw new RegistryError('REGISTRY_UNREACHABLE', `${this.registry}: ${method} ${url.pathname}: ${why}`, { cause: error });
+      throw new RegistryError('REGISTRY_UNREACHABLE', `${this.registry}: ${method} ${url.pathname}: ${why}`, {
+        cause: error,
+      });
     }
   }
 
@@ -349,8 +409,17 @@ export class OciClient {
    * with `truncate`, cut at the limit; either way nothing more is read, and leaving readBody
    * cancels the body, which closes the connection.
    */
-  private async readCapped(response: Response, what: string, limit: number, over: 'refuse' | 'truncate' = 'refuse'): Promise<Buffer> {
-    const tooLarge = () => new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: ${what} is over the limit of ${limit} bytes`, { status: response.status, limit });
+  private async readCapped(
+    response: Response,
+    what: string,
+    limit: number,
+    over: 'refuse' | 'truncate' = 'refuse',
+  ): Promise<Buffer> {
+    const tooLarge = () =>
+      new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: ${what} is over the limit of ${limit} bytes`, {
+        status: response.status,
+        limit,
+      });
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (over === 'refuse' && declared > limit) {
       await response.body?.cancel().catch(() => undefined);
@@ -378,14 +447,27 @@ export class OciClient {
       for (;;) {
         let timer: NodeJS.Timeout | undefined;
         const stalled = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new RegistryError('REGISTRY_UNREACHABLE', `${this.label}: ${what}: the body stalled for ${this.timeoutMs} ms`)), this.timeoutMs);
+          timer = setTimeout(
+            () =>
+              reject(
+                new RegistryError(
+                  'REGISTRY_UNREACHABLE',
+                  `${this.label}: ${what}: the body stalled for ${this.timeoutMs} ms`,
+                ),
+              ),
+            this.timeoutMs,
+          );
         });
         let step: { done: true; value?: undefined } | { done: false; value: Uint8Array };
         try {
           step = await Promise.race([reader.read(), stalled]);
         } catch (error) {
           if (error instanceof RegistryError) throw error;
-          throw new RegistryError('REGISTRY_UNREACHABLE', `${this.label}: ${what}: the connection broke (${describeNetworkError(error)})`, { cause: error });
+          throw new RegistryError(
+            'REGISTRY_UNREACHABLE',
+            `${this.label}: ${what}: the connection broke (${describeNetworkError(error)})`,
+            { cause: error },
+          );
         } finally {
           clearTimeout(timer);
         }
@@ -398,7 +480,11 @@ export class OciClient {
   }
 
   /** The Authorization header for a challenge, or undefined when the callback has nothing. */
-  private async answer(challengeHeader: string | null, scope: 'pull' | 'push', signal?: AbortSignal): Promise<string | undefined> {
+  private async answer(
+    challengeHeader: string | null,
+    scope: 'pull' | 'push',
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     const challenge = parseChallenge(challengeHeader);
     if (!challenge || !this.auth) return undefined;
     const wanted = `repository:${this.repository}:${scope === 'push' ? 'pull,push' : 'pull'}`;
@@ -406,7 +492,9 @@ export class OciClient {
       registry: this.registry,
       repository: this.repository,
       scheme: challenge.scheme,
-      ...(challenge.scheme === 'bearer' ? { realm: challenge.realm, service: challenge.service, scope: challenge.scope ?? wanted } : {}),
+      ...(challenge.scheme === 'bearer'
+        ? { realm: challenge.realm, service: challenge.service, scope: challenge.scope ?? wanted }
+        : {}),
     });
     if (!credentials) return undefined;
     if (challenge.scheme === 'basic') {
@@ -418,7 +506,12 @@ export class OciClient {
   }
 
   /** The bearer token flow: GET realm?service=…&scope=… with Basic credentials. */
-  private async requestToken(challenge: Challenge, scope: string, credentials: { username: string; password: string }, signal?: AbortSignal): Promise<string> {
+  private async requestToken(
+    challenge: Challenge,
+    scope: string,
+    credentials: { username: string; password: string },
+    signal?: AbortSignal,
+  ): Promise<string> {
     let realm: URL;
     try {
       realm = new URL(challenge.realm ?? '');
@@ -426,17 +519,33 @@ export class OciClient {
       throw new RegistryError('REGISTRY_AUTH', `${this.label}: the bearer challenge has no usable realm`);
     }
     if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.registry.startsWith('http:'))) {
-      throw new RegistryError('REGISTRY_AUTH', `${this.label}: refused to send credentials to a ${realm.protocol} token service`);
+      throw new RegistryError(
+        'REGISTRY_AUTH',
+        `${this.label}: refused to send credentials to a ${realm.protocol} token service`,
+      );
     }
-    if (realm.username || realm.password) throw new RegistryError('REGISTRY_AUTH', `${this.label}: the token realm holds userinfo`);
+    if (realm.username || realm.password)
+      throw new RegistryError('REGISTRY_AUTH', `${this.label}: the token realm holds userinfo`);
     if (challenge.service) realm.searchParams.set('service', challenge.service);
     realm.searchParams.set('scope', scope);
-    const response = await this.fetchWithTimeout('GET', realm, { 'user-agent': 'agentproto', authorization: basicHeader(credentials) }, undefined, signal);
+    const response = await this.fetchWithTimeout(
+      'GET',
+      realm,
+      { 'user-agent': 'agentproto', authorization: basicHeader(credentials) },
+      undefined,
+      signal,
+    );
     if (response.status !== 200) {
       await response.body?.cancel();
-      throw new RegistryError('REGISTRY_AUTH', `${this.label}: the token service ${realm.origin} answered ${response.status}`, { status: response.status });
+      throw new RegistryError(
+        'REGISTRY_AUTH',
+        `${this.label}: the token service ${realm.origin} answered ${response.status}`,
+        { status: response.status },
+      );
     }
-    const text = (await this.readCapped(response, `the token service ${realm.origin}'s answer`, MAX_TOKEN_ANSWER_BYTES)).toString('utf8');
+    const text = (
+      await this.readCapped(response, `the token service ${realm.origin}'s answer`, MAX_TOKEN_ANSWER_BYTES)
+    ).toString('utf8');
     let body: { token?: unknown; access_token?: unknown };
     try {
       body = JSON.parse(text) as typeof body;
@@ -466,7 +575,10 @@ export class OciClient {
     }
     const suffix = registryCode ? ` (${registryCode})` : '';
     const code = response.status >= 500 ? 'REGISTRY_UNREACHABLE' : 'REGISTRY_HTTP';
-    return new RegistryError(code, `${this.label}: ${method} ${url.pathname}: HTTP ${response.status}${suffix}`, { status: response.status, registryCode });
+    return new RegistryError(code, `${this.label}: ${method} ${url.pathname}: HTTP ${response.status}${suffix}`, {
+      status: response.status,
+      registryCode,
+    });
   }
 }
 
@@ -487,7 +599,9 @@ export function parseChallenge(header: string | null): Challenge | undefined {
     params[part[1]!.toLowerCase()] = (part[2] ?? part[3] ?? '').replace(/\\(.)/g, '$1');
   }
   const scheme = match[1]!.toLowerCase() as 'basic' | 'bearer';
-  return scheme === 'basic' ? { scheme } : { scheme, realm: params.realm, service: params.service, scope: params.scope };
+  return scheme === 'basic'
+    ? { scheme }
+    : { scheme, realm: params.realm, service: params.service, scope: params.scope };
 }
 
 /** Aborted when either is (AbortSignal.any, which needs Node 20.3). */
@@ -516,18 +630,23 @@ function checkRegistryUrl(text: string, allowInsecureHttp: boolean): string {
   } catch {
     throw new RegistryError('REGISTRY_INVALID', 'the registry URL is not a URL');
   }
-  if (url.username || url.password) throw new RegistryError('REGISTRY_INVALID', 'the registry URL holds credentials; pass them through `auth`');
+  if (url.username || url.password)
+    throw new RegistryError('REGISTRY_INVALID', 'the registry URL holds credentials; pass them through `auth`');
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowInsecureHttp)) {
     throw new RegistryError('REGISTRY_INVALID', `${url.protocol}// registries need allowInsecureHttp`);
   }
   if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-    throw new RegistryError('REGISTRY_INVALID', `${url.origin}: give the registry origin only, without a path or query`);
+    throw new RegistryError(
+      'REGISTRY_INVALID',
+      `${url.origin}: give the registry origin only, without a path or query`,
+    );
   }
   return url.origin;
 }
 
 function checkDigest(digest: string): string {
-  if (!isDigest(digest)) throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(String(digest))} is not a sha256 digest`);
+  if (!isDigest(digest))
+    throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(String(digest))} is not a sha256 digest`);
   return digest;
 }
 
@@ -554,8 +673,10 @@ function parseManifest(bytes: Buffer, what: string): ImageManifest {
   }
   const manifest = value as Partial<ImageManifest>;
   const bad = (why: string) => new RegistryError('REGISTRY_BAD_ARTIFACT', `${what}: ${why}`);
-  if (typeof value !== 'object' || value === null || manifest.schemaVersion !== 2) throw bad('not an OCI image manifest (schemaVersion 2)');
-  if (manifest.mediaType !== undefined && manifest.mediaType !== OCI_MANIFEST) throw bad(`media type ${JSON.stringify(manifest.mediaType)} is not ${OCI_MANIFEST}`);
+  if (typeof value !== 'object' || value === null || manifest.schemaVersion !== 2)
+    throw bad('not an OCI image manifest (schemaVersion 2)');
+  if (manifest.mediaType !== undefined && manifest.mediaType !== OCI_MANIFEST)
+    throw bad(`media type ${JSON.stringify(manifest.mediaType)} is not ${OCI_MANIFEST}`);
   checkDescriptor(manifest.config, bad, 'config');
   if (!Array.isArray(manifest.layers)) throw bad('no layers list');
   manifest.layers.forEach((layer, i) => checkDescriptor(layer, bad, `layers[${i}]`));
@@ -567,5 +688,6 @@ function checkDescriptor(value: unknown, bad: (why: string) => RegistryError, wh
   if (typeof d !== 'object' || d === null) throw bad(`${where} is missing`);
   if (typeof d.mediaType !== 'string') throw bad(`${where} has no media type`);
   if (typeof d.digest !== 'string' || !isDigest(d.digest)) throw bad(`${where} has no sha256 digest`);
-  if (typeof d.size !== 'number' || !Number.isSafeInteger(d.size) || d.size < 0) throw bad(`${where} has no valid size`);
+  if (typeof d.size !== 'number' || !Number.isSafeInteger(d.size) || d.size < 0)
+    throw bad(`${where} has no valid size`);
 }

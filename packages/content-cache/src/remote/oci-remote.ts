@@ -2,7 +2,14 @@ import { type CacheKey, canonicalJson, canonicalKey, objectIdOf, sha256Hex } fro
 import type { ObjectMarker } from '../store.js';
 import { RegistryError } from './errors.js';
 import { LAYER_TAR, LAYER_TAR_GZIP, type LayerOptions, packTree, unpackLayer } from './layer.js';
-import { EMPTY_JSON, EMPTY_JSON_MEDIA_TYPE, type ImageManifest, OCI_MANIFEST, OciClient, type OciClientOptions } from './oci-client.js';
+import {
+  EMPTY_JSON,
+  EMPTY_JSON_MEDIA_TYPE,
+  type ImageManifest,
+  OCI_MANIFEST,
+  OciClient,
+  type OciClientOptions,
+} from './oci-client.js';
 import type { RemoteFillContext, RemoteObject, StoreRemote } from './store-remote.js';
 
 export const OBJECT_ARTIFACT_TYPE = 'application/vnd.agentproto.cache.object.v1';
@@ -78,7 +85,14 @@ export class OciRemote implements StoreRemote {
       const layer = this.checkObjectManifest(manifest, objectId);
       const config = await this.readConfig(manifest, OBJECT_CONFIG_TYPE, context.signal);
       const marker = checkMarker(config.marker, objectId, this.maxBytes, this.maxFiles, this.label);
-      await unpackLayer(this.client, layer, destination, context, { maxBytes: this.maxBytes, maxFiles: this.maxFiles, maxEntryBytes: marker.bytes }, context.signal);
+      await unpackLayer(
+        this.client,
+        layer,
+        destination,
+        context,
+        { maxBytes: this.maxBytes, maxFiles: this.maxFiles, maxEntryBytes: marker.bytes },
+        context.signal,
+      );
       return { marker };
     });
   }
@@ -88,12 +102,25 @@ export class OciRemote implements StoreRemote {
   }
 
   /** The layer and both manifests; blobs the registry has already are not uploaded again. */
-  private async pushOnce(object: { key: CacheKey; marker: ObjectMarker; path: string }, signal?: AbortSignal): Promise<void> {
+  private async pushOnce(
+    object: { key: CacheKey; marker: ObjectMarker; path: string },
+    signal?: AbortSignal,
+  ): Promise<void> {
     const layer = await this.client.pushBlob(await packTree(object.path, { gzipLevel: this.gzipLevel }), signal);
     const layerDescriptor = { mediaType: LAYER_TAR_GZIP, digest: layer.digest, size: layer.size };
-    const objectConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker })), signal);
-    await this.client.putManifest(objectTag(object.marker.objectId), objectManifest(objectConfig, layerDescriptor), signal);
-    const keyConfig = await this.client.pushBlob(Buffer.from(canonicalJson({ format: 1, marker: object.marker, key: object.key })), signal);
+    const objectConfig = await this.client.pushBlob(
+      Buffer.from(canonicalJson({ format: 1, marker: object.marker })),
+      signal,
+    );
+    await this.client.putManifest(
+      objectTag(object.marker.objectId),
+      objectManifest(objectConfig, layerDescriptor),
+      signal,
+    );
+    const keyConfig = await this.client.pushBlob(
+      Buffer.from(canonicalJson({ format: 1, marker: object.marker, key: object.key })),
+      signal,
+    );
     await this.client.putManifest(keyTag(object.key), objectManifest(keyConfig, layerDescriptor), signal);
   }
 
@@ -101,9 +128,11 @@ export class OciRemote implements StoreRemote {
     return this.guard(async () => {
       const found = await this.client.getManifest(factTag(name), signal);
       if (!found) return undefined;
-      if (found.manifest.artifactType !== FACT_ARTIFACT_TYPE) throw this.bad(`${factTag(name)} is not a fact (artifact type ${JSON.stringify(found.manifest.artifactType)})`);
+      if (found.manifest.artifactType !== FACT_ARTIFACT_TYPE)
+        throw this.bad(`${factTag(name)} is not a fact (artifact type ${JSON.stringify(found.manifest.artifactType)})`);
       const config = await this.readConfig(found.manifest, FACT_CONFIG_TYPE, signal);
-      if (config.name !== name || typeof config.value !== 'string') throw this.bad(`${factTag(name)} holds another fact`);
+      if (config.name !== name || typeof config.value !== 'string')
+        throw this.bad(`${factTag(name)} holds another fact`);
       return config.value;
     });
   }
@@ -138,7 +167,16 @@ export class OciRemote implements StoreRemote {
         const config = await this.readConfig(found.manifest, OBJECT_CONFIG_TYPE, signal);
         const key = config.key as CacheKey;
         if (typeof key !== 'object' || key === null || keyTag(key) !== tag) throw this.bad(`${tag} holds another key`);
-        keys.push({ key, marker: checkMarker(config.marker, (config.marker as ObjectMarker | undefined)?.objectId ?? '', this.maxBytes, this.maxFiles, this.label) });
+        keys.push({
+          key,
+          marker: checkMarker(
+            config.marker,
+            (config.marker as ObjectMarker | undefined)?.objectId ?? '',
+            this.maxBytes,
+            this.maxFiles,
+            this.label,
+          ),
+        });
       }
       return keys;
     });
@@ -155,33 +193,53 @@ export class OciRemote implements StoreRemote {
    * timeout, not one per acquisition.
    */
   private async guard<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.bypassed) throw new RegistryError('REGISTRY_UNREACHABLE', `${this.label}: skipped, it was unreachable less than ${this.retryAfterMs} ms ago`);
+    if (this.bypassed)
+      throw new RegistryError(
+        'REGISTRY_UNREACHABLE',
+        `${this.label}: skipped, it was unreachable less than ${this.retryAfterMs} ms ago`,
+      );
     try {
       return await operation();
     } catch (error) {
-      if (error instanceof RegistryError && error.code === 'REGISTRY_UNREACHABLE') this.downUntil = this.clock() + this.retryAfterMs;
+      if (error instanceof RegistryError && error.code === 'REGISTRY_UNREACHABLE')
+        this.downUntil = this.clock() + this.retryAfterMs;
       throw error;
     }
   }
 
   private checkObjectManifest(manifest: ImageManifest, objectId: string) {
     if (manifest.artifactType !== OBJECT_ARTIFACT_TYPE) {
-      throw this.bad(`${objectTag(objectId)} is not a store object (artifact type ${JSON.stringify(manifest.artifactType)})`);
+      throw this.bad(
+        `${objectTag(objectId)} is not a store object (artifact type ${JSON.stringify(manifest.artifactType)})`,
+      );
     }
-    if (manifest.layers.length !== 1) throw this.bad(`${objectTag(objectId)} has ${manifest.layers.length} layers, not 1`);
+    if (manifest.layers.length !== 1)
+      throw this.bad(`${objectTag(objectId)} has ${manifest.layers.length} layers, not 1`);
     const layer = manifest.layers[0]!;
-    if (layer.mediaType !== LAYER_TAR_GZIP && layer.mediaType !== LAYER_TAR) throw this.bad(`${objectTag(objectId)}: layer media type ${JSON.stringify(layer.mediaType)}`);
-    if (layer.size > this.maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: ${objectTag(objectId)}: a ${layer.size}-byte layer is over the limit of ${this.maxBytes}`);
+    if (layer.mediaType !== LAYER_TAR_GZIP && layer.mediaType !== LAYER_TAR)
+      throw this.bad(`${objectTag(objectId)}: layer media type ${JSON.stringify(layer.mediaType)}`);
+    if (layer.size > this.maxBytes)
+      throw new RegistryError(
+        'REGISTRY_TOO_LARGE',
+        `${this.label}: ${objectTag(objectId)}: a ${layer.size}-byte layer is over the limit of ${this.maxBytes}`,
+      );
     return layer;
   }
 
-  private async readConfig(manifest: ImageManifest, mediaType: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    if (manifest.config.mediaType !== mediaType) throw this.bad(`config media type ${JSON.stringify(manifest.config.mediaType)} is not ${mediaType}`);
-    if (manifest.config.size > MAX_CONFIG_BYTES) throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: a ${manifest.config.size}-byte config`);
+  private async readConfig(
+    manifest: ImageManifest,
+    mediaType: string,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    if (manifest.config.mediaType !== mediaType)
+      throw this.bad(`config media type ${JSON.stringify(manifest.config.mediaType)} is not ${mediaType}`);
+    if (manifest.config.size > MAX_CONFIG_BYTES)
+      throw new RegistryError('REGISTRY_TOO_LARGE', `${this.label}: a ${manifest.config.size}-byte config`);
     const bytes = await this.client.getBlob(manifest.config.digest, MAX_CONFIG_BYTES, signal);
     try {
       const value = JSON.parse(bytes.toString('utf8')) as unknown;
-      if (typeof value !== 'object' || value === null || (value as { format?: unknown }).format !== 1) throw new Error('format');
+      if (typeof value !== 'object' || value === null || (value as { format?: unknown }).format !== 1)
+        throw new Error('format');
       return value as Record<string, unknown>;
     } catch (error) {
       throw this.bad('the config is not a format-1 JSON object', error);
@@ -200,21 +258,31 @@ export class OciRemote implements StoreRemote {
  * pushing one object at once: 2 pushes in 100 failed so. Trying again a little later
  * finds the blob committed (the HEAD check then skips the upload).
  */
-const RACE_CODES = new Set(['DIGEST_INVALID', 'BLOB_UNKNOWN', 'MANIFEST_BLOB_UNKNOWN', 'BLOB_UPLOAD_UNKNOWN', 'BLOB_UPLOAD_INVALID']);
+const RACE_CODES = new Set([
+  'DIGEST_INVALID',
+  'BLOB_UNKNOWN',
+  'MANIFEST_BLOB_UNKNOWN',
+  'BLOB_UPLOAD_UNKNOWN',
+  'BLOB_UPLOAD_INVALID',
+]);
 
 async function retryRaces(push: () => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await push();
     } catch (error) {
-      const raced = error instanceof RegistryError && error.code === 'REGISTRY_HTTP' && RACE_CODES.has(error.registryCode ?? '');
+      const raced =
+        error instanceof RegistryError && error.code === 'REGISTRY_HTTP' && RACE_CODES.has(error.registryCode ?? '');
       if (!raced || attempt >= 4) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt * attempt));
     }
   }
 }
 
-function objectManifest(config: { digest: string; size: number }, layer: { mediaType: string; digest: string; size: number }): ImageManifest {
+function objectManifest(
+  config: { digest: string; size: number },
+  layer: { mediaType: string; digest: string; size: number },
+): ImageManifest {
   return {
     schemaVersion: 2,
     mediaType: OCI_MANIFEST,
@@ -224,21 +292,42 @@ function objectManifest(config: { digest: string; size: number }, layer: { media
   };
 }
 
-function checkMarker(value: unknown, objectId: string, maxBytes: number, maxFiles: number, label: string): ObjectMarker {
+function checkMarker(
+  value: unknown,
+  objectId: string,
+  maxBytes: number,
+  maxFiles: number,
+  label: string,
+): ObjectMarker {
   const marker = value as Partial<ObjectMarker> | undefined;
   const bad = (why: string) => new RegistryError('REGISTRY_BAD_ARTIFACT', `${label}: object ${objectId}: ${why}`);
-  if (typeof marker !== 'object' || marker === null || marker.format !== 1) throw bad('the config holds no format-1 marker');
+  if (typeof marker !== 'object' || marker === null || marker.format !== 1)
+    throw bad('the config holds no format-1 marker');
   if (marker.objectId !== objectId || !/^[0-9a-f]{64}$/.test(objectId)) throw bad('the marker names another object');
-  if (typeof marker.provider !== 'string' || typeof marker.contentId !== 'string') throw bad('the marker has no content identity');
+  if (typeof marker.provider !== 'string' || typeof marker.contentId !== 'string')
+    throw bad('the marker has no content identity');
   if (marker.scope !== undefined && typeof marker.scope !== 'string') throw bad("the marker's scope is not a string");
-  const identity = { provider: marker.provider, contentId: marker.contentId, ...(marker.scope === undefined ? {} : { scope: marker.scope }) };
+  const identity = {
+    provider: marker.provider,
+    contentId: marker.contentId,
+    ...(marker.scope === undefined ? {} : { scope: marker.scope }),
+  };
   if (objectIdOf(identity) !== objectId) throw bad("the marker's content identity is not this object's");
-  if (typeof marker.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(marker.digest)) throw bad('the marker has no tree digest');
+  if (typeof marker.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(marker.digest))
+    throw bad('the marker has no tree digest');
   for (const field of ['files', 'bytes'] as const) {
     const n = marker[field];
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw bad(`the marker's ${field} is not a count`);
   }
-  if (marker.bytes! > maxBytes) throw new RegistryError('REGISTRY_TOO_LARGE', `${label}: object ${objectId} holds ${marker.bytes} bytes, over the limit of ${maxBytes}`);
-  if (marker.files! > maxFiles) throw new RegistryError('REGISTRY_TOO_LARGE', `${label}: object ${objectId} holds ${marker.files} files, over the limit of ${maxFiles}`);
+  if (marker.bytes! > maxBytes)
+    throw new RegistryError(
+      'REGISTRY_TOO_LARGE',
+      `${label}: object ${objectId} holds ${marker.bytes} bytes, over the limit of ${maxBytes}`,
+    );
+  if (marker.files! > maxFiles)
+    throw new RegistryError(
+      'REGISTRY_TOO_LARGE',
+      `${label}: object ${objectId} holds ${marker.files} files, over the limit of ${maxFiles}`,
+    );
   return { format: 1, objectId, ...identity, digest: marker.digest!, files: marker.files!, bytes: marker.bytes! };
 }

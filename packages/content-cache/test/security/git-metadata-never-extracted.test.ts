@@ -28,9 +28,24 @@ let asked = 0;
 /** Whether git refuses `path` (its last segment named as given, put in a folder of its own so no two paths conflict). */
 function gitRefuses(path: string, mode: '100644' | '120000'): boolean {
   path = `q${++asked}/${path}`;
-  const result = spawnSync('git', ['-C', repo, '-c', 'core.protectHFS=true', '-c', 'core.protectNTFS=true', 'update-index', '--add', '--cacheinfo', `${mode},${blob},${path}`], {
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    'git',
+    [
+      '-C',
+      repo,
+      '-c',
+      'core.protectHFS=true',
+      '-c',
+      'core.protectNTFS=true',
+      'update-index',
+      '--add',
+      '--cacheinfo',
+      `${mode},${blob},${path}`,
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
   return result.status !== 0;
 }
 
@@ -56,7 +71,23 @@ const DOT_GIT_SPELLINGS = [
   'a\\.git',
 ];
 // The last two: HFS+ keeps the trailing dot and NTFS keeps the joiners, so no filesystem reads them as .git.
-const NOT_DOT_GIT = ['.gitx', '.github', '.gitignore', '.gitmodules', 'git', 'git~2', '.git~1', 'x.git', '.g it', '.gi\u00adt', '.gıt', 'ｇit', '.git.x', '.G\u200cI\u200dT.', 'g\u200cit~1'];
+const NOT_DOT_GIT = [
+  '.gitx',
+  '.github',
+  '.gitignore',
+  '.gitmodules',
+  'git',
+  'git~2',
+  '.git~1',
+  'x.git',
+  '.g it',
+  '.gi\u00adt',
+  '.gıt',
+  'ｇit',
+  '.git.x',
+  '.G\u200cI\u200dT.',
+  'g\u200cit~1',
+];
 
 /** Spellings built at random from the rules (case, ignorable code points, NTFS tails), seeded so a failure repeats. */
 function generatedSpellings(count: number): string[] {
@@ -67,7 +98,24 @@ function generatedSpellings(count: number): string[] {
     seed ^= seed << 5;
     return (seed >>> 0) % n;
   };
-  const ignorable = ['\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u206a', '\u206b', '\u206c', '\u206d', '\u206e', '\u206f', '\ufeff'];
+  const ignorable = [
+    '\u200c',
+    '\u200d',
+    '\u200e',
+    '\u200f',
+    '\u202a',
+    '\u202b',
+    '\u202c',
+    '\u202d',
+    '\u202e',
+    '\u206a',
+    '\u206b',
+    '\u206c',
+    '\u206d',
+    '\u206e',
+    '\u206f',
+    '\ufeff',
+  ];
   const near = ['\u00ad', '\u2060', '\u200b', ' ', '-', '~', '1'];
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -75,7 +123,8 @@ function generatedSpellings(count: number): string[] {
     let name = '';
     for (const ch of base) {
       name += next(2) === 0 ? ch.toUpperCase() : ch;
-      if (next(4) === 0) name += (next(3) === 0 ? near : ignorable)[next(next(3) === 0 ? near.length : ignorable.length)] ?? '';
+      if (next(4) === 0)
+        name += (next(3) === 0 ? near : ignorable)[next(next(3) === 0 ? near.length : ignorable.length)] ?? '';
     }
     for (let tail = next(4); tail > 0; tail--) name += ['.', ' ', '\u200c', 'x'][next(4)];
     out.push(name);
@@ -99,22 +148,36 @@ describe('gitPathProblem refuses exactly what git refuses', () => {
     const generated = generatedSpellings(48);
     const refused = generated.filter((name) => gitPathProblem(`${name}/x`) !== undefined);
     expect(refused.length).toBeGreaterThanOrEqual(10);
-    expect(generated.filter((name) => (gitPathProblem(`${name}/x`) !== undefined) !== gitRefuses(`${name}/x`, '100644'))).toEqual([]);
+    expect(
+      generated.filter((name) => (gitPathProblem(`${name}/x`) !== undefined) !== gitRefuses(`${name}/x`, '100644')),
+    ).toEqual([]);
   });
 
-  it.each(['.gitmodules', '.GITMODULES', '.gitmodules.', '.gitmodules :x', '.gitm\u200codules', 'gitmod~1', 'GITMOD~4', 'gi7eba~1', 'gi7eb~12', '~1234567', 'dir/.gitmodules'])(
-    'refuses %j as a symbolic link, as git does, and accepts it as a file',
+  it.each([
+    '.gitmodules',
+    '.GITMODULES',
+    '.gitmodules.',
+    '.gitmodules :x',
+    '.gitm\u200codules',
+    'gitmod~1',
+    'GITMOD~4',
+    'gi7eba~1',
+    'gi7eb~12',
+    '~1234567',
+    'dir/.gitmodules',
+  ])('refuses %j as a symbolic link, as git does, and accepts it as a file', (name) => {
+    expect(gitPathProblem(name, { link: true })).toBe('gitmodules-link');
+    expect(gitRefuses(name, '120000')).toBe(true);
+    expect(gitPathProblem(name)).toBeUndefined();
+  });
+
+  it.each(['.gitattributes', 'gitmod~5', 'gi7eba~12', 'gi7ebb~1', '.gitmodulesx'])(
+    'accepts %j as a symbolic link, as git does',
     (name) => {
-      expect(gitPathProblem(name, { link: true })).toBe('gitmodules-link');
-      expect(gitRefuses(name, '120000')).toBe(true);
-      expect(gitPathProblem(name)).toBeUndefined();
+      expect(gitPathProblem(name, { link: true })).toBeUndefined();
+      expect(gitRefuses(name, '120000')).toBe(false);
     },
   );
-
-  it.each(['.gitattributes', 'gitmod~5', 'gi7eba~12', 'gi7ebb~1', '.gitmodulesx'])('accepts %j as a symbolic link, as git does', (name) => {
-    expect(gitPathProblem(name, { link: true })).toBeUndefined();
-    expect(gitRefuses(name, '120000')).toBe(false);
-  });
 });
 
 async function tarGz(entries: readonly TarOfEntry[]): Promise<Buffer> {
@@ -122,23 +185,30 @@ async function tarGz(entries: readonly TarOfEntry[]): Promise<Buffer> {
 }
 
 /** What readArchive hands on, or the error it stops with. */
-async function read(entries: readonly TarOfEntry[], links: 'refuse' | 'inside' = 'inside'): Promise<{ seen: string[]; error?: ArchiveError }> {
+async function read(
+  entries: readonly TarOfEntry[],
+  links: 'refuse' | 'inside' = 'inside',
+): Promise<{ seen: string[]; error?: ArchiveError }> {
   const seen: string[] = [];
   try {
-    await readArchive(await tarGz(entries), { maxBytes: 1 << 20, maxFiles: 100, links }, {
-      async directory(path) {
-        seen.push(`${path}/`);
+    await readArchive(
+      await tarGz(entries),
+      { maxBytes: 1 << 20, maxFiles: 100, links },
+      {
+        async directory(path) {
+          seen.push(`${path}/`);
+        },
+        async file(file, body) {
+          for await (const _ of body) {
+            // drained
+          }
+          seen.push(file.path);
+        },
+        async link(path) {
+          seen.push(`${path}@`);
+        },
       },
-      async file(file, body) {
-        for await (const _ of body) {
-          // drained
-        }
-        seen.push(file.path);
-      },
-      async link(path) {
-        seen.push(`${path}@`);
-      },
-    });
+    );
     return { seen };
   } catch (error) {
     if (!(error instanceof ArchiveError)) throw error;
@@ -149,32 +219,85 @@ async function read(entries: readonly TarOfEntry[], links: 'refuse' | 'inside' =
 const FSMONITOR_CONFIG = '[core]\n\tfsmonitor = "touch /tmp/pwned"\n';
 
 describe('readArchive never hands on a .git entry', () => {
-  it.each(DOT_GIT_SPELLINGS.filter((name) => !name.includes('\\') && !name.includes(':')))('refuses the entry %j/config before the visitor sees it', async (name) => {
-    const { seen, error } = await read([{ name: 'README.md', data: 'hi' }, { name: `${name}/config`, data: FSMONITOR_CONFIG }]);
-    expect(error?.reason).toBe('git-metadata');
-    expect(error?.entry).toBe(`${name}/config`);
-    expect(seen).toEqual(['README.md']);
-  });
+  it.each(DOT_GIT_SPELLINGS.filter((name) => !name.includes('\\') && !name.includes(':')))(
+    'refuses the entry %j/config before the visitor sees it',
+    async (name) => {
+      const { seen, error } = await read([
+        { name: 'README.md', data: 'hi' },
+        { name: `${name}/config`, data: FSMONITOR_CONFIG },
+      ]);
+      expect(error?.reason).toBe('git-metadata');
+      expect(error?.entry).toBe(`${name}/config`);
+      expect(seen).toEqual(['README.md']);
+    },
+  );
 
   it('refuses a .git folder entry, a gitfile and one deep in the tree', async () => {
     expect((await read([{ name: '.git/', type: 'directory' }])).error?.reason).toBe('git-metadata');
-    expect((await read([{ name: 'skills/a/.git', data: 'gitdir: /home/victim/.git\n' }])).error?.reason).toBe('git-metadata');
-    expect((await read([{ name: 'a/b/c/.GIT/hooks/post-checkout', data: '#!/bin/sh\n' }])).error?.reason).toBe('git-metadata');
+    expect((await read([{ name: 'skills/a/.git', data: 'gitdir: /home/victim/.git\n' }])).error?.reason).toBe(
+      'git-metadata',
+    );
+    expect((await read([{ name: 'a/b/c/.GIT/hooks/post-checkout', data: '#!/bin/sh\n' }])).error?.reason).toBe(
+      'git-metadata',
+    );
   });
 
   it('judges the path written, after stripComponents and select', async () => {
-    const archive = await tarGz([{ name: 'repo-abc/ok.txt', data: '1' }, { name: 'repo-abc/.git/config', data: FSMONITOR_CONFIG }]);
-    const error = await readArchive(archive, { maxBytes: 1 << 20, maxFiles: 10, stripComponents: 1 }, { async directory() {}, async file(_f, body) { for await (const _ of body); } }).catch((e: unknown) => e);
+    const archive = await tarGz([
+      { name: 'repo-abc/ok.txt', data: '1' },
+      { name: 'repo-abc/.git/config', data: FSMONITOR_CONFIG },
+    ]);
+    const error = await readArchive(
+      archive,
+      { maxBytes: 1 << 20, maxFiles: 10, stripComponents: 1 },
+      {
+        async directory() {},
+        async file(_f, body) {
+          for await (const _ of body);
+        },
+      },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ reason: 'git-metadata' });
-    const remapped = await readArchive(await tarGz([{ name: 'x/config', data: FSMONITOR_CONFIG }]), { maxBytes: 1 << 20, maxFiles: 10, select: (path) => path.replace(/^x\//, '.git/') }, { async directory() {}, async file(_f, body) { for await (const _ of body); } }).catch((e: unknown) => e);
+    const remapped = await readArchive(
+      await tarGz([{ name: 'x/config', data: FSMONITOR_CONFIG }]),
+      { maxBytes: 1 << 20, maxFiles: 10, select: (path) => path.replace(/^x\//, '.git/') },
+      {
+        async directory() {},
+        async file(_f, body) {
+          for await (const _ of body);
+        },
+      },
+    ).catch((e: unknown) => e);
     expect(remapped).toMatchObject({ reason: 'git-metadata' });
   });
 
   it('refuses a .gitmodules symbolic link and a link into .git, and accepts a .gitmodules file', async () => {
-    expect((await read([{ name: 'target', data: '[submodule]' }, { name: '.gitmodules', type: 'symlink', linkname: 'target' }])).error?.reason).toBe('git-metadata');
-    expect((await read([{ name: 'target', data: '' }, { name: 'GITMOD~1', type: 'symlink', linkname: 'target' }])).error?.reason).toBe('git-metadata');
-    expect((await read([{ name: 'x', type: 'symlink', linkname: 'sub/.GIT/config' }])).error?.reason).toBe('git-metadata');
-    expect(await read([{ name: '.gitmodules', data: '[submodule "a"]\n' }, { name: '.gitignore', data: 'x\n' }, { name: '.github/workflows/ci.yml', data: 'on: push\n' }])).toEqual({
+    expect(
+      (
+        await read([
+          { name: 'target', data: '[submodule]' },
+          { name: '.gitmodules', type: 'symlink', linkname: 'target' },
+        ])
+      ).error?.reason,
+    ).toBe('git-metadata');
+    expect(
+      (
+        await read([
+          { name: 'target', data: '' },
+          { name: 'GITMOD~1', type: 'symlink', linkname: 'target' },
+        ])
+      ).error?.reason,
+    ).toBe('git-metadata');
+    expect((await read([{ name: 'x', type: 'symlink', linkname: 'sub/.GIT/config' }])).error?.reason).toBe(
+      'git-metadata',
+    );
+    expect(
+      await read([
+        { name: '.gitmodules', data: '[submodule "a"]\n' },
+        { name: '.gitignore', data: 'x\n' },
+        { name: '.github/workflows/ci.yml', data: 'on: push\n' },
+      ]),
+    ).toEqual({
       seen: ['.gitmodules', '.gitignore', '.github/workflows/ci.yml'],
     });
   });

@@ -9,7 +9,17 @@ import { copyInside, hashTree, openContentStore, UnsafeTreeError, type Fill } fr
  * holding a `.git` in a spelling git refuses is never published, since `git status` in a
  * published folder would run that repository's core.fsmonitor.
  */
-const DOT_GIT_SPELLINGS = ['.git', '.GIT', 'git~1', 'GIT~1', '.git.', '.git ', '.git::$INDEX_ALLOCATION', '.g\u200cit', '\ufeff.git'];
+const DOT_GIT_SPELLINGS = [
+  '.git',
+  '.GIT',
+  'git~1',
+  'GIT~1',
+  '.git.',
+  '.git ',
+  '.git::$INDEX_ALLOCATION',
+  '.g\u200cit',
+  '\ufeff.git',
+];
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,7 +35,8 @@ async function newStore() {
 
 /** What the store holds besides its own bookkeeping: every list must stay empty after a refusal. */
 async function leftovers(root: string) {
-  const list = async (name: string) => (await readdir(join(root, name)).catch(() => [] as string[])).filter((entry) => !entry.endsWith('.lock'));
+  const list = async (name: string) =>
+    (await readdir(join(root, name)).catch(() => [] as string[])).filter((entry) => !entry.endsWith('.lock'));
   return { objects: await list('objects'), links: await list('links'), staging: await list('staging') };
 }
 
@@ -45,26 +56,29 @@ async function refusal(run: Promise<unknown>): Promise<UnsafeTreeError> {
 }
 
 describe('sealing never publishes git metadata', () => {
-  it.each(DOT_GIT_SPELLINGS)('refuses a tree holding %j (as a folder, or a file the writer made) with CACHE_UNSAFE_TREE naming the path; nothing is published and no staging is left', async (name) => {
-    const { store, root } = await newStore();
-    const fills: Array<[string, Fill]> = [
-      [
-        `skill/${name}`,
-        async (destination) => {
-          await mkdir(join(destination, 'skill', name), { recursive: true });
-          await writeFile(join(destination, 'skill', 'SKILL.md'), '---\nname: s\n---\n');
-          await writeFile(join(destination, 'skill', name, 'config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
-        },
-      ],
-      [`${name}`, async (_destination, ctx) => ctx.writeFile(name, 'gitdir: /somewhere/else\n')],
-    ];
-    for (const [path, fill] of fills) {
-      const error = await refusal(store.acquire(key(), fill));
-      expect(error).toMatchObject({ code: 'CACHE_UNSAFE_TREE', reason: 'git-dir', path });
-      expect(error.message).toContain(JSON.stringify(path));
-      expect(await leftovers(root)).toEqual({ objects: [], links: [], staging: [] });
-    }
-  });
+  it.each(DOT_GIT_SPELLINGS)(
+    'refuses a tree holding %j (as a folder, or a file the writer made) with CACHE_UNSAFE_TREE naming the path; nothing is published and no staging is left',
+    async (name) => {
+      const { store, root } = await newStore();
+      const fills: Array<[string, Fill]> = [
+        [
+          `skill/${name}`,
+          async (destination) => {
+            await mkdir(join(destination, 'skill', name), { recursive: true });
+            await writeFile(join(destination, 'skill', 'SKILL.md'), '---\nname: s\n---\n');
+            await writeFile(join(destination, 'skill', name, 'config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+          },
+        ],
+        [`${name}`, async (_destination, ctx) => ctx.writeFile(name, 'gitdir: /somewhere/else\n')],
+      ];
+      for (const [path, fill] of fills) {
+        const error = await refusal(store.acquire(key(), fill));
+        expect(error).toMatchObject({ code: 'CACHE_UNSAFE_TREE', reason: 'git-dir', path });
+        expect(error.message).toContain(JSON.stringify(path));
+        expect(await leftovers(root)).toEqual({ objects: [], links: [], staging: [] });
+      }
+    },
+  );
 
   it('refuses a .gitmodules that is a link, and a link that leads through a .git entry', async () => {
     const { store, root } = await newStore();

@@ -65,7 +65,9 @@ describe('private folders under the store root', () => {
     expect(await sweepPrivateDirs(root)).toBe(3);
     for (const dir of [exited, reused, orphan]) await expect(lstat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readFile(join(live, 'deploy-key'), 'utf8')).toBe('LIVE');
-    expect((await readdir(root)).sort()).toEqual([live.slice(root.length + 1), `${live.slice(root.length + 1)}.owner`].sort());
+    expect((await readdir(root)).sort()).toEqual(
+      [live.slice(root.length + 1), `${live.slice(root.length + 1)}.owner`].sort(),
+    );
   });
 
   it('never follows a link while removing: a link to a file outside is unlinked, the file is untouched', async () => {

@@ -21,14 +21,25 @@ interface Served {
  * A registry on loopback whose every answer is `status` with a body of `HUGE` bytes, sent as
  * fast as the client takes it (backpressure honoured), without Content-Length unless asked.
  */
-async function hostileRegistry(answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; fill?: number; contentLength?: boolean }) {
+async function hostileRegistry(
+  answer: (req: IncomingMessage) => {
+    status: number;
+    headers?: Record<string, string>;
+    fill?: number;
+    contentLength?: boolean;
+  },
+) {
   const served: Served[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const plan = answer(req);
     let resolveDone!: () => void;
     const record: Served = { written: 0, cutShort: false, done: new Promise((resolve) => (resolveDone = resolve)) };
     served.push(record);
-    res.writeHead(plan.status, { 'content-type': 'application/json', ...(plan.contentLength ? { 'content-length': String(HUGE) } : {}), ...plan.headers });
+    res.writeHead(plan.status, {
+      'content-type': 'application/json',
+      ...(plan.contentLength ? { 'content-length': String(HUGE) } : {}),
+      ...plan.headers,
+    });
     const chunk = Buffer.alloc(256 * 1024, plan.fill ?? 0x20);
     chunk.write('{"tags":["', 0);
     let first = true;
@@ -140,7 +151,10 @@ describe('every registry answer is read up to a bound, and the connection is clo
   });
 
   it('refuses an endless manifest at its limit and closes the connection', async () => {
-    const { url, served } = await hostileRegistry(() => ({ status: 200, headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } }));
+    const { url, served } = await hostileRegistry(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+    }));
     const { outcome, peak } = await measured(() => client(url).getManifest('v1'));
     expect(outcome).toMatchObject({ code: 'REGISTRY_TOO_LARGE', limit: 4 * MIB });
     expect(peak).toBeLessThan(MEMORY_BOUND);

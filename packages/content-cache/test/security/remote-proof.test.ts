@@ -1,7 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CacheKey, type Fill, type StoreEvent, hashTree, objectTag, ociRemote, openContentStore } from '@agentproto/content-cache';
+import {
+  type CacheKey,
+  type Fill,
+  type StoreEvent,
+  hashTree,
+  objectTag,
+  ociRemote,
+  openContentStore,
+} from '@agentproto/content-cache';
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
 import { tempDir } from '../support/temp.js';
 
@@ -34,7 +42,10 @@ function fillWith(files: Record<string, string>, counts?: { fills: number }): Fi
 /** The content id of the honest files: the tree digest a fill of them publishes. */
 async function honestContentId(): Promise<string> {
   const store = await openContentStore({ root: join(await tempDir(), 'store') });
-  const tree = await store.acquire({ provider: 'digest', declaration: 'probe', version: '1', contentId: 'probe' }, fillWith(HONEST));
+  const tree = await store.acquire(
+    { provider: 'digest', declaration: 'probe', version: '1', contentId: 'probe' },
+    fillWith(HONEST),
+  );
   return (await hashTree(tree.path)).digest;
 }
 
@@ -92,7 +103,9 @@ describe('the remote tier takes nothing it cannot prove', () => {
     expect(counts.fills).toBe(1);
     expect(victim.events).toEqual([]);
     // Not pushed either: the registry still holds the attacker's object, not the victim's.
-    const manifest = await ociRemote({ url: registry.url, repository, allowInsecureHttp: true }).client.getManifest(objectTag(tree.objectId));
+    const manifest = await ociRemote({ url: registry.url, repository, allowInsecureHttp: true }).client.getManifest(
+      objectTag(tree.objectId),
+    );
     expect(manifest).toBeDefined();
     const honest = await machine(`agentproto/proof-${process.pid}-${++counter}`);
     await honest.store.acquire(key, fillWith(HONEST));
@@ -111,8 +124,12 @@ describe('the remote tier takes nothing it cannot prove', () => {
     expect(await victim.store.recall(name)).toBeUndefined();
     await victim.store.remember(name, 'a'.repeat(40));
     await victim.store.remoteIdle();
-    expect(victim.events).toEqual([expect.objectContaining({ type: 'remote-warning', operation: 'remember', code: 'CACHE_REMOTE_FACT_MISMATCH' })]);
-    expect(await ociRemote({ url: registry.url, repository, allowInsecureHttp: true }).recall(name)).toBe('a'.repeat(40));
+    expect(victim.events).toEqual([
+      expect.objectContaining({ type: 'remote-warning', operation: 'remember', code: 'CACHE_REMOTE_FACT_MISMATCH' }),
+    ]);
+    expect(await ociRemote({ url: registry.url, repository, allowInsecureHttp: true }).recall(name)).toBe(
+      'a'.repeat(40),
+    );
     expect(await victim.store.recall(name)).toBe('a'.repeat(40));
   });
 });

@@ -10,12 +10,15 @@ describe('a fill writes where no one else can', () => {
     try {
       const store = await openContentStore({ root: join(dir.path, 'store') });
       let modeDuringFill = -1;
-      const tree = await store.acquire({ provider: 'test', declaration: { n: 1 }, version: 'v1', contentId: 'c1' }, async (destination, ctx) => {
-        // Another local user who could write here could swap a folder of the tree for a link
-        // between the fill's (or the seal's) check and its write or read.
-        modeDuringFill = (await stat(dirname(destination))).mode & 0o777;
-        await ctx.writeFile('a/b.txt', 'b\n');
-      });
+      const tree = await store.acquire(
+        { provider: 'test', declaration: { n: 1 }, version: 'v1', contentId: 'c1' },
+        async (destination, ctx) => {
+          // Another local user who could write here could swap a folder of the tree for a link
+          // between the fill's (or the seal's) check and its write or read.
+          modeDuringFill = (await stat(dirname(destination))).mode & 0o777;
+          await ctx.writeFile('a/b.txt', 'b\n');
+        },
+      );
       expect(modeDuringFill).toBe(0o700);
       expect((await stat(dirname(tree.path))).mode & 0o777).toBe(0o755);
     } finally {

@@ -30,10 +30,18 @@ describe('a tree whose folders are swapped for links while it is hashed or read'
     // two names may be seen as the folder or as the link. Any of those four trees is fine;
     // a tree with an outside file in it never is.
     const states = new Set<string>();
-    for (const [n, [libIsFolder, parkIsFolder]] of [[true, false], [false, true], [true, true], [false, false]].entries()) {
+    for (const [n, [libIsFolder, parkIsFolder]] of [
+      [true, false],
+      [false, true],
+      [true, true],
+      [false, false],
+    ].entries()) {
       const state = join(dir.path, `state-${n}`);
       await mkdir(join(state, '.park'), { recursive: true });
-      for (const [place, isFolder] of [['lib', libIsFolder], ['.park/lib', parkIsFolder]] as const) {
+      for (const [place, isFolder] of [
+        ['lib', libIsFolder],
+        ['.park/lib', parkIsFolder],
+      ] as const) {
         if (!isFolder) {
           await symlink(outside.dir, join(state, place));
           continue;
@@ -59,17 +67,20 @@ describe('a tree whose folders are swapped for links while it is hashed or read'
           if (!states.has(digest)) leaks.push(`digest ${digest} of a tree that never was`);
         } catch (error) {
           if (!(error instanceof NotInsideError)) leaks.push(`untyped: ${String(error)}`);
-          for (const text of renderings(error)) if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
+          for (const text of renderings(error))
+            if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
         }
         for (const rel of ['lib/a.txt', 'lib/deep/b.txt']) {
           try {
             const { bytes, stats } = readFileInside(root, rel);
             reads += 1;
-            if (outside.leaksIn(bytes).length > 0 || stats.size === outside.size) leaks.push(`read ${rel}: outside content`);
+            if (outside.leaksIn(bytes).length > 0 || stats.size === outside.size)
+              leaks.push(`read ${rel}: outside content`);
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code;
             if (!(error instanceof NotInsideError) && code !== 'ENOENT') leaks.push(`untyped: ${String(error)}`);
-            for (const text of renderings(error)) if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
+            for (const text of renderings(error))
+              if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
           }
         }
         try {
@@ -77,7 +88,8 @@ describe('a tree whose folders are swapped for links while it is hashed or read'
           (await import('node:fs')).closeSync(fd);
           if (stats.isFile()) leaks.push('a folder opened as a file');
         } catch (error) {
-          for (const text of renderings(error)) if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
+          for (const text of renderings(error))
+            if (outside.leaksIn(text).length > 0) leaks.push(`error: ${outside.leaksIn(text).join(', ')}`);
         }
       }
     } finally {

@@ -11,7 +11,12 @@ export function expectedFiles(contentId: string, count = 24): Map<string, string
 }
 
 export function keyOf(contentId: string, declaration: number): CacheKey {
-  return { provider: 'test', declaration: { source: 'https://example.test/skills.git', path: `skills/${declaration}` }, version: `v-${contentId}`, contentId };
+  return {
+    provider: 'test',
+    declaration: { source: 'https://example.test/skills.git', path: `skills/${declaration}` },
+    version: `v-${contentId}`,
+    contentId,
+  };
 }
 
 /**

@@ -20,7 +20,9 @@ export function finished(child: ChildProcess): Promise<string> {
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk));
   return new Promise((resolve, reject) => {
     // 'close', not 'exit': only then has all of the child's output been read.
-    child.on('close', (code, signal) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code ?? signal}: ${err}`))));
+    child.on('close', (code, signal) =>
+      code === 0 ? resolve(out) : reject(new Error(`worker exited ${code ?? signal}: ${err}`)),
+    );
   });
 }
 

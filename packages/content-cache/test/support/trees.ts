@@ -13,6 +13,10 @@ export function fillWith(files: Record<string, string>, modes: Record<string, nu
   };
 }
 
-export function keyFor(contentId: string, declaration: unknown = { source: 'https://example.test/skills.git', path: 'skills/a' }, version = contentId) {
+export function keyFor(
+  contentId: string,
+  declaration: unknown = { source: 'https://example.test/skills.git', path: 'skills/a' },
+  version = contentId,
+) {
   return { provider: 'git', declaration: declaration as never, version, contentId };
 }

@@ -1,9 +1,24 @@
-import { fetch as fetchPack, init, listBranches, listServerRefs, listTags, readObject, resolveRef, setConfig } from 'isomorphic-git';
+import {
+  fetch as fetchPack,
+  init,
+  listBranches,
+  listServerRefs,
+  listTags,
+  readObject,
+  resolveRef,
+  setConfig,
+} from 'isomorphic-git';
 import type { HttpClient } from 'isomorphic-git';
 import { request as nodeRequest } from 'isomorphic-git/http/node';
 import type { GitEngine, GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
 import { untilAborted } from '../abort.js';
-import { GitAuthFailedError, GitError, GitPackTooLargeError, GitRepositoryNotFoundError, GitTransportError } from '../errors.js';
+import {
+  GitAuthFailedError,
+  GitError,
+  GitPackTooLargeError,
+  GitRepositoryNotFoundError,
+  GitTransportError,
+} from '../errors.js';
 import type { RemoteRef } from '../remote-refs.js';
 import { guardedHttp } from './guarded-http.js';
 import { privateFs } from './private-fs.js';
@@ -63,19 +78,22 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       try {
         await prepareGitdir(fs, gitdir);
         if (!(await holds(fs, gitdir, commit, cache))) {
-          await untilAborted(fetchPack({
-            fs,
-            cache,
-            http,
-            gitdir,
-            url,
-            ref: commit,
-            remoteRef: commit,
-            singleBranch: true,
-            depth: 1,
-            tags: false,
-            headers: { ...headers },
-          }), signal);
+          await untilAborted(
+            fetchPack({
+              fs,
+              cache,
+              http,
+              gitdir,
+              url,
+              ref: commit,
+              remoteRef: commit,
+              singleBranch: true,
+              depth: 1,
+              tags: false,
+              headers: { ...headers },
+            }),
+            signal,
+          );
         }
       } catch (error) {
         throw translateError(error, url);
@@ -97,21 +115,24 @@ export function isomorphicGitEngine(options: IsomorphicGitEngineOptions = {}): G
       const cache = {};
       try {
         await prepareGitdir(fs, gitdir);
-        await untilAborted(fetchPack({
-          fs,
-          cache,
-          http: capped.http,
-          gitdir,
-          url,
-          singleBranch: false,
-          tags: true,
-          // What `git fetch --unshallow` asks for: a gitdir holding a shallow fetch of one
-          // commit (fetchCommit, same work folder) would otherwise stop the history there.
-          depth: ALL_HISTORY,
-          prune: true,
-          pruneTags: true,
-          headers: { ...headers },
-        }), signal);
+        await untilAborted(
+          fetchPack({
+            fs,
+            cache,
+            http: capped.http,
+            gitdir,
+            url,
+            singleBranch: false,
+            tags: true,
+            // What `git fetch --unshallow` asks for: a gitdir holding a shallow fetch of one
+            // commit (fetchCommit, same work folder) would otherwise stop the history there.
+            depth: ALL_HISTORY,
+            prune: true,
+            pruneTags: true,
+            headers: { ...headers },
+          }),
+          signal,
+        );
       } catch (error) {
         throw translateError(error, url);
       } finally {
@@ -143,7 +164,19 @@ type PrivateFs = ReturnType<typeof privateFs>;
  */
 function cappedFetch(
   client: HttpClient,
-  { url, headers, gitdir, callerSignal, maxPackBytes }: { url: string; headers: Readonly<Record<string, string>>; gitdir: string; callerSignal: AbortSignal | undefined; maxPackBytes: number | undefined },
+  {
+    url,
+    headers,
+    gitdir,
+    callerSignal,
+    maxPackBytes,
+  }: {
+    url: string;
+    headers: Readonly<Record<string, string>>;
+    gitdir: string;
+    callerSignal: AbortSignal | undefined;
+    maxPackBytes: number | undefined;
+  },
 ): { signal: AbortSignal; fs: PrivateFs; http: HttpClient; done: () => void } {
   const stop = new AbortController();
   const onCallerAbort = () => stop.abort(callerSignal?.reason);
@@ -268,8 +301,10 @@ function translateError(error: unknown, url: string): unknown {
     if (status === 404) return new GitRepositoryNotFoundError(url, error);
     return new GitTransportError(url, `HTTP ${status}`, status, error);
   }
-  if (code === 'SmartHttpError') return new GitTransportError(url, 'the server did not answer as a git smart HTTP server', undefined, error);
-  if (code === 'RemoteCapabilityError') return new GitTransportError(url, 'the server cannot make a shallow fetch', undefined, error);
+  if (code === 'SmartHttpError')
+    return new GitTransportError(url, 'the server did not answer as a git smart HTTP server', undefined, error);
+  if (code === 'RemoteCapabilityError')
+    return new GitTransportError(url, 'the server cannot make a shallow fetch', undefined, error);
   const reason = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
   return new GitTransportError(url, reason, undefined, error);
 }

@@ -47,19 +47,28 @@ export function guardedHttp(client: HttpClient, options: GuardOptions): HttpClie
         const location = headerOf(response, 'location');
         if (response.statusCode < 300 || response.statusCode >= 400 || response.statusCode === 304 || !location) {
           if (!response.body) return response;
-          const body = options.maxBodyBytes === undefined ? response.body : boundedBody(response.body, options.maxBodyBytes, options.onOverflow);
+          const body =
+            options.maxBodyBytes === undefined
+              ? response.body
+              : boundedBody(response.body, options.maxBodyBytes, options.onOverflow);
           return { ...response, body: signal ? abortableBody(body, signal) : body };
         }
         // The redirect's own body is not needed; dropping it closes the stream.
         await Promise.resolve(response.body?.return?.()).catch(() => undefined);
-        if (redirects >= MAX_REDIRECTS) throw Object.assign(new Error('too many redirects'), { code: 'TOO_MANY_REDIRECTS' });
+        if (redirects >= MAX_REDIRECTS)
+          throw Object.assign(new Error('too many redirects'), { code: 'TOO_MANY_REDIRECTS' });
         request = redirected(request, response.statusCode, location, credentials);
       }
     },
   };
 }
 
-function redirected(previous: GitHttpRequest, status: number, location: string, credentials: ReadonlySet<string>): GitHttpRequest {
+function redirected(
+  previous: GitHttpRequest,
+  status: number,
+  location: string,
+  credentials: ReadonlySet<string>,
+): GitHttpRequest {
   const url = new URL(location, previous.url);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw Object.assign(new Error('redirect to a scheme other than http(s)'), { code: 'BAD_REDIRECT' });
@@ -90,7 +99,11 @@ function headerOf(response: GitHttpResponse, name: string): string | undefined {
  * The body, counted as it arrives: the chunk that would pass `max` is never handed on. The
  * stream is dropped (closing the connection), so the server's pack stops where the cap is.
  */
-function boundedBody(body: AsyncIterableIterator<Uint8Array>, max: number, onOverflow: ((max: number) => void) | undefined): AsyncIterableIterator<Uint8Array> {
+function boundedBody(
+  body: AsyncIterableIterator<Uint8Array>,
+  max: number,
+  onOverflow: ((max: number) => void) | undefined,
+): AsyncIterableIterator<Uint8Array> {
   let received = 0;
   const iterator: AsyncIterableIterator<Uint8Array> = {
     async next() {
@@ -115,7 +128,10 @@ function boundedBody(body: AsyncIterableIterator<Uint8Array>, max: number, onOve
   return iterator;
 }
 
-function abortableBody(body: AsyncIterableIterator<Uint8Array>, signal: AbortSignal): AsyncIterableIterator<Uint8Array> {
+function abortableBody(
+  body: AsyncIterableIterator<Uint8Array>,
+  signal: AbortSignal,
+): AsyncIterableIterator<Uint8Array> {
   const iterator: AsyncIterableIterator<Uint8Array> = {
     async next() {
       try {

@@ -1,7 +1,10 @@
 import { inflateSync } from 'node:zlib';
 
 /** What a pack's objects inflate to, or the first rule one of them breaks. */
-export type PackProblem = { kind: 'object'; size: number } | { kind: 'total'; size: number } | { kind: 'malformed'; reason: string };
+export type PackProblem =
+  | { kind: 'object'; size: number }
+  | { kind: 'total'; size: number }
+  | { kind: 'malformed'; reason: string };
 
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
@@ -17,7 +20,8 @@ const REF_DELTA = 7;
  */
 export function packProblem(pack: Uint8Array, maxObject: number, maxTotal: number): PackProblem | undefined {
   const buffer = Buffer.from(pack.buffer, pack.byteOffset, pack.byteLength);
-  if (buffer.length < 32 || buffer.toString('latin1', 0, 4) !== 'PACK') return { kind: 'malformed', reason: 'no pack header' };
+  if (buffer.length < 32 || buffer.toString('latin1', 0, 4) !== 'PACK')
+    return { kind: 'malformed', reason: 'no pack header' };
   const count = buffer.readUInt32BE(8);
   let at = 12;
   let total = 0;
@@ -47,7 +51,10 @@ export function packProblem(pack: Uint8Array, maxObject: number, maxTotal: numbe
     let consumed: number;
     try {
       // An object that inflates past the size it declares is refused here, not allocated.
-      const { buffer: inflated, engine } = inflateSync(buffer.subarray(at, end), { info: true, maxOutputLength: Math.max(1, size) }) as unknown as {
+      const { buffer: inflated, engine } = inflateSync(buffer.subarray(at, end), {
+        info: true,
+        maxOutputLength: Math.max(1, size),
+      }) as unknown as {
         buffer: Buffer;
         engine: { bytesWritten: number };
       };

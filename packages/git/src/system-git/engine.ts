@@ -59,7 +59,7 @@ const ALL_HISTORY = '2147483647';
 export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine {
   const host = options.host ?? localCommandHost();
   const git = options.git ?? 'git';
-  const path = options.path ?? (options.host === undefined ? process.env.PATH ?? STANDARD_PATH : STANDARD_PATH);
+  const path = options.path ?? (options.host === undefined ? (process.env.PATH ?? STANDARD_PATH) : STANDARD_PATH);
   const prlimit = options.prlimit ?? defaultPrlimit(options.host === undefined ? path : undefined);
   if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
   // Checked now, so a bad path is reported when the engine is made, not mid-operation.
@@ -74,7 +74,10 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
     }
     const scheme = schemeOf(url);
     if (scheme === 'ssh' && ssh === undefined) {
-      throw new GitInvalidArgumentError('engine', 'ssh URLs need the system-git engine\'s ssh option (identityFile, knownHostsFile)');
+      throw new GitInvalidArgumentError(
+        'engine',
+        "ssh URLs need the system-git engine's ssh option (identityFile, knownHostsFile)",
+      );
     }
     return {
       url,
@@ -120,18 +123,46 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       // The header file is still in the work folder: the caller removes it at the end.
       await remote(
         s,
-        ['fetch', '--stdin', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--no-auto-maintenance', '--filter=blob:none', REMOTE],
-        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')], stdin: `${oids.join('\n')}\n`, signal, maxPackBytes },
+        [
+          'fetch',
+          '--stdin',
+          '--no-tags',
+          '--no-write-fetch-head',
+          '--recurse-submodules=no',
+          '--no-auto-maintenance',
+          '--filter=blob:none',
+          REMOTE,
+        ],
+        {
+          gitdir,
+          config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')],
+          stdin: `${oids.join('\n')}\n`,
+          signal,
+          maxPackBytes,
+        },
       );
     };
-    return new BatchObjectReader(gitdir, (args, stdin, signal) => local(s, gitdir, args, stdin, signal), fetchObjects, s.signal, blobless);
+    return new BatchObjectReader(
+      gitdir,
+      (args, stdin, signal) => local(s, gitdir, args, stdin, signal),
+      fetchObjects,
+      s.signal,
+      blobless,
+    );
   }
 
   /** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
   async function remote(
     s: Session,
     args: readonly string[],
-    extra: { gitdir?: string; config?: readonly string[]; stdin?: string; signal?: AbortSignal | undefined; commit?: string; maxPackBytes?: number | undefined },
+    extra: {
+      gitdir?: string;
+      config?: readonly string[];
+      stdin?: string;
+      signal?: AbortSignal | undefined;
+      commit?: string;
+      maxPackBytes?: number | undefined;
+    },
   ): Promise<CommandResult> {
     const command = args.find((arg) => !arg.startsWith('-')) ?? 'git';
     const env = await remoteEnv(s);
@@ -173,7 +204,13 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   }
 
   /** A command on the private gitdir alone: no transport allowed, no credentials given. */
-  function local(s: Session, gitdir: string, args: readonly string[], stdin?: string, signal?: AbortSignal): Promise<CommandResult> {
+  function local(
+    s: Session,
+    gitdir: string,
+    args: readonly string[],
+    stdin?: string,
+    signal?: AbortSignal,
+  ): Promise<CommandResult> {
     const stop = signal ?? s.signal;
     return host.run([git, ...configArgs(undefined), `--git-dir=${gitdir}`, ...args], {
       env: s.localEnv,
@@ -183,10 +220,19 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
     });
   }
 
-  async function mustLocal(s: Session, gitdir: string, args: readonly string[], stdin?: string): Promise<CommandResult> {
+  async function mustLocal(
+    s: Session,
+    gitdir: string,
+    args: readonly string[],
+    stdin?: string,
+  ): Promise<CommandResult> {
     const result = await local(s, gitdir, args, stdin);
     if (result.code !== 0) {
-      const cause = new GitCommandError(args[0] ?? 'git', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+      const cause = new GitCommandError(
+        args[0] ?? 'git',
+        result.code,
+        result.stderr.toString('utf8').trim().slice(0, 4096),
+      );
       throw new GitIoError(gitdir, `run git ${args[0] ?? ''} in`, cause);
     }
     return result;
@@ -237,12 +283,26 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       const partial = request.blobs === false;
       // Trees only down to a depth (directoryTreeId): git's own filter, with blobs left out too.
       const depth = partial ? request.treeDepth : undefined;
-      if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0)) throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
-      const filter = !partial ? undefined : depth === undefined ? 'blob:none' : depth === 0 ? 'tree:0' : `combine:blob:none+tree:${depth}`;
+      if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0))
+        throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
+      const filter = !partial
+        ? undefined
+        : depth === undefined
+          ? 'blob:none'
+          : depth === 0
+            ? 'tree:0'
+            : `combine:blob:none+tree:${depth}`;
       // Everything asked for already here (directoryTree, then fetchDirectory with the same
       // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
       // on the first missing object, without fetching it.
-      const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
+      const check = [
+        'rev-list',
+        '--objects',
+        '--no-walk',
+        ...(filter ? [`--filter=${filter}`] : []),
+        '--quiet',
+        commit,
+      ];
       if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
         // --refetch: the commit may be here without its trees (findCommits fetches commits
         // only), and git would otherwise take the commit for complete and fetch nothing.
@@ -260,7 +320,12 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
             REMOTE,
             commit,
           ],
-          { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])], commit, maxPackBytes: request.maxPackBytes },
+          {
+            gitdir,
+            config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])],
+            commit,
+            maxPackBytes: request.maxPackBytes,
+          },
         );
       }
       return reader(s, gitdir, partial, request.maxPackBytes);
@@ -271,7 +336,8 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
     },
 
     async findCommits(request, prefix): Promise<string[]> {
-      if (!/^[0-9a-f]{4,40}$/.test(prefix)) throw new GitInvalidArgumentError('prefix', 'must be 4 to 40 lower-case hex digits');
+      if (!/^[0-9a-f]{4,40}$/.test(prefix))
+        throw new GitInvalidArgumentError('prefix', 'must be 4 to 40 lower-case hex digits');
       const s = await session(request);
       const { gitdir } = request;
       const shallow = await local(s, gitdir, ['rev-parse', '--is-shallow-repository']);
@@ -294,12 +360,18 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
           `+refs/heads/*:${REFS}/heads/*`,
           `+refs/tags/*:${REFS}/tags/*`,
         ],
-        { gitdir, config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')], maxPackBytes: request.maxPackBytes },
+        {
+          gitdir,
+          config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')],
+          maxPackBytes: request.maxPackBytes,
+        },
       );
       const named = (await mustLocal(s, gitdir, ['rev-parse', `--disambiguate=${prefix}`])).stdout.toString('utf8');
       const ids = named.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
       if (ids.length === 0) return [];
-      const types = (await mustLocal(s, gitdir, ['cat-file', '--batch-check'], `${ids.join('\n')}\n`)).stdout.toString('utf8');
+      const types = (await mustLocal(s, gitdir, ['cat-file', '--batch-check'], `${ids.join('\n')}\n`)).stdout.toString(
+        'utf8',
+      );
       const commits = types
         .split('\n')
         .map((line) => /^([0-9a-f]{40}) commit \d+$/.exec(line)?.[1])
@@ -307,7 +379,9 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
       if (commits.length === 0) return [];
       // The gitdir may hold other commits (an earlier fetchCommit of an unreachable one):
       // rev-list prints those not reachable from the remote's refs, and they are dropped.
-      const unreachable = (await mustLocal(s, gitdir, ['rev-list', ...commits, '--not', `--glob=${REFS}/*`])).stdout.toString('utf8');
+      const unreachable = (
+        await mustLocal(s, gitdir, ['rev-list', ...commits, '--not', `--glob=${REFS}/*`])
+      ).stdout.toString('utf8');
       const dropped = new Set(unreachable.split('\n'));
       return commits.filter((id) => !dropped.has(id));
     },

@@ -59,15 +59,23 @@ export function commandFailure(stderrBytes: Buffer, exitCode: number, context: F
   if (/Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No \S+ host key is known for/.test(full)) {
     return new GitHostKeyError(url, cause);
   }
-  if (/Permission denied \((?:publickey|[^)]*publickey)[^)]*\)/.test(full)) return new GitAuthFailedError(url, undefined, cause);
+  if (/Permission denied \((?:publickey|[^)]*publickey)[^)]*\)/.test(full))
+    return new GitAuthFailedError(url, undefined, cause);
   if (/returned error: 403\b/.test(full)) return new GitAuthFailedError(url, 403, cause);
   if (/returned error: 401\b|could not read (?:Username|Password)|Authentication failed for/.test(full)) {
     return new GitAuthFailedError(url, 401, cause);
   }
-  if (/repository '[^']*' not found|returned error: 404\b|does not appear to be a git repository|Repository not found/i.test(full)) {
+  if (
+    /repository '[^']*' not found|returned error: 404\b|does not appear to be a git repository|Repository not found/i.test(
+      full,
+    )
+  ) {
     return new GitRepositoryNotFoundError(url, cause);
   }
-  if (context.commit !== undefined && /not our ref|couldn't find remote ref|no such remote ref|unadvertised object/.test(full)) {
+  if (
+    context.commit !== undefined &&
+    /not our ref|couldn't find remote ref|no such remote ref|unadvertised object/.test(full)
+  ) {
     return new GitCommitUnavailableError(url, context.commit);
   }
   return new GitTransportError(url, reasonOf(full, context.command, exitCode), undefined, cause);
@@ -75,7 +83,10 @@ export function commandFailure(stderrBytes: Buffer, exitCode: number, context: F
 
 /** git's last `fatal:` (or `error:`) line, short; the exit code when it printed none. */
 function reasonOf(stderr: string, command: string, exitCode: number): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const last = [...lines].reverse().find((line) => /^(fatal|error):/.test(line)) ?? lines[lines.length - 1];
   if (last === undefined) return `git ${command} exited with ${exitCode}`;
   const reason = last.replace(/^(fatal|error):\s*/, '');

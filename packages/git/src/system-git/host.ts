@@ -92,7 +92,8 @@ function runLocal(argv: readonly string[], options: CommandRunOptions): Promise<
     child.on('close', (code, killedBy) => {
       signal?.removeEventListener('abort', kill);
       if (signal?.aborted) reject(signal.reason);
-      else resolve({ code: code ?? (killedBy ? 128 : 1), stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr) });
+      else
+        resolve({ code: code ?? (killedBy ? 128 : 1), stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr) });
     });
     child.stdin.on('error', () => undefined); // a child that exits early closes its stdin
     child.stdin.end(options.stdin ?? '');

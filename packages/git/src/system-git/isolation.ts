@@ -103,7 +103,9 @@ export function configArgs(scheme: string | undefined): string[] {
  * config syntax wants.
  */
 export function headerConfig(headers: Readonly<Record<string, string>>): string {
-  const lines = Object.entries(headers).map(([name, value]) => `\textraHeader = "${escapeConfig(`${name}: ${value}`)}"\n`);
+  const lines = Object.entries(headers).map(
+    ([name, value]) => `\textraHeader = "${escapeConfig(`${name}: ${value}`)}"\n`,
+  );
   return `[http]\n${lines.join('')}`;
 }
 
@@ -155,7 +157,8 @@ export function sshCommand(files: SshFiles): string {
  * through two parsers (sh and ssh), and a mistake in either would change the command.
  */
 function sshPath(path: string, name: string): string {
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new GitInvalidArgumentError(`ssh.${name}`, 'must be an absolute path');
+  if (typeof path !== 'string' || !path.startsWith('/'))
+    throw new GitInvalidArgumentError(`ssh.${name}`, 'must be an absolute path');
   if (/['"\\\r\n\0]/.test(path)) {
     throw new GitInvalidArgumentError(`ssh.${name}`, 'must not contain quotes, backslashes, line breaks or NUL');
   }

@@ -4,7 +4,11 @@ import { GitCommandError } from './failure.js';
 import type { CommandResult } from './host.js';
 
 /** Runs a git command on the private gitdir that never touches the network. */
-export type LocalGit = (args: readonly string[], stdin: string | undefined, signal: AbortSignal | undefined) => Promise<CommandResult>;
+export type LocalGit = (
+  args: readonly string[],
+  stdin: string | undefined,
+  signal: AbortSignal | undefined,
+) => Promise<CommandResult>;
 
 /** Fetches these object ids from the remote in one request. */
 export type FetchObjects = (oids: readonly string[], signal: AbortSignal | undefined) => Promise<void>;
@@ -79,7 +83,11 @@ export class BatchObjectReader implements GitObjectReader {
     if (!FULL_ID.test(commit)) return;
     const stop = signal ?? this.signal;
     // --literal-pathspecs: a directory named `*` or `:(glob)x` is that name, not a pattern.
-    const listing = await this.git(['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path], undefined, stop);
+    const listing = await this.git(
+      ['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path],
+      undefined,
+      stop,
+    );
     // A commit the gitdir lacks, or a path that is not there: the ordinary walk reports it.
     if (listing.code !== 0) return;
     const trees = [commit, `${commit}^{tree}`];
@@ -166,17 +174,28 @@ export class BatchObjectReader implements GitObjectReader {
       const start = newline + 1;
       if (start + size > output.length) throw new GitIoError(this.gitdir, 'read objects (a truncated answer) from');
       if (TYPES.has(match[2] as string)) {
-        loaded.set(match[1] as string, { type: match[2] as GitObjectType, content: output.subarray(start, start + size) });
+        loaded.set(match[1] as string, {
+          type: match[2] as GitObjectType,
+          content: output.subarray(start, start + size),
+        });
       }
       at = start + size + 1; // the content is followed by a newline
     }
     return loaded;
   }
 
-  private async run(args: readonly string[], oids: readonly string[], signal: AbortSignal | undefined): Promise<Buffer> {
+  private async run(
+    args: readonly string[],
+    oids: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<Buffer> {
     const result = await this.git(args, `${oids.join('\n')}\n`, signal);
     if (result.code !== 0) {
-      const cause = new GitCommandError(args.join(' '), result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+      const cause = new GitCommandError(
+        args.join(' '),
+        result.code,
+        result.stderr.toString('utf8').trim().slice(0, 4096),
+      );
       throw new GitIoError(this.gitdir, 'read objects from', cause);
     }
     return result.stdout;

@@ -1,4 +1,9 @@
-import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedVariant, wrongValue } from '@agentproto/testkit';
+import {
+  assertReturnsOrThrowsCoded,
+  type EntryPointUnderTest,
+  malformedVariant,
+  wrongValue,
+} from '@agentproto/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as git from '../../src/index.js';
@@ -15,8 +20,21 @@ const RUNS = 200;
 
 const COMMIT = 'a'.repeat(40);
 /** A remote's refs as listRefs returns them (already checked, so only the name asked for varies). */
-const REFS: git.RemoteRefs = { url: 'https://example.com/skills.git', refs: [{ name: 'HEAD', oid: COMMIT, symref: 'refs/heads/main' }, { name: 'refs/heads/main', oid: COMMIT }, { name: 'refs/tags/v1', oid: 'b'.repeat(40), peeled: COMMIT }] };
-const text = (valid: string) => fc.oneof(wrongValue, fc.string({ maxLength: 60 }), malformedVariant(valid), fc.constantFrom('', ' ', '\0', '..', '@{', 'refs/heads/', `${'a'.repeat(39)}`, 'A'.repeat(40)));
+const REFS: git.RemoteRefs = {
+  url: 'https://example.com/skills.git',
+  refs: [
+    { name: 'HEAD', oid: COMMIT, symref: 'refs/heads/main' },
+    { name: 'refs/heads/main', oid: COMMIT },
+    { name: 'refs/tags/v1', oid: 'b'.repeat(40), peeled: COMMIT },
+  ],
+};
+const text = (valid: string) =>
+  fc.oneof(
+    wrongValue,
+    fc.string({ maxLength: 60 }),
+    malformedVariant(valid),
+    fc.constantFrom('', ' ', '\0', '..', '@{', 'refs/heads/', `${'a'.repeat(39)}`, 'A'.repeat(40)),
+  );
 
 type EntryPoint = EntryPointUnderTest<any>;
 
@@ -25,7 +43,10 @@ type EntryPoint = EntryPointUnderTest<any>;
  * place: a new one goes here (the test below fails until it does).
  */
 const ENTRY_POINTS: Record<string, EntryPoint> = {
-  normalizeRemoteUrl: { input: () => text('https://github.com/org/skills.git'), call: (value) => git.normalizeRemoteUrl(value) },
+  normalizeRemoteUrl: {
+    input: () => text('https://github.com/org/skills.git'),
+    call: (value) => git.normalizeRemoteUrl(value),
+  },
   maskUrl: { input: () => text('https://user:token@github.com/org/skills.git'), call: (value) => git.maskUrl(value) },
   remoteHelperOf: { input: () => text('ext::git-remote'), call: (value) => git.remoteHelperOf(value) },
   assertRefName: { input: () => text('refs/heads/main'), call: (value) => git.assertRefName(value) },
@@ -41,7 +62,8 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {};
 
-const ENTRY_POINT_NAME = /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
+const ENTRY_POINT_NAME =
+  /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
 
 describe(`git entry points: malformed input ends in a result or a typed error (seed ${SEED})`, () => {
   it('the table names every exported parse/normalize/assert/resolve entry point', () => {
@@ -67,7 +89,9 @@ describe(`git entry points: malformed input ends in a result or a typed error (s
 describe('fixed cases the property found', () => {
   it('resolveRef of a list holding { toString: null } is GIT_INVALID_REF_NAME naming its type, not "Cannot convert object to primitive value" (seed 707)', () => {
     const hostile = [{ toString: null }] as never;
-    expect(() => git.resolveRef(REFS, hostile)).toThrow(expect.objectContaining({ code: 'GIT_INVALID_REF_NAME', ref: '(array)' }));
+    expect(() => git.resolveRef(REFS, hostile)).toThrow(
+      expect.objectContaining({ code: 'GIT_INVALID_REF_NAME', ref: '(array)' }),
+    );
     expect(() => git.resolveRef(REFS, hostile)).toThrow(/\(array\)/);
   });
 

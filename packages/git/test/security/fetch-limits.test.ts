@@ -4,7 +4,14 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeRepo, startGitHttpServer, tempDir, type FileTree, type GitHttpServer, type TempDir } from '@agentproto/testkit';
+import {
+  makeRepo,
+  startGitHttpServer,
+  tempDir,
+  type FileTree,
+  type GitHttpServer,
+  type TempDir,
+} from '@agentproto/testkit';
 import {
   DEFAULT_FETCH_LIMITS,
   directoryTree,
@@ -56,7 +63,10 @@ async function largestFileUnder(dir: string): Promise<number> {
 }
 
 /** Runs `fetch` while measuring `dest` every few milliseconds; the largest size seen. */
-async function watchingSize<T>(dest: string, fetch: () => Promise<T>): Promise<{ outcome: T | Error; maxSeen: number }> {
+async function watchingSize<T>(
+  dest: string,
+  fetch: () => Promise<T>,
+): Promise<{ outcome: T | Error; maxSeen: number }> {
   let maxSeen = 0;
   let done = false;
   const watcher = (async () => {
@@ -85,18 +95,27 @@ async function shapesRepo(root: string) {
   for (let i = 0; i < 60; i += 1) files[`wide/f${String(i).padStart(3, '0')}.txt`] = `file ${i}`;
   // Compressible: 12 × 512 KiB = 6 MiB of files in a pack of a few KiB, so no transfer cap
   // stops them; only the byte count of the directory can.
-  for (let i = 0; i < 12; i += 1) files[`many/f${String(i).padStart(2, '0')}.bin`] = Buffer.alloc(512 * 1024, `pattern ${i} `);
+  for (let i = 0; i < 12; i += 1)
+    files[`many/f${String(i).padStart(2, '0')}.bin`] = Buffer.alloc(512 * 1024, `pattern ${i} `);
   return makeRepo({ root, name: 'shapes.git', commits: [{ files }] });
 }
 
 async function bombRepo(root: string) {
   // 64 MiB of zeros: a pack of some 64 KiB, far below any transfer cap, that inflates to 64 MiB.
-  return makeRepo({ root, name: 'bomb.git', commits: [{ files: { 'bomb/zeros.bin': Buffer.alloc(64 * MiB), 'bomb/SKILL.md': 'x' } }] });
+  return makeRepo({
+    root,
+    name: 'bomb.git',
+    commits: [{ files: { 'bomb/zeros.bin': Buffer.alloc(64 * MiB), 'bomb/SKILL.md': 'x' } }],
+  });
 }
 
 async function bigRepo(root: string) {
   // 6 MiB that does not compress: the pack that carries it is as large.
-  return makeRepo({ root, name: 'big.git', commits: [{ files: { 'big/blob.bin': randomBytes(6 * MiB), 'small/SKILL.md': 'small' } }] });
+  return makeRepo({
+    root,
+    name: 'big.git',
+    commits: [{ files: { 'big/blob.bin': randomBytes(6 * MiB), 'small/SKILL.md': 'small' } }],
+  });
 }
 
 const engines: Array<[string, () => GitEngine]> = [
@@ -111,7 +130,13 @@ beforeAll(async () => {
   const root = await tempDir('agentproto-git-limits-');
   const [shapes, big, bomb] = await Promise.all([shapesRepo(root.path), bigRepo(root.path), bombRepo(root.path)]);
   const server = await startGitHttpServer({ root: root.path });
-  served = { root, server, shapes: shapes.commits[0] as string, big: big.commits[0] as string, bomb: bomb.commits[0] as string };
+  served = {
+    root,
+    server,
+    shapes: shapes.commits[0] as string,
+    big: big.commits[0] as string,
+    bomb: bomb.commits[0] as string,
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -127,7 +152,14 @@ describe.each(engines)('fetch limits (%s)', (engineName, makeEngine) => {
     return { commit, url: served.server.urlFor(name), server: served.server, work, privateDir };
   }
 
-  async function refuse(url: string, commit: string, path: string, limits: FetchLimits | undefined, work: string, privateDir: string) {
+  async function refuse(
+    url: string,
+    commit: string,
+    path: string,
+    limits: FetchLimits | undefined,
+    work: string,
+    privateDir: string,
+  ) {
     const dest = join(work, 'out');
     const { outcome, maxSeen } = await watchingSize(dest, () =>
       fetchDirectory(url, commit, path, dest, { engine: makeEngine(), privateDir, ...(limits ? { limits } : {}) }),
@@ -169,7 +201,9 @@ describe.each(engines)('fetch limits (%s)', (engineName, makeEngine) => {
     const workDir = await mkdtemp(join(work, 'work-'));
     const dest = join(work, 'out');
     const maxBytes = MiB;
-    const { outcome, maxSeen } = await watchingSize(dest, () => fetchDirectory(url, commit, 'big', dest, { engine: makeEngine(), workDir, limits: { maxBytes } }));
+    const { outcome, maxSeen } = await watchingSize(dest, () =>
+      fetchDirectory(url, commit, 'big', dest, { engine: makeEngine(), workDir, limits: { maxBytes } }),
+    );
     expect(outcome).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', max: maxBytes, url, path: 'big' });
     expect((outcome as Error).cause).toMatchObject({ code: 'GIT_PACK_TOO_LARGE', max: packBudget(maxBytes) });
     expect(maxSeen).toBe(0);
@@ -184,7 +218,9 @@ describe.each(engines)('fetch limits (%s)', (engineName, makeEngine) => {
     const dest = join(work, 'out');
     const url = served.server.urlFor('bomb.git');
     const maxBytes = 8 * MiB;
-    const { outcome, maxSeen } = await watchingSize(dest, () => fetchDirectory(url, served.bomb, 'bomb', dest, { engine: makeEngine(), limits: { maxBytes } }));
+    const { outcome, maxSeen } = await watchingSize(dest, () =>
+      fetchDirectory(url, served.bomb, 'bomb', dest, { engine: makeEngine(), limits: { maxBytes } }),
+    );
     expect(outcome).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', max: maxBytes, url, path: 'bomb' });
     // isomorphic-git: the pack's object sizes are read before it indexes (inflates) them;
     // system git: cat-file --batch-check gives the blob's size before it is read.
@@ -198,13 +234,18 @@ describe.each(engines)('fetch limits (%s)', (engineName, makeEngine) => {
     // isomorphic-git fetches and unpacks the whole commit (6 MiB of files elsewhere in it),
     // so its byte cap must hold the commit; system git fetches only the directory's blobs.
     const maxBytes = engineName === 'system-git' ? 1000 : 16 * MiB;
-    const out = await fetchDirectory(url, commit, 'wide', join(work, 'out'), { engine: makeEngine(), limits: { maxFiles: 60, maxBytes, maxDepth: 1 } });
+    const out = await fetchDirectory(url, commit, 'wide', join(work, 'out'), {
+      engine: makeEngine(),
+      limits: { maxFiles: 60, maxBytes, maxDepth: 1 },
+    });
     expect(out).toMatchObject({ files: 60 });
   });
 
   it('directoryTree refuses a tree past the entry and depth caps before any file content is fetched', async () => {
     const { url, commit } = await setup(shapesRepo, 'shapes.git');
-    const wide = await rejection(directoryTree(url, commit, 'wide', { engine: makeEngine(), limits: { maxFiles: 10 } }));
+    const wide = await rejection(
+      directoryTree(url, commit, 'wide', { engine: makeEngine(), limits: { maxFiles: 10 } }),
+    );
     expect(wide).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'files', max: 10 });
     const deep = await rejection(directoryTree(url, commit, 'deep', { engine: makeEngine() }));
     expect(deep).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'depth', max: 32 });
@@ -226,11 +267,23 @@ describe('fetch limits: what each engine transfers', () => {
     const work = await scratch();
     const bin = join(work, 'bin');
     await mkdir(bin);
-    for (const program of ['git', 'sh']) await symlink(execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(), join(bin, program));
+    for (const program of ['git', 'sh'])
+      await symlink(
+        execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(),
+        join(bin, program),
+      );
     const engine = systemGitEngine({ path: bin });
-    const out = await fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), { engine, limits: { maxBytes: MiB } });
+    const out = await fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), {
+      engine,
+      limits: { maxBytes: MiB },
+    });
     expect(out.bytes).toBe(5);
-    const error = await rejection(fetchDirectory(served.server.urlFor('big.git'), served.big, '', join(work, 'all'), { engine, limits: { maxBytes: MiB } }));
+    const error = await rejection(
+      fetchDirectory(served.server.urlFor('big.git'), served.big, '', join(work, 'all'), {
+        engine,
+        limits: { maxBytes: MiB },
+      }),
+    );
     expect(error).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes' });
     expect(existsSync(join(work, 'all'))).toBe(false);
   });
@@ -238,7 +291,9 @@ describe('fetch limits: what each engine transfers', () => {
   it('isomorphic-git, which fetches the whole commit, refuses it when the commit is past the transfer cap', async () => {
     const work = await scratch();
     const error = await rejection(
-      fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), { limits: { maxBytes: MiB } }),
+      fetchDirectory(served.server.urlFor('big.git'), served.big, 'small', join(work, 'out'), {
+        limits: { maxBytes: MiB },
+      }),
     );
     expect(error).toMatchObject({ code: 'GIT_LIMIT_EXCEEDED', limit: 'bytes', path: 'small' });
   });

@@ -67,17 +67,61 @@ describe('credentials a server echoes back never survive in an error, in any for
   // Each server says back one form only: the form the old redaction missed must not be
   // hidden by another it caught (a cause holding any caught form was replaced whole).
   const cases: Array<[string, GitAuth, (sent: Sent) => string]> = [
-    ['a token sent as the user name, echoed as the user', tokenAsUser, (sent) => `user ${sent.user} is not allowed here`],
-    ['a token sent as the user name with a placeholder password, echoed as the user', basic(`ghp_${canary}`, 'x-oauth-basic'), (sent) => `unknown user: ${sent.user}`],
-    ['a password echoed percent-encoded, as in a URL', oddPassword, (sent) => `tried https://${sent.user}:${encodeURIComponent(sent.password ?? '')}@host/`],
-    ['a password echoed percent-encoded with lower-case hex', oddPassword, (sent) => `pw=${encodeURIComponent(sent.password ?? '').replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())}`],
-    ['a password echoed form-encoded', oddPassword, (sent) => `password=${encodeURIComponent(sent.password ?? '').replace(/%20/g, '+')}`],
-    ['a password echoed as base64 alone', basic('alice', `${canary}pw`), (sent) => `password digest input: ${b64(sent.password ?? '')}`],
-    ['a password echoed as URL-safe base64 without padding', basic('alice', `${canary}pw?>`), (sent) => `pw ${b64(sent.password ?? '').replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_')}`],
+    [
+      'a token sent as the user name, echoed as the user',
+      tokenAsUser,
+      (sent) => `user ${sent.user} is not allowed here`,
+    ],
+    [
+      'a token sent as the user name with a placeholder password, echoed as the user',
+      basic(`ghp_${canary}`, 'x-oauth-basic'),
+      (sent) => `unknown user: ${sent.user}`,
+    ],
+    [
+      'a password echoed percent-encoded, as in a URL',
+      oddPassword,
+      (sent) => `tried https://${sent.user}:${encodeURIComponent(sent.password ?? '')}@host/`,
+    ],
+    [
+      'a password echoed percent-encoded with lower-case hex',
+      oddPassword,
+      (sent) => `pw=${encodeURIComponent(sent.password ?? '').replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())}`,
+    ],
+    [
+      'a password echoed form-encoded',
+      oddPassword,
+      (sent) => `password=${encodeURIComponent(sent.password ?? '').replace(/%20/g, '+')}`,
+    ],
+    [
+      'a password echoed as base64 alone',
+      basic('alice', `${canary}pw`),
+      (sent) => `password digest input: ${b64(sent.password ?? '')}`,
+    ],
+    [
+      'a password echoed as URL-safe base64 without padding',
+      basic('alice', `${canary}pw?>`),
+      (sent) =>
+        `pw ${b64(sent.password ?? '')
+          .replace(/=+$/, '')
+          .replace(/\+/g, '-')
+          .replace(/\//g, '_')}`,
+    ],
     ['a token sent as the user name, echoed as base64 alone', tokenAsUser, (sent) => `who: ${b64(sent.user ?? '')}`],
-    ['user:password echoed as base64 without padding', basic('alice', `${canary}xy`), (sent) => `credential ${b64(`${sent.user}:${sent.password}`).replace(/=+$/, '')}`],
-    ['a bearer token echoed as base64', () => ({ Authorization: `Bearer ${canary}` }), (sent) => `token ${b64((sent.authorization ?? '').slice('Bearer '.length))}`],
-    ['a bearer token echoed JSON-escaped', () => ({ Authorization: `Bearer ${canary}"\\q` }), (sent) => JSON.stringify({ token: (sent.authorization ?? '').slice('Bearer '.length) })],
+    [
+      'user:password echoed as base64 without padding',
+      basic('alice', `${canary}xy`),
+      (sent) => `credential ${b64(`${sent.user}:${sent.password}`).replace(/=+$/, '')}`,
+    ],
+    [
+      'a bearer token echoed as base64',
+      () => ({ Authorization: `Bearer ${canary}` }),
+      (sent) => `token ${b64((sent.authorization ?? '').slice('Bearer '.length))}`,
+    ],
+    [
+      'a bearer token echoed JSON-escaped',
+      () => ({ Authorization: `Bearer ${canary}"\\q` }),
+      (sent) => JSON.stringify({ token: (sent.authorization ?? '').slice('Bearer '.length) }),
+    ],
   ];
 
   let root: string;
@@ -88,15 +132,23 @@ describe('credentials a server echoes back never survive in an error, in any for
     const dir = await tempDir('agentproto-git-redaction-');
     root = dir.path;
     removeRoot = dir.cleanup;
-    commit = (await makeRepo({ root, name: 'private.git', commits: [{ files: { 'skills/a/SKILL.md': 'a' } }] })).commits[0] as string;
+    commit = (await makeRepo({ root, name: 'private.git', commits: [{ files: { 'skills/a/SKILL.md': 'a' } }] }))
+      .commits[0] as string;
   });
   afterAll(() => removeRoot());
 
   // git prints the text/plain body of a refused request, except for a 401 (it then says it
   // could not ask for a user name), so system git meets the echo on a 403.
-  for (const [engineName, engine, status] of [...engines.slice(0, 1).map(([n, e]) => [n, e, 401] as const), ...engines.map(([n, e]) => [n, e, 403] as const)]) {
+  for (const [engineName, engine, status] of [
+    ...engines.slice(0, 1).map(([n, e]) => [n, e, 401] as const),
+    ...engines.map(([n, e]) => [n, e, 403] as const),
+  ]) {
     it.each(cases)(`${engineName}, HTTP ${status}: %s`, async (_what, auth, text) => {
-      const server = await serve({ root, auth: { username: 'alice', password: 'the-right-one' }, echoCredentials: { status, text } });
+      const server = await serve({
+        root,
+        auth: { username: 'alice', password: 'the-right-one' },
+        echoCredentials: { status, text },
+      });
       const url = server.urlFor('private.git');
       const work = await scratch();
       const options = { auth, engine: engine(), privateDir: work };
@@ -107,25 +159,38 @@ describe('credentials a server echoes back never survive in an error, in any for
       expect(server.stats.log.some((entry) => entry.status === status)).toBe(true);
       for (const error of errors) {
         expect(error).toMatchObject({ code: 'GIT_AUTH_FAILED', status });
-        for (const rendering of printed(error)) expect(reveals(rendering, canary), rendering.slice(0, 2000)).toBe(false);
+        for (const rendering of printed(error))
+          expect(reveals(rendering, canary), rendering.slice(0, 2000)).toBe(false);
       }
     });
   }
 
   it('directoryTree and expandCommit are scrubbed the same way', async () => {
-    const server = await serve({ root, auth: { username: 'alice', password: 'the-right-one' }, echoCredentials: { status: 403, text: (sent) => `user ${sent.user}` } });
+    const server = await serve({
+      root,
+      auth: { username: 'alice', password: 'the-right-one' },
+      echoCredentials: { status: 403, text: (sent) => `user ${sent.user}` },
+    });
     const url = server.urlFor('private.git');
     for (const [, engine] of engines) {
       const options = { auth: tokenAsUser, engine: engine(), privateDir: await scratch() };
-      for (const error of [await rejection(directoryTree(url, commit, 'skills/a', options)), await rejection(expandCommit(url, commit.slice(0, 7), options))]) {
+      for (const error of [
+        await rejection(directoryTree(url, commit, 'skills/a', options)),
+        await rejection(expandCommit(url, commit.slice(0, 7), options)),
+      ]) {
         expect(error).toMatchObject({ code: 'GIT_AUTH_FAILED', status: 403 });
-        for (const rendering of printed(error)) expect(reveals(rendering, canary), rendering.slice(0, 2000)).toBe(false);
+        for (const rendering of printed(error))
+          expect(reveals(rendering, canary), rendering.slice(0, 2000)).toBe(false);
       }
     }
   });
 
-  it('the echo did reach the errors: a listRefs cause (isomorphic-git) and git\'s stderr (system git) held it before redaction', async () => {
-    const server = await serve({ root, auth: { username: 'alice', password: 'the-right-one' }, echoCredentials: { status: 403, text: (sent) => `user ${sent.user} refused` } });
+  it("the echo did reach the errors: a listRefs cause (isomorphic-git) and git's stderr (system git) held it before redaction", async () => {
+    const server = await serve({
+      root,
+      auth: { username: 'alice', password: 'the-right-one' },
+      echoCredentials: { status: 403, text: (sent) => `user ${sent.user} refused` },
+    });
     const url = server.urlFor('private.git');
     const system = await rejection(listRefs(url, { auth: tokenAsUser, engine: systemGitEngine() }));
     // git printed the server's sentence, which stays in the cause with the token taken out.
@@ -140,7 +205,10 @@ describe('credentials a server echoes back never survive in an error, in any for
     const secrets = secretsOf({ Authorization: `Basic ${b64(`user:${canary}`)}` });
     const hidden = Symbol('response');
     const deep = new Error('deep', { cause: { headers: new Map([['x-echo', b64(canary)]]) } });
-    const foreign = Object.assign(new Error('outer'), { [hidden]: `password=${encodeURIComponent(canary)}`, inner: new Set([canary]) });
+    const foreign = Object.assign(new Error('outer'), {
+      [hidden]: `password=${encodeURIComponent(canary)}`,
+      inner: new Set([canary]),
+    });
     const chained = new Error('chain', { cause: deep });
     for (const value of [foreign, chained]) {
       const scrubbed = scrubError(Object.assign(new Error('x'), { cause: value }), secrets);

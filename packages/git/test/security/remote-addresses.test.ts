@@ -54,7 +54,10 @@ describe('remote addresses: only https, http and ssh ever reach a process', () =
     const made = await makeRepo({ root, name: 'local.git', commits: [{ files: { 'skills/a/SKILL.md': 'a' } }] });
     const canary = `canary${randomBytes(6).toString('hex')}`;
     const recording = recordingHost();
-    const system = systemGitEngine({ host: recording.host, ssh: { identityFile: '/nonexistent/key', knownHostsFile: '/nonexistent/known_hosts' } });
+    const system = systemGitEngine({
+      host: recording.host,
+      ssh: { identityFile: '/nonexistent/key', knownHostsFile: '/nonexistent/known_hosts' },
+    });
     const watch = watchProc([canary, made.path]);
     const work = await scratch();
     try {
@@ -63,16 +66,21 @@ describe('remote addresses: only https, http and ssh ever reach a process', () =
           const dest = join(work, 'out');
           const errors = [
             await rejection(listRefs(address, { engine })),
-            await rejection(directoryTree(address, made.commits[0] as string, 'skills/a', { engine, privateDir: work })),
-            await rejection(fetchDirectory(address, made.commits[0] as string, 'skills/a', dest, { engine, privateDir: work })),
+            await rejection(
+              directoryTree(address, made.commits[0] as string, 'skills/a', { engine, privateDir: work }),
+            ),
+            await rejection(
+              fetchDirectory(address, made.commits[0] as string, 'skills/a', dest, { engine, privateDir: work }),
+            ),
             await rejection(expandCommit(address, 'abcd', { engine, privateDir: work })),
           ];
           for (const error of errors) expect(error, address).toMatchObject({ code });
           expect(existsSync(dest)).toBe(false);
         }
-        expect(() => normalizeRemoteUrl(address, { protocols: ['https:', 'http:', 'ssh:'], allowInsecureHttp: true }), address).toThrow(
-          expect.objectContaining({ code }),
-        );
+        expect(
+          () => normalizeRemoteUrl(address, { protocols: ['https:', 'http:', 'ssh:'], allowInsecureHttp: true }),
+          address,
+        ).toThrow(expect.objectContaining({ code }));
       }
     } finally {
       const seen = await watch.stop();
@@ -89,7 +97,12 @@ describe('remote addresses: only https, http and ssh ever reach a process', () =
       expect.objectContaining({ code: 'GIT_UNSUPPORTED_URL', protocol: 'ext:: (a git remote helper)' }),
     );
     // Still accepted: scp-like addresses, bracketed IPv6 included, and a colon later in a path.
-    for (const address of ['git@host.example:team/x.git', 'git@[::1]:team/x.git', '[::1]:x.git', 'host.example:a::b.git']) {
+    for (const address of [
+      'git@host.example:team/x.git',
+      'git@[::1]:team/x.git',
+      '[::1]:x.git',
+      'host.example:a::b.git',
+    ]) {
       expect(normalizeRemoteUrl(address, { protocols: ['ssh:'] })).toBe(address);
     }
   });
@@ -111,7 +124,9 @@ describe('remote addresses: only https, http and ssh ever reach a process', () =
   });
 
   it('keeps harmless escapes: a repository named with an encoded space or percent sign', () => {
-    expect(normalizeRemoteUrl('https://host.example/team/my%20skills.git')).toBe('https://host.example/team/my%20skills.git');
+    expect(normalizeRemoteUrl('https://host.example/team/my%20skills.git')).toBe(
+      'https://host.example/team/my%20skills.git',
+    );
     expect(normalizeRemoteUrl('https://host.example/team/100%25.git')).toBe('https://host.example/team/100%25.git');
   });
 });

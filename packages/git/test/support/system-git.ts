@@ -114,7 +114,10 @@ export async function sshSetup(root: string): Promise<SshSetup> {
 export async function startAgent(key: SshKeyPair): Promise<string> {
   const dir = await scratch();
   const socket = join(dir, 'agent.sock');
-  const agent: ChildProcess = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const agent: ChildProcess = spawn('ssh-agent', ['-D', '-a', socket], {
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   cleanups.push(
     () =>
       new Promise<void>((resolve) => {
@@ -125,7 +128,9 @@ export async function startAgent(key: SshKeyPair): Promise<string> {
   );
   for (let attempt = 0; attempt < 100; attempt += 1) {
     try {
-      await run('ssh-add', [key.privateKey], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SSH_AUTH_SOCK: socket } });
+      await run('ssh-add', [key.privateKey], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SSH_AUTH_SOCK: socket },
+      });
       return socket;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -18,13 +18,23 @@ export interface SkillDeclarationTextOptions {
  * SkillDeclarationInvalidError whose cause is the DocumentError (its `code` says which rule);
  * the message names the source and a line, never the text.
  */
-export function parseSkillDeclarationText(input: string | Uint8Array, options: SkillDeclarationTextOptions): SkillSource[] {
+export function parseSkillDeclarationText(
+  input: string | Uint8Array,
+  options: SkillDeclarationTextOptions,
+): SkillSource[] {
   let value: unknown;
   try {
-    value = options.format === 'json' ? parseUntrustedJson(input, { source: options.source }) : parseUntrustedYaml(input, { source: options.source });
+    value =
+      options.format === 'json'
+        ? parseUntrustedJson(input, { source: options.source })
+        : parseUntrustedYaml(input, { source: options.source });
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
-    throw new SkillDeclarationInvalidError(error.detail, { index: undefined, entry: `(${options.source})` }, { cause: error });
+    throw new SkillDeclarationInvalidError(
+      error.detail,
+      { index: undefined, entry: `(${options.source})` },
+      { cause: error },
+    );
   }
   return parseSkillDeclaration(value);
 }

@@ -56,7 +56,8 @@ export function parseSkillEntry(entry: unknown, index: number): SkillSource {
 
   let path = '';
   if (entry.path !== undefined) {
-    if (typeof entry.path !== 'string') throw new SkillEntryInvalidError(`"path" must be a string, not ${kindOf(entry.path)}`, 'path', at);
+    if (typeof entry.path !== 'string')
+      throw new SkillEntryInvalidError(`"path" must be a string, not ${kindOf(entry.path)}`, 'path', at);
     path = normalizePath(entry.path, at);
   }
 
@@ -92,7 +93,10 @@ export function parseSkillDeclaration(value: unknown): SkillSource[] {
     });
   }
   if (value.length > MAX_DECLARATION_ENTRIES) {
-    throw new SkillDeclarationInvalidError(`holds ${value.length} entries, more than ${MAX_DECLARATION_ENTRIES}`, { index: undefined, entry: '(array)' });
+    throw new SkillDeclarationInvalidError(`holds ${value.length} entries, more than ${MAX_DECLARATION_ENTRIES}`, {
+      index: undefined,
+      entry: '(array)',
+    });
   }
   const sources: SkillSource[] = [];
   const firstIndexByName = new Map<string, number>();
@@ -154,13 +158,15 @@ type StringRule = 'no-space' | 'no-edge-space' | 'any';
 function requiredString(entry: Record<string, unknown>, field: string, at: EntryLocation, rule: StringRule): string {
   const value = entry[field];
   if (value === undefined) throw new SkillEntryInvalidError(`is missing "${field}"`, field, at);
-  if (typeof value !== 'string') throw new SkillEntryInvalidError(`"${field}" must be a string, not ${kindOf(value)}`, field, at);
+  if (typeof value !== 'string')
+    throw new SkillEntryInvalidError(`"${field}" must be a string, not ${kindOf(value)}`, field, at);
   if (value === '') throw new SkillEntryInvalidError(`"${field}" is empty`, field, at);
   if (rule === 'any') return value;
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
     throw new SkillEntryInvalidError(`"${field}" contains a control character`, field, at);
   }
-  if (rule === 'no-space' && /\s/.test(value)) throw new SkillEntryInvalidError(`"${field}" contains whitespace`, field, at);
+  if (rule === 'no-space' && /\s/.test(value))
+    throw new SkillEntryInvalidError(`"${field}" contains whitespace`, field, at);
   if (value.trim() !== value) throw new SkillEntryInvalidError(`"${field}" begins or ends with whitespace`, field, at);
   return value;
 }
@@ -173,7 +179,8 @@ function checkSourceCredentials(source: string, at: EntryLocation): void {
   const userEnd = authority.lastIndexOf('@');
   const web = url.scheme === 'http' || url.scheme === 'https';
   const hostPort = authority.slice(userEnd + 1);
-  const cutShort = userEnd < 0 && hostPort.includes(':') && !splitHostPort(hostPort) && source.indexOf('@', url.end) >= 0;
+  const cutShort =
+    userEnd < 0 && hostPort.includes(':') && !splitHostPort(hostPort) && source.indexOf('@', url.end) >= 0;
   if ((userEnd >= 0 && (web || authority.slice(0, userEnd).includes(':'))) || cutShort) {
     throw new SkillUrlHasCredentialsError(
       showSource(source),
@@ -191,13 +198,15 @@ function fieldPath(parent: string, key: string): string {
 /** A copy of a JSON value (null, boolean, finite number, string, array, plain object), or a refusal naming the field. */
 function copyJson(value: unknown, field: string, at: EntryLocation, depth: number, budget: { left: number }): unknown {
   budget.left -= 1;
-  if (budget.left < 0) throw new SkillEntryInvalidError(`"config" holds more than ${MAX_CONFIG_VALUES} values`, 'config', at);
+  if (budget.left < 0)
+    throw new SkillEntryInvalidError(`"config" holds more than ${MAX_CONFIG_VALUES} values`, 'config', at);
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
   if (typeof value === 'number') {
     if (Number.isFinite(value)) return value;
     throw new SkillEntryInvalidError(`"${field}" is ${value}, not a JSON number`, field, at);
   }
-  if (depth >= MAX_CONFIG_DEPTH) throw new SkillEntryInvalidError(`"${field}" is nested more than ${MAX_CONFIG_DEPTH} levels deep`, field, at);
+  if (depth >= MAX_CONFIG_DEPTH)
+    throw new SkillEntryInvalidError(`"${field}" is nested more than ${MAX_CONFIG_DEPTH} levels deep`, field, at);
   if (Array.isArray(value)) {
     const copy: unknown[] = [];
     for (let i = 0; i < value.length; i += 1) copy.push(copyJson(value[i], `${field}[${i}]`, at, depth + 1, budget));
@@ -205,7 +214,9 @@ function copyJson(value: unknown, field: string, at: EntryLocation, depth: numbe
   }
   if (isPlainObject(value)) {
     // fromEntries defines keys as own data properties, so a `__proto__` key stays a key.
-    return Object.fromEntries(Object.keys(value).map((key) => [key, copyJson(value[key], fieldPath(field, key), at, depth + 1, budget)]));
+    return Object.fromEntries(
+      Object.keys(value).map((key) => [key, copyJson(value[key], fieldPath(field, key), at, depth + 1, budget)]),
+    );
   }
   throw new SkillEntryInvalidError(`"${field}" holds ${kindOf(value)}, not a JSON value`, field, at);
 }

@@ -23,7 +23,9 @@ export interface EntryLocation {
 }
 
 function located(at: EntryLocation, problem: string): string {
-  return at.index === undefined ? `skill entry ${at.entry}: ${problem}` : `skill entry ${at.index} ${at.entry}: ${problem}`;
+  return at.index === undefined
+    ? `skill entry ${at.entry}: ${problem}`
+    : `skill entry ${at.index} ${at.entry}: ${problem}`;
 }
 
 export abstract class SkillEntryError extends SkillError {
@@ -161,7 +163,10 @@ export class DuplicateSkillNameError extends SkillEntryError {
   ) {
     super(
       'SKILL_NAME_DUPLICATE',
-      located(at, `installs ${JSON.stringify(skillName)}, as entry ${firstIndex} does; installed names are unique within a declaration`),
+      located(
+        at,
+        `installs ${JSON.stringify(skillName)}, as entry ${firstIndex} does; installed names are unique within a declaration`,
+      ),
       at,
     );
   }

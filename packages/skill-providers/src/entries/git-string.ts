@@ -1,4 +1,11 @@
-import { GitError, GitUnsupportedUrlError, normalizeDirectoryPath, normalizeRemoteUrl, refNameProblem, remoteHelperOf } from '@agentproto/git';
+import {
+  GitError,
+  GitUnsupportedUrlError,
+  normalizeDirectoryPath,
+  normalizeRemoteUrl,
+  refNameProblem,
+  remoteHelperOf,
+} from '@agentproto/git';
 import type { SkillSource } from '../provider.js';
 import {
   SkillEntryInvalidError,
@@ -143,9 +150,14 @@ export function normalizePath(path: string, at: EntryLocation): string {
     return normalizeDirectoryPath(path);
   } catch (error) {
     const reason = (error as { reason?: unknown }).reason;
-    throw new SkillPathUnsafeError(quote(path, 80), typeof reason === 'string' ? reason : 'is not a safe relative path', at, {
-      cause: error,
-    });
+    throw new SkillPathUnsafeError(
+      quote(path, 80),
+      typeof reason === 'string' ? reason : 'is not a safe relative path',
+      at,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -169,11 +181,15 @@ export function parseRepositoryAt(
   // other reading: it has the scp-like shape `host:path`, and a `@` later would make it
   // read as a ref or a password instead of what it is.
   const helper = remoteHelperOf(text);
-  if (helper !== undefined) throw invalid(`uses git's remote-helper syntax ${quote(`${helper}::`, 40)}; use https://, http://, ssh:// or user@host:path`);
+  if (helper !== undefined)
+    throw invalid(
+      `uses git's remote-helper syntax ${quote(`${helper}::`, 40)}; use https://, http://, ssh:// or user@host:path`,
+    );
 
   const url = splitUrlPrefix(text);
   if (url) {
-    if (!SCHEMES.has(url.scheme)) throw invalid(`uses the scheme ${quote(url.scheme, 20)}; use https://, http://, ssh:// or user@host:path`);
+    if (!SCHEMES.has(url.scheme))
+      throw invalid(`uses the scheme ${quote(url.scheme, 20)}; use https://, http://, ssh:// or user@host:path`);
     const authority = text.slice(url.start, url.end);
     const userEnd = authority.lastIndexOf('@');
     const userinfo = userEnd < 0 ? undefined : authority.slice(0, userEnd);
@@ -192,7 +208,8 @@ export function parseRepositoryAt(
       }
       throw invalid('has no valid host[:port] (an ASCII host name or a bracketed IPv6 address, a port in 1-65535)');
     }
-    if (userinfo !== undefined && !SSH_USER.test(userinfo)) throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
+    if (userinfo !== undefined && !SSH_USER.test(userinfo))
+      throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
     if (url.end < text.length && text[url.end] !== '/') throw invalid('has a query or fragment after its host');
     const pathPart = text.slice(url.end);
     const { path, ref } = splitRef(pathPart, withRef);
@@ -215,7 +232,9 @@ export function parseRepositoryAt(
 
   const scp = splitScp(text);
   if (!scp) {
-    throw invalid('is not in a git form: https://host/path, http://host/path, ssh://[user@]host[:port]/path or [user@]host:path');
+    throw invalid(
+      'is not in a git form: https://host/path, http://host/path, ssh://[user@]host[:port]/path or [user@]host:path',
+    );
   }
   if (readsAsPassword(scp)) {
     throw credentials(
@@ -235,7 +254,15 @@ export function parseRepositoryAt(
   if (problem !== undefined) throw invalid(problem);
   checkWithGit(text.slice(0, scp.restStart) + path, at);
   return {
-    address: { form: 'scp', scheme: 'ssh', user: scp.user, host: scp.host, port: undefined, path, repositoryName: repositoryName(path) },
+    address: {
+      form: 'scp',
+      scheme: 'ssh',
+      user: scp.user,
+      host: scp.host,
+      port: undefined,
+      path,
+      repositoryName: repositoryName(path),
+    },
     ref,
   };
 }
@@ -251,11 +278,16 @@ export function parseRepositoryAt(
  */
 function checkWithGit(repository: string, at: EntryLocation): void {
   try {
-    normalizeRemoteUrl(repository, { protocols: ['https:', 'http:', 'ssh:'], engine: 'git provider', allowInsecureHttp: true });
+    normalizeRemoteUrl(repository, {
+      protocols: ['https:', 'http:', 'ssh:'],
+      engine: 'git provider',
+      allowInsecureHttp: true,
+    });
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
     const shown = showSource(repository);
-    if (error.code === 'GIT_URL_HAS_CREDENTIALS') throw new SkillUrlHasCredentialsError(shown, 'carries credentials; remove them', at);
+    if (error.code === 'GIT_URL_HAS_CREDENTIALS')
+      throw new SkillUrlHasCredentialsError(shown, 'carries credentials; remove them', at);
     const reason =
       error instanceof GitUnsupportedUrlError
         ? `uses ${quote(error.protocol, 40)}; use https://, http://, ssh:// or user@host:path`
@@ -274,7 +306,8 @@ function repositoryPathProblem(path: string, isUrl: boolean): string | undefined
   if (path.replace(/\//g, '') === '') return 'has no repository path';
   if (path.includes('?')) return 'has a query ("?"); a query is not allowed';
   if (path.includes('\\')) return 'has a backslash in its path';
-  if (isUrl && path.split('/').some((part) => part === '.' || part === '..')) return 'has a "." or ".." segment in its path';
+  if (isUrl && path.split('/').some((part) => part === '.' || part === '..'))
+    return 'has a "." or ".." segment in its path';
   return undefined;
 }
 

@@ -47,7 +47,9 @@ export function splitHostPort(text: string): { host: string; port: number | unde
  * The user is whatever precedes the last `@` in front of the host's `:`. Undefined for
  * other shapes. Host and user are not checked here.
  */
-export function splitScp(text: string): { user: string | undefined; host: string; rest: string; restStart: number } | undefined {
+export function splitScp(
+  text: string,
+): { user: string | undefined; host: string; rest: string; restStart: number } | undefined {
   if (URL_PREFIX.test(text)) return undefined;
   const slash = text.indexOf('/');
   const head = slash < 0 ? text : text.slice(0, slash);
@@ -144,7 +146,8 @@ export function renderEntry(entry: unknown): string {
   for (const key of SHOWN_FIELDS) {
     if (!Object.hasOwn(record, key)) continue;
     const value = record[key];
-    const shown = typeof value !== 'string' ? `(${kindOf(value)})` : key === 'source' ? showSource(value) : quote(value, 64);
+    const shown =
+      typeof value !== 'string' ? `(${kindOf(value)})` : key === 'source' ? showSource(value) : quote(value, 64);
     parts.push(`${key}: ${shown}`);
   }
   if (others > 0) parts.push('…');

@@ -84,8 +84,10 @@ export class GitSkillProvider extends BaseSkillProvider {
       if (problem) throw new SkillConfigError(source.source, 'version', `is not a commit id or a ref name: ${problem}`);
     }
     for (const option of Object.keys(source.config)) {
-      if (!(SSH_OPTIONS as readonly string[]).includes(option)) throw new SkillConfigError(source.source, option, 'is not an option of the git provider');
-      if (location.transport !== 'ssh') throw new SkillConfigError(source.source, option, 'applies only to SSH sources');
+      if (!(SSH_OPTIONS as readonly string[]).includes(option))
+        throw new SkillConfigError(source.source, option, 'is not an option of the git provider');
+      if (location.transport !== 'ssh')
+        throw new SkillConfigError(source.source, option, 'applies only to SSH sources');
     }
     if (location.transport === 'ssh') this.sshConfigOf(source, location);
   }
@@ -147,13 +149,17 @@ export class GitSkillProvider extends BaseSkillProvider {
   async verifyTree(tree: string, resolved: ResolvedSkillSource, signal: AbortSignal): Promise<void> {
     const actual = await folderTreeId(tree, { signal });
     if (actual !== resolved.contentId) {
-      throw new SkillError('SKILL_CONTENT_MISMATCH', `the tree hashes to git tree ${actual}, not ${resolved.contentId} as the origin says`);
+      throw new SkillError(
+        'SKILL_CONTENT_MISMATCH',
+        `the tree hashes to git tree ${actual}, not ${resolved.contentId} as the origin says`,
+      );
     }
   }
 
   private locationOf(source: SkillSource): GitLocation {
     const location = locate(source.source);
-    if (!location) throw new SkillConfigError(source.source, 'source', 'is not an https://, ssh:// or user@host:path repository');
+    if (!location)
+      throw new SkillConfigError(source.source, 'source', 'is not an https://, ssh:// or user@host:path repository');
     try {
       normalizeRemoteUrl(source.source, {
         protocols: ['https:', 'http:', 'ssh:'],
@@ -174,9 +180,14 @@ export class GitSkillProvider extends BaseSkillProvider {
       throw new SkillConfigError(source.source, 'deploy_key_secret_name', 'is required for SSH sources');
     }
     if (typeof knownHosts !== 'string' || knownHosts.trim() === '') {
-      throw new SkillConfigError(source.source, 'known_hosts', 'is required for SSH sources: the verified public host key, as a known_hosts line');
+      throw new SkillConfigError(
+        source.source,
+        'known_hosts',
+        'is required for SSH sources: the verified public host key, as a known_hosts line',
+      );
     }
-    if (!SECRET_NAME.test(secretName)) throw new SkillConfigError(source.source, 'deploy_key_secret_name', 'must be a plain secret name');
+    if (!SECRET_NAME.test(secretName))
+      throw new SkillConfigError(source.source, 'deploy_key_secret_name', 'must be a plain secret name');
     if (knownHosts.includes('\0')) throw new SkillConfigError(source.source, 'known_hosts', 'contains NUL');
     const names = knownHostsNames(knownHosts);
     if (!names.some((name) => name === location.knownHostsName || name.startsWith('|1|'))) {
@@ -186,7 +197,8 @@ export class GitSkillProvider extends BaseSkillProvider {
         `has no line for ${location.knownHostsName}${location.knownHostsName.startsWith('[') ? '' : ' (for a nonstandard port use the [host]:port form and an ssh:// URL)'}`,
       );
     }
-    if (!this.approvedSecretNames().includes(secretName)) throw new CredentialNotApprovedError(secretName, DEPLOY_KEY_ALLOWLIST_VARIABLE);
+    if (!this.approvedSecretNames().includes(secretName))
+      throw new CredentialNotApprovedError(secretName, DEPLOY_KEY_ALLOWLIST_VARIABLE);
     return { secretName, knownHosts };
   }
 
@@ -203,14 +215,11 @@ export class GitSkillProvider extends BaseSkillProvider {
    * known_hosts are written into the private folder (0600) and used by path only; there is
    * no fallback to another identity or transport. HTTPS: Basic credentials from the vault.
    */
-  private async open(
-    source: SkillSource,
-    context: ProviderContext,
-    phase: 'resolve' | 'fetch',
-  ): Promise<Remote> {
+  private async open(source: SkillSource, context: ProviderContext, phase: 'resolve' | 'fetch'): Promise<Remote> {
     const location = this.locationOf(source);
     const { sandbox } = context;
-    if (!sandbox.capabilities[location.transport]) throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
+    if (!sandbox.capabilities[location.transport])
+      throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
     const insecure = this.options.allowInsecureHttp ? { allowInsecureHttp: true } : {};
     if (location.transport === 'ssh') {
       const { secretName, knownHosts } = this.sshConfigOf(source, location);
@@ -218,15 +227,25 @@ export class GitSkillProvider extends BaseSkillProvider {
       if (typeof key !== 'string' || key.trim() === '') throw new SecretMissingError(secretName);
       // resolve and fetch each write their own copy: fetch runs only on a miss, and never
       // has to guess whether resolve's files are still there.
-      const identityFile = await this.writeCredential(context, `${phase}-deploy-key`, key.endsWith('\n') ? key : `${key}\n`);
-      const knownHostsFile = await this.writeCredential(context, `${phase}-known-hosts`, knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`);
+      const identityFile = await this.writeCredential(
+        context,
+        `${phase}-deploy-key`,
+        key.endsWith('\n') ? key : `${key}\n`,
+      );
+      const knownHostsFile = await this.writeCredential(
+        context,
+        `${phase}-known-hosts`,
+        knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`,
+      );
       const engine = systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } });
       return { url: source.source, engine, listingEngine: engine, ...insecure };
     }
     const url = normalizeRemoteUrl(source.source, { protocols: ['https:', 'http:'], ...insecure });
     const credential = await context.vault(url);
     const auth: GitAuth | undefined = credential
-      ? () => ({ Authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}` })
+      ? () => ({
+          Authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}`,
+        })
       : undefined;
     const engine = sandbox.capabilities.git ? systemGitEngine({ host: sandbox }) : isomorphicGitEngine();
     // On this machine, the ref listing (the one exchange of a cache hit) runs in-process:
@@ -236,7 +255,12 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
-  private async commitOf(version: string, refs: RemoteRefs, url: string, options: ExpandCommitOptions): Promise<string> {
+  private async commitOf(
+    version: string,
+    refs: RemoteRefs,
+    url: string,
+    options: ExpandCommitOptions,
+  ): Promise<string> {
     if (isFullCommitId(version)) return version;
     try {
       return resolveRef(refs, version).commit;

@@ -31,8 +31,10 @@ export class LocalSkillProvider extends BaseSkillProvider {
   }
 
   validate(source: SkillSource): void {
-    if (!isAbsolute(source.source)) throw new SkillConfigError(source.source, 'source', 'must be an absolute folder path');
-    for (const option of Object.keys(source.config)) throw new SkillConfigError(source.source, option, 'is not an option of the local provider');
+    if (!isAbsolute(source.source))
+      throw new SkillConfigError(source.source, 'source', 'must be an absolute folder path');
+    for (const option of Object.keys(source.config))
+      throw new SkillConfigError(source.source, option, 'is not an option of the local provider');
     if (source.version !== '*' && !DIGEST.test(source.version)) {
       throw new SkillConfigError(source.source, 'version', 'must be "*" or a tree digest "sha256:<64 hex>"');
     }
@@ -45,7 +47,9 @@ export class LocalSkillProvider extends BaseSkillProvider {
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
     context.signal.throwIfAborted();
     const { base, directory } = await this.directoryOf(source);
-    const { digest } = await insideSource(source, () => hashTree(directory, nodeStoreFs, { within: base, skipDotGit: true }));
+    const { digest } = await insideSource(source, () =>
+      hashTree(directory, nodeStoreFs, { within: base, skipDotGit: true }),
+    );
     if (source.version !== '*' && source.version !== digest) {
       throw new LocalVersionMismatchError(source.source, source.version, digest);
     }
@@ -62,7 +66,9 @@ export class LocalSkillProvider extends BaseSkillProvider {
     // git checkout: its `.git` (any spelling git refuses) is left out of both the copy and
     // the digest, since a store never holds one (it would run its owner's core.fsmonitor on
     // `git status` in the published folder).
-    await insideSource(source, () => copyInside(base, rel, context.destination, { signal: context.signal, skipDotGit: true }));
+    await insideSource(source, () =>
+      copyInside(base, rel, context.destination, { signal: context.signal, skipDotGit: true }),
+    );
     const { digest } = await hashTree(context.destination);
     // The folder may have changed between resolve and fetch; publish only what was resolved.
     if (digest !== resolved.contentId) throw new LocalVersionMismatchError(source.source, resolved.contentId, digest);
@@ -91,11 +97,17 @@ export class LocalSkillProvider extends BaseSkillProvider {
     if (this.roots && !(await this.insideRoots(base))) {
       throw new SkillConfigError(source.source, 'source', 'is outside the folders this host allows');
     }
-    const directory = await realpath(join(base, ...(source.path ? source.path.split('/') : []))).catch((error: unknown) => {
-      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" cannot be read`, { cause: error });
-    });
-    if (!inside(base, directory)) throw new SkillConfigError(source.source, 'path', 'leaves the source folder through a link');
-    if (!(await stat(directory)).isDirectory()) throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" is not a folder`);
+    const directory = await realpath(join(base, ...(source.path ? source.path.split('/') : []))).catch(
+      (error: unknown) => {
+        throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" cannot be read`, {
+          cause: error,
+        });
+      },
+    );
+    if (!inside(base, directory))
+      throw new SkillConfigError(source.source, 'path', 'leaves the source folder through a link');
+    if (!(await stat(directory)).isDirectory())
+      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" is not a folder`);
     return { base, rel: relative(base, directory).split(sep).join('/'), directory };
   }
 
@@ -129,7 +141,11 @@ export class LocalSourceChangedError extends SkillError {
     readonly path: string,
     cause: unknown,
   ) {
-    super('SKILL_SOURCE_CHANGED', `local source ${source}: ${JSON.stringify(path)} changed while it was read, or leads out of the source folder`, { cause });
+    super(
+      'SKILL_SOURCE_CHANGED',
+      `local source ${source}: ${JSON.stringify(path)} changed while it was read, or leads out of the source folder`,
+      { cause },
+    );
   }
 }
 

@@ -42,7 +42,8 @@ export function preparationError(error: unknown, entry: EntryRef, phase: Phase, 
   else if (NOT_FOUND_CODES.has(reason)) code = 'SKILL_NOT_FOUND';
   else if (AMBIGUOUS_CODES.has(reason)) code = 'SKILL_REF_AMBIGUOUS';
   else if (reason === 'GIT_LIMIT_EXCEEDED') code = 'SKILL_TOO_LARGE';
-  else if ((error instanceof ContentCacheError && reason === 'CACHE_UNSAFE_TREE') || reason === 'GIT_UNSAFE_TREE') code = 'SKILL_UNSAFE_TREE';
+  else if ((error instanceof ContentCacheError && reason === 'CACHE_UNSAFE_TREE') || reason === 'GIT_UNSAFE_TREE')
+    code = 'SKILL_UNSAFE_TREE';
   else code = PHASE_CODES[phase];
   return new SkillPreparationError(code, entry, phase, reason, message, { cause: error });
 }

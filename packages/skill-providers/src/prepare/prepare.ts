@@ -2,8 +2,22 @@ import { type CacheKey, FillFailedError, type ContentStore } from '@agentproto/c
 import type { FetchLimits } from '@agentproto/git';
 import pLimit from 'p-limit';
 import { canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
-import { CredentialCleanupError, type EntryRef, type Phase, SkillAbortedError, SkillError, SkillFileMissingError } from '../errors.js';
-import type { BasicVault, ProviderContext, ResolvedSkillSource, SecretReader, SkillContentProvider, SkillSource } from '../provider.js';
+import {
+  CredentialCleanupError,
+  type EntryRef,
+  type Phase,
+  SkillAbortedError,
+  SkillError,
+  SkillFileMissingError,
+} from '../errors.js';
+import type {
+  BasicVault,
+  ProviderContext,
+  ResolvedSkillSource,
+  SecretReader,
+  SkillContentProvider,
+  SkillSource,
+} from '../provider.js';
 import { defaultRegistry } from '../defaults.js';
 import type { ProviderRegistry } from '../registry.js';
 import { localSandbox } from '../sandbox/local.js';
@@ -100,13 +114,18 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
           },
           // The store's remote tier is used only for what the provider can prove from the tree
           // itself (git: the files hash to the tree id the origin gave in resolve).
-          ...(job.provider.verifyTree ? { verify: (tree: string, signal: AbortSignal) => job.provider.verifyTree!(tree, job.resolved, signal) } : {}),
+          ...(job.provider.verifyTree
+            ? { verify: (tree: string, signal: AbortSignal) => job.provider.verifyTree!(tree, job.resolved, signal) }
+            : {}),
         },
       )
       .catch((error: unknown) => {
-        throw error instanceof FillFailedError ? new PhaseError('fetch', error.cause) : new PhaseError('publish', error);
+        throw error instanceof FillFailedError
+          ? new PhaseError('fetch', error.cause)
+          : new PhaseError('publish', error);
       });
-    if (fetched) job.notify({ type: 'fetch-done', version: job.resolved.version, files: tree.files, bytes: tree.bytes });
+    if (fetched)
+      job.notify({ type: 'fetch-done', version: job.resolved.version, files: tree.files, bytes: tree.bytes });
     else job.notify({ type: 'hit', version: job.resolved.version });
     return {
       name: job.source.name,
@@ -143,7 +162,12 @@ interface Job {
   entry: EntryRef;
   provider: SkillContentProvider;
   resolved: ResolvedSkillSource;
-  notify(event: { type: 'fetch-start'; version: string } | { type: 'fetch-done'; version: string; files: number; bytes: number } | { type: 'hit'; version: string }): void;
+  notify(
+    event:
+      | { type: 'fetch-start'; version: string }
+      | { type: 'fetch-done'; version: string; files: number; bytes: number }
+      | { type: 'hit'; version: string },
+  ): void;
 }
 
 /** Carries the phase an error happened in up to where the entry is known. */
@@ -257,14 +281,20 @@ async function runOne<T>(
     outcome = { ok: true, value: await finish({ source, entry, provider, resolved, notify }, context) };
   } catch (error) {
     const unwrapped = error instanceof PhaseError ? error.error : error;
-    outcome = { ok: false, error: preparationError(unwrapped, entry, error instanceof PhaseError ? error.phase : phase, signal) };
+    outcome = {
+      ok: false,
+      error: preparationError(unwrapped, entry, error instanceof PhaseError ? error.phase : phase, signal),
+    };
   }
   // The private folder held credentials: its removal is part of the result. A removal that
   // fails is a failure, whatever happened before.
   try {
     await sandbox.removePrivateDir(privateDir);
   } catch (cleanupError) {
-    throw Object.assign(new CredentialCleanupError(entry, { cause: cleanupError }), outcome.ok ? {} : { original: outcome.error });
+    throw Object.assign(
+      new CredentialCleanupError(entry, { cause: cleanupError }),
+      outcome.ok ? {} : { original: outcome.error },
+    );
   }
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
@@ -283,8 +313,12 @@ function cacheKeyOf(source: SkillSource, resolved: ResolvedSkillSource): CacheKe
 
 /** Both fields go into cache keys and results: they must be non-empty public strings. */
 function assertResolved(resolved: ResolvedSkillSource, entry: EntryRef): void {
-  const ok = (value: unknown) => typeof value === 'string' && value !== '' && value.length <= 256 && !/[\s\0]/.test(value);
+  const ok = (value: unknown) =>
+    typeof value === 'string' && value !== '' && value.length <= 256 && !/[\s\0]/.test(value);
   if (!resolved || !ok(resolved.version) || !ok(resolved.contentId)) {
-    throw new SkillError('SKILL_PROVIDER_RESULT_INVALID', `skill #${entry.index} "${entry.name}": provider ${entry.provider} resolved to an invalid version or content id`);
+    throw new SkillError(
+      'SKILL_PROVIDER_RESULT_INVALID',
+      `skill #${entry.index} "${entry.name}": provider ${entry.provider} resolved to an invalid version or content id`,
+    );
   }
 }

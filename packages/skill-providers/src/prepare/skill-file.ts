@@ -6,7 +6,8 @@ export async function skillFileState(dir: string): Promise<'ok' | 'missing' | 'n
   try {
     return (await lstat(join(dir, 'SKILL.md'))).isFile() ? 'ok' : 'not a regular file';
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return 'missing';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return 'missing';
     throw error;
   }
 }

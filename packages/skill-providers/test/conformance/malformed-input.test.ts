@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openContentStore, type ContentStore } from '@agentproto/content-cache';
-import { assertReturnsOrThrowsCoded, type EntryPointUnderTest, malformedDocumentBytes, malformedVariant, wrongValue } from '@agentproto/testkit';
+import {
+  assertReturnsOrThrowsCoded,
+  type EntryPointUnderTest,
+  malformedDocumentBytes,
+  malformedVariant,
+  wrongValue,
+} from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as skills from '../../src/index.js';
@@ -35,27 +41,50 @@ type EntryPoint = EntryPointUnderTest<any>;
  * goes here (the test below fails until it does).
  */
 const ENTRY_POINTS: Record<string, EntryPoint> = {
-  parseSkillDeclaration: { input: () => malformedVariant(declaration()), call: (value) => skills.parseSkillDeclaration(value) },
-  parseSkillEntry: { input: () => fc.oneof(...declaration().map((entry) => malformedVariant(entry))), call: (value) => skills.parseSkillEntry(value, 0) },
-  parseGitString: { input: () => fc.oneof(wrongValue, fc.string({ maxLength: 60 }), malformedVariant('https://github.com/org/skills.git#v1:skills/review')), call: (value) => skills.parseGitString(value) },
+  parseSkillDeclaration: {
+    input: () => malformedVariant(declaration()),
+    call: (value) => skills.parseSkillDeclaration(value),
+  },
+  parseSkillEntry: {
+    input: () => fc.oneof(...declaration().map((entry) => malformedVariant(entry))),
+    call: (value) => skills.parseSkillEntry(value, 0),
+  },
+  parseGitString: {
+    input: () =>
+      fc.oneof(
+        wrongValue,
+        fc.string({ maxLength: 60 }),
+        malformedVariant('https://github.com/org/skills.git#v1:skills/review'),
+      ),
+    call: (value) => skills.parseGitString(value),
+  },
   parseSkillDeclarationText: {
-    input: () => fc.tuple(fc.oneof(malformedDocumentBytes(declaration()), malformedDocumentBytes({ skills: declaration() })), fc.constantFrom('json' as const, 'yaml' as const)),
+    input: () =>
+      fc.tuple(
+        fc.oneof(malformedDocumentBytes(declaration()), malformedDocumentBytes({ skills: declaration() })),
+        fc.constantFrom('json' as const, 'yaml' as const),
+      ),
     call: ([bytes, format]) => skills.parseSkillDeclarationText(bytes, { source: `skills.${format}`, format }),
   },
   resolveSkills: {
     input: () => malformedVariant(declaration()),
-    call: (value) => skills.resolveSkills(value, { cache, registry: skills.createRegistry([skills.localProvider({ roots: [root] }), skills.gitProvider()]) }),
+    call: (value) =>
+      skills.resolveSkills(value, {
+        cache,
+        registry: skills.createRegistry([skills.localProvider({ roots: [root] }), skills.gitProvider()]),
+      }),
   },
 };
 
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {
-  loadRegistry: 'takes the host\'s list of provider packages to import, not a document',
-  importFrom: 'takes a folder and a module specifier of the host\'s, not a document',
-  resolveFrom: 'takes a folder and a module specifier of the host\'s, not a document',
+  loadRegistry: "takes the host's list of provider packages to import, not a document",
+  importFrom: "takes a folder and a module specifier of the host's, not a document",
+  resolveFrom: "takes a folder and a module specifier of the host's, not a document",
 };
 
-const ENTRY_POINT_NAME = /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
+const ENTRY_POINT_NAME =
+  /^(parse|validate|read|import|define|resolve|verify|check|load|scan|desugar|plan|normalize|inherit|assert)/;
 
 describe(`skill declarations: a malformed one ends in a result or a typed error (seed ${SEED})`, () => {
   beforeAll(async () => {
@@ -76,14 +105,24 @@ describe(`skill declarations: a malformed one ends in a result or a typed error 
   });
 
   it('the fixture is valid: it parses, and its local entry resolves', async () => {
-    expect(skills.parseSkillDeclaration(declaration()).map((source) => source.provider)).toEqual(['local', 'git', 'git']);
-    const [local] = await skills.resolveSkills([declaration()[0]], { cache, registry: skills.createRegistry([skills.localProvider({ roots: [root] })]) });
+    expect(skills.parseSkillDeclaration(declaration()).map((source) => source.provider)).toEqual([
+      'local',
+      'git',
+      'git',
+    ]);
+    const [local] = await skills.resolveSkills([declaration()[0]], {
+      cache,
+      registry: skills.createRegistry([skills.localProvider({ roots: [root] })]),
+    });
     expect(local?.name).toBe('review');
   });
 
   for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
     it(`${name}: returns, or throws an error with a stable code`, async () => {
-      await assertReturnsOrThrowsCoded(name, entry, { seed: SEED, numRuns: name === 'resolveSkills' ? RUNS / 4 : RUNS });
+      await assertReturnsOrThrowsCoded(name, entry, {
+        seed: SEED,
+        numRuns: name === 'resolveSkills' ? RUNS / 4 : RUNS,
+      });
     }, 120_000);
   }
 });

@@ -33,12 +33,21 @@ async function servers() {
   const http = await startGitHttpServer({ root, auth: { username: 'bot', password } });
   const key = await generateSshKey({ dir: await tempDir(), name: 'deploy' });
   const ssh = await startGitSshServer({ root, authorizedKeys: [key.publicKey] });
-  cleanups.push(() => http.close(), () => ssh.close());
+  cleanups.push(
+    () => http.close(),
+    () => ssh.close(),
+  );
   // What must never stay on disk: the password, the header git gets it in, the key's body.
   const keyLines = key.privateKeyText.split('\n').filter((line) => line.length >= 40 && !line.startsWith('-----'));
   const canaries = [password, Buffer.from(`bot:${password}`).toString('base64'), ...keyLines.slice(0, 3)];
   const declaration = (skill: number) => [
-    { provider: 'git', source: http.urlFor('skills.git'), version: 'main', path: `skills/s${skill}`, name: `h${skill}` },
+    {
+      provider: 'git',
+      source: http.urlFor('skills.git'),
+      version: 'main',
+      path: `skills/s${skill}`,
+      name: `h${skill}`,
+    },
     {
       provider: 'git',
       source: ssh.urlFor('skills.git'),
@@ -124,7 +133,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * on disk plus a random delay, the others at a random point after start. Returns how many
  * private folders were left behind (the test is worth something only if some were).
  */
-async function killRounds(rounds: number, storeRoot: string, tmp: string, s: Awaited<ReturnType<typeof servers>>): Promise<number> {
+async function killRounds(
+  rounds: number,
+  storeRoot: string,
+  tmp: string,
+  s: Awaited<ReturnType<typeof servers>>,
+): Promise<number> {
   const privateRoot = join(storeRoot, 'private');
   for (let round = 0; round < rounds; round += 1) {
     const child = start(preparer, [storeRoot, JSON.stringify(s.declaration(round))], { ...s.env, TMPDIR: tmp });
@@ -162,7 +176,7 @@ describe('credentials never outlive a killed preparation', () => {
     expect((await lstat(join(storeRoot, 'private'))).mode & 0o777).toBe(0o700);
   }, 180_000);
 
-  it('`cache gc` (the store\'s gc) removes them too, without any preparation', async () => {
+  it("`cache gc` (the store's gc) removes them too, without any preparation", async () => {
     const s = await servers();
     const storeRoot = join(await tempDir(), 'store');
     const tmp = await tempDir('agentproto-child-tmp-');
@@ -219,7 +233,10 @@ describe('credentials never outlive a killed preparation', () => {
     const { readlink } = await import('node:fs/promises');
     const pidNamespace = await readlink('/proc/self/ns/pid');
     // This very process's pid, with a start time it never had: what a reused pid looks like.
-    await writeFile(join(privateRoot, `${id}.owner`), JSON.stringify({ pid: process.pid, start: '1', boot, pidNamespace }));
+    await writeFile(
+      join(privateRoot, `${id}.owner`),
+      JSON.stringify({ pid: process.pid, start: '1', boot, pidNamespace }),
+    );
     expect(await sweepPrivateDirs(privateRoot)).toBe(1);
     expect(await readdir(privateRoot)).toEqual([]);
   });

@@ -2,7 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnsafeTreeError, hashTree } from '@agentproto/content-cache';
-import { createRegistry, gitProvider, localProvider, prepareSkills, type LocalSandboxOptions } from '@agentproto/skill-providers';
+import {
+  createRegistry,
+  gitProvider,
+  localProvider,
+  prepareSkills,
+  type LocalSandboxOptions,
+} from '@agentproto/skill-providers';
 import { describe, expect, it } from 'vitest';
 import { recordingSandbox, servedRepo } from '../support/git.js';
 import { newCache } from '../support/skills.js';
@@ -66,7 +72,12 @@ describe.each(sandboxes)('git metadata in a git skill (%s)', (_name, sandboxOpti
       expect(error?.cause, path).toBeInstanceOf(UnsafeTreeError);
       expect(error?.cause, path).toMatchObject({ reason, path: entry });
       expect(String(error?.message), path).toContain(JSON.stringify(entry));
-      expect(await leftovers(cache.root, privateRoot), path).toEqual({ objects: [], links: [], staging: [], private: [] });
+      expect(await leftovers(cache.root, privateRoot), path).toEqual({
+        objects: [],
+        links: [],
+        staging: [],
+        private: [],
+      });
     }
     // The same repository's clean skill is published.
     const { sandbox } = await recordingSandbox(sandboxOptions);
@@ -84,7 +95,11 @@ describe('a local skill folder that is a git checkout', () => {
     await writeFile(join(source, 'docs', 'a.md'), 'a\n');
     // core.fsmonitor=false on the command line wins over the hostile one written below.
     const git = (...args: string[]) => {
-      const result = spawnSync('git', ['-C', source, '-c', 'core.fsmonitor=false', '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { encoding: 'utf8' });
+      const result = spawnSync(
+        'git',
+        ['-C', source, '-c', 'core.fsmonitor=false', '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args],
+        { encoding: 'utf8' },
+      );
       expect(result.status, result.stderr).toBe(0);
     };
     git('init', '-q');
@@ -105,7 +120,10 @@ describe('a local skill folder that is a git checkout', () => {
     const [again] = await prepareSkills([entry], { cache: await newCache(), registry });
     expect(again!.version).toBe(withoutGit.digest);
     // A pin on that digest holds.
-    const [pinned] = await prepareSkills([{ ...entry, version: withoutGit.digest }], { cache: await newCache(), registry });
+    const [pinned] = await prepareSkills([{ ...entry, version: withoutGit.digest }], {
+      cache: await newCache(),
+      registry,
+    });
     expect(pinned!.version).toBe(withoutGit.digest);
   });
 });

@@ -15,19 +15,38 @@ describe('parseSkillDeclarationText and parseSkillDeclaration: hostile input end
       .map(([format, bytes]) => ({ name: `${format} ${bytes.length} bytes (seed ${SEED})`, input: { format, bytes } }));
     for (const outcome of await runBounded({ module: TARGETS, exportName: 'parseText', cases, ...BOUNDS })) {
       expect(['returned', 'threw'], `${outcome.name}: ${JSON.stringify(outcome)}`).toContain(outcome.status);
-      if (outcome.status === 'threw') expect(outcome.error, `${outcome.name}: ${JSON.stringify(outcome.error)}`).toMatchObject({ code: expect.stringMatching(/^SKILL_/) });
+      if (outcome.status === 'threw')
+        expect(outcome.error, `${outcome.name}: ${JSON.stringify(outcome.error)}`).toMatchObject({
+          code: expect.stringMatching(/^SKILL_/),
+        });
     }
   }, 600_000);
 
   it.each([
-    ['`name: ` and 350,000 `[` (the 589-byte upload\'s text)', 'yaml', REPRODUCTIONS.upload, 'DOCUMENT_TOO_LARGE'],
+    ["`name: ` and 350,000 `[` (the 589-byte upload's text)", 'yaml', REPRODUCTIONS.upload, 'DOCUMENT_TOO_LARGE'],
     ['a list nested 100,000 deep', 'yaml', `${'['.repeat(100_000)}`, 'DOCUMENT_TOO_DEEP'],
     ['a JSON list nested 50,000 deep', 'json', `${'['.repeat(50_000)}${']'.repeat(50_000)}`, 'DOCUMENT_TOO_DEEP'],
-    ['an alias bomb', 'yaml', ['- &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 9 }, (_, i) => `- &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`)].join('\n'), 'DOCUMENT_TOO_COMPLEX'],
-  ] as const)('%s is SKILL_DECLARATION_INVALID, its cause the DocumentError of the rule it breaks', async (_label, format, text, causeCode) => {
-    const [outcome] = await runBounded({ module: TARGETS, exportName: 'parseText', cases: [{ name: format, input: { format, bytes: new TextEncoder().encode(text) } }], ...BOUNDS });
-    expect(outcome).toMatchObject({ status: 'threw', error: { code: 'SKILL_DECLARATION_INVALID', causeCode } });
-  });
+    [
+      'an alias bomb',
+      'yaml',
+      [
+        '- &a0 [x, x, x, x, x, x, x, x, x, x]',
+        ...Array.from({ length: 9 }, (_, i) => `- &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`),
+      ].join('\n'),
+      'DOCUMENT_TOO_COMPLEX',
+    ],
+  ] as const)(
+    '%s is SKILL_DECLARATION_INVALID, its cause the DocumentError of the rule it breaks',
+    async (_label, format, text, causeCode) => {
+      const [outcome] = await runBounded({
+        module: TARGETS,
+        exportName: 'parseText',
+        cases: [{ name: format, input: { format, bytes: new TextEncoder().encode(text) } }],
+        ...BOUNDS,
+      });
+      expect(outcome).toMatchObject({ status: 'threw', error: { code: 'SKILL_DECLARATION_INVALID', causeCode } });
+    },
+  );
 
   it('a parsed declaration of 100,000 entries, or a config of 2^20 values, is refused before any work per value', async () => {
     const outcomes = await runBounded({

@@ -10,7 +10,8 @@ import { tempDir } from '../support/temp.js';
 async function filesOf(dir: string): Promise<Buffer[]> {
   const out: Buffer[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out.push(await readFile(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)));
+    if (entry.isFile())
+      out.push(await readFile(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)));
   }
   return out;
 }
@@ -41,7 +42,8 @@ describe('a local skill folder whose folders are swapped for links while it is p
     // publishes it, since the link leads out.
     const swappedState = join(work, 'swapped-state');
     await mkdir(swappedState);
-    for (const name of ['SKILL.md', 'notes.md']) await writeFile(join(swappedState, name), await readFile(join(source, 'skills/a', name)));
+    for (const name of ['SKILL.md', 'notes.md'])
+      await writeFile(join(swappedState, name), await readFile(join(source, 'skills/a', name)));
     await symlink(join(outside.dir, 'deep'), join(swappedState, 'deep'));
     const seen = new Set([honest, (await hashTree(swappedState)).digest]);
 
@@ -74,7 +76,8 @@ describe('a local skill folder whose folders are swapped for links while it is p
             const [skill] = await prepareSkills([entry], { cache, registry });
             prepared += 1;
             // Only the honest tree is ever published: its digest, and none of the outside bytes.
-            if (skill!.version !== honest) leaks.push(`published version ${skill!.version}, not the folder's own ${honest}`);
+            if (skill!.version !== honest)
+              leaks.push(`published version ${skill!.version}, not the folder's own ${honest}`);
             for (const file of await filesOf(skill!.dir)) check('published file', file);
           } catch (error) {
             refused += 1;
@@ -88,7 +91,8 @@ describe('a local skill folder whose folders are swapped for links while it is p
           calls += 1;
           try {
             const resolved = await provider.resolve(declared, context);
-            if (!seen.has(resolved.contentId)) leaks.push(`resolved ${resolved.contentId}, a tree the folder never was`);
+            if (!seen.has(resolved.contentId))
+              leaks.push(`resolved ${resolved.contentId}, a tree the folder never was`);
             const destination = join(work, `fetched-${phase}-${round}`);
             await provider.fetch(declared, resolved, { ...context, destination });
             for (const file of await filesOf(destination)) check('fetched file', file);

@@ -1,12 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { makeRepo, watchProc } from '@agentproto/testkit';
-import { createRegistry, gitProvider, parseSkillDeclaration, prepareSkills, resolveSkills, type Sandbox } from '@agentproto/skill-providers';
+import {
+  createRegistry,
+  gitProvider,
+  parseSkillDeclaration,
+  prepareSkills,
+  resolveSkills,
+  type Sandbox,
+} from '@agentproto/skill-providers';
 import { recordingSandbox } from '../support/git.js';
 import { newCache } from '../support/skills.js';
 import { tempDir } from '../support/temp.js';
 
-const SSH_CONFIG = { deploy_key_secret_name: 'skills-read-key', known_hosts: 'ext ssh-ed25519 AAAA\nfd ssh-ed25519 AAAA\nfile ssh-ed25519 AAAA' };
+const SSH_CONFIG = {
+  deploy_key_secret_name: 'skills-read-key',
+  known_hosts: 'ext ssh-ed25519 AAAA\nfd ssh-ed25519 AAAA\nfile ssh-ed25519 AAAA',
+};
 
 /**
  * Sources git would give to something other than its https, http and ssh transports:
@@ -63,7 +73,9 @@ describe('skill sources: only https, http and ssh addresses reach a provider', (
           [{ provider: 'git', source, version: 'main', path: 'skills/a', name: 'a' }],
         ];
         for (const declaration of declarations) {
-          expect(() => parseSkillDeclaration(declaration), source).toThrow(expect.objectContaining({ code: 'SKILL_REPOSITORY_INVALID' }));
+          expect(() => parseSkillDeclaration(declaration), source).toThrow(
+            expect.objectContaining({ code: 'SKILL_REPOSITORY_INVALID' }),
+          );
           for (const run of [prepareSkills, resolveSkills]) {
             await expect(
               run(declaration, { cache, sandbox: counting.sandbox, registry, secrets: () => 'key' }),
@@ -85,7 +97,15 @@ describe('skill sources: only https, http and ssh addresses reach a provider', (
     const provider = gitProvider({ deployKeySecretNames: ['skills-read-key'] });
     for (const source of refusedSources('/srv/repo.git', 'canary')) {
       expect(
-        () => provider.validate({ provider: 'git', source, version: 'main', path: 'skills/a', name: 'a', config: SSH_CONFIG }),
+        () =>
+          provider.validate({
+            provider: 'git',
+            source,
+            version: 'main',
+            path: 'skills/a',
+            name: 'a',
+            config: SSH_CONFIG,
+          }),
         source,
       ).toThrow(expect.objectContaining({ code: 'SKILL_CONFIG_INVALID' }));
     }

@@ -1,7 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { type GitHttpServer, type GitHttpServerOptions, makeRepo, type RepoSpec, startGitHttpServer } from '@agentproto/testkit';
+import {
+  type GitHttpServer,
+  type GitHttpServerOptions,
+  makeRepo,
+  type RepoSpec,
+  startGitHttpServer,
+} from '@agentproto/testkit';
 import { localSandbox, type Sandbox, type RunOptions } from '@agentproto/skill-providers';
 import { tempDir } from './temp.js';
 
@@ -11,7 +17,10 @@ afterEach(async () => {
 });
 
 /** A bare repository made from `spec` under a fresh root, served over smart HTTP. */
-export async function servedRepo(spec: Omit<RepoSpec, 'root' | 'name'>, options: Omit<GitHttpServerOptions, 'root'> = {}) {
+export async function servedRepo(
+  spec: Omit<RepoSpec, 'root' | 'name'>,
+  options: Omit<GitHttpServerOptions, 'root'> = {},
+) {
   const root = await tempDir();
   const repo = await makeRepo({ root, name: 'skills.git', ...spec });
   const server: GitHttpServer = await startGitHttpServer({ root, ...options });

@@ -1,6 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BaseSkillProvider, type FetchContext, type ProviderContext, type ResolvedSkillSource, type SkillSource } from '@agentproto/skill-providers';
+import {
+  BaseSkillProvider,
+  type FetchContext,
+  type ProviderContext,
+  type ResolvedSkillSource,
+  type SkillSource,
+} from '@agentproto/skill-providers';
 
 /** A provider whose sources are names of trees held in memory; it records every call. */
 export class ScriptedProvider extends BaseSkillProvider {
@@ -9,7 +15,10 @@ export class ScriptedProvider extends BaseSkillProvider {
   active = 0;
   maxActive = 0;
   /** Runs inside resolve/fetch, for tests to pause or fail at a phase. */
-  hooks: { resolve?: (context: ProviderContext, source: string) => Promise<void>; fetch?: (context: FetchContext, source: string) => Promise<void> } = {};
+  hooks: {
+    resolve?: (context: ProviderContext, source: string) => Promise<void>;
+    fetch?: (context: FetchContext, source: string) => Promise<void>;
+  } = {};
 
   constructor(
     readonly trees: Record<string, Record<string, string>>,
@@ -45,7 +54,8 @@ export class ScriptedProvider extends BaseSkillProvider {
     this.calls.push({ op: 'fetch', source: source.source, privateDir: context.privateDir });
     await this.hooks.fetch?.(context, source.source);
     await mkdir(context.destination);
-    for (const [path, text] of Object.entries(this.trees[source.source] ?? {})) await writeFile(join(context.destination, path), text);
+    for (const [path, text] of Object.entries(this.trees[source.source] ?? {}))
+      await writeFile(join(context.destination, path), text);
   }
 
   count(op: 'validate' | 'resolve' | 'fetch'): number {

@@ -28,16 +28,31 @@ export function validateSkillMd(skillMd: Uint8Array): Promise<string[]> {
 }
 
 /** validatePlugin on a plugin with these bytes as plugin.json, or as mcp.json beside a valid plugin.json. */
-export function validateManifest({ file, bytes }: { file: 'plugin.json' | 'mcp.json'; bytes: Uint8Array }): Promise<string[]> {
+export function validateManifest({
+  file,
+  bytes,
+}: {
+  file: 'plugin.json' | 'mcp.json';
+  bytes: Uint8Array;
+}): Promise<string[]> {
   return inTempDir(async (dir) => {
-    await writeFile(join(dir, 'plugin.json'), file === 'plugin.json' ? bytes : JSON.stringify({ $schema: SCHEMA, name: 'acme.tools' }));
+    await writeFile(
+      join(dir, 'plugin.json'),
+      file === 'plugin.json' ? bytes : JSON.stringify({ $schema: SCHEMA, name: 'acme.tools' }),
+    );
     if (file === 'mcp.json') await writeFile(join(dir, 'mcp.json'), bytes);
     return (await validatePlugin(dir)).findings.map((finding) => finding.code);
   });
 }
 
 /** loadPluginConfig on a configuration file with these bytes: the plugin's name, or the error it throws. */
-export function loadConfig({ extension, bytes }: { extension: '.yaml' | '.json' | '.toml'; bytes: Uint8Array }): Promise<string> {
+export function loadConfig({
+  extension,
+  bytes,
+}: {
+  extension: '.yaml' | '.json' | '.toml';
+  bytes: Uint8Array;
+}): Promise<string> {
   return inTempDir(async (dir) => {
     const file = join(dir, `agent-plugin${extension}`);
     await writeFile(file, bytes);

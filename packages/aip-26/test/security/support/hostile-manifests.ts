@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeWorkspaceFs } from '../../../src/index.js';
 
-export async function readManifest({ file, bytes }: { file: 'manifest.yaml' | 'CODE.md'; bytes: Uint8Array }): Promise<string[]> {
+export async function readManifest({
+  file,
+  bytes,
+}: {
+  file: 'manifest.yaml' | 'CODE.md';
+  bytes: Uint8Array;
+}): Promise<string[]> {
   const root = await mkdtemp(join(tmpdir(), 'hostile-manifest-'));
   try {
     await writeFile(join(root, file), bytes);

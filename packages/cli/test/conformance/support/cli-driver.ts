@@ -31,7 +31,11 @@ for (const [index, { argv, cwd }] of cases.entries()) {
     new Promise<'timed-out'>((resolve) => {
       timer = setTimeout(() => resolve('timed-out'), TIMEOUT_MS);
     }),
-  ]).catch((error: unknown) => `main rejected: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  ]).catch(
+    (error: unknown) => `main rejected: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  );
   clearTimeout(timer);
-  process.stdout.write(`${JSON.stringify({ index, status, stderr: stderr.slice(0, 4_000), stdoutChars: stdout, ms: Date.now() - began })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ index, status, stderr: stderr.slice(0, 4_000), stdoutChars: stdout, ms: Date.now() - began })}\n`,
+  );
 }

@@ -11,7 +11,14 @@ export function parseText({ format, bytes }: { format: 'yaml' | 'json'; bytes: U
 /** A parsed declaration of `entries` entries, each with a config nested `depth` deep and `width` wide. */
 export function parseValue({ entries, depth, width }: { entries: number; depth: number; width: number }): number {
   let config: unknown = 'leaf';
-  for (let level = 0; level < depth; level += 1) config = Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, config]));
-  const declaration = Array.from({ length: entries }, (_, i) => ({ provider: 'local', source: '/srv/skills', version: 'v1', name: `s${i}`, config: { c: config } }));
+  for (let level = 0; level < depth; level += 1)
+    config = Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, config]));
+  const declaration = Array.from({ length: entries }, (_, i) => ({
+    provider: 'local',
+    source: '/srv/skills',
+    version: 'v1',
+    name: `s${i}`,
+    config: { c: config },
+  }));
   return parseSkillDeclaration(declaration).length;
 }
