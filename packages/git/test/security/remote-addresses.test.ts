@@ -15,8 +15,6 @@ import {
 import { rejection, scratch } from '../support/fixtures.js';
 import { recordingHost } from '../support/system-git.js';
 
-const COMMIT = 'a'.repeat(40);
-
 /**
  * Every address git would hand to something other than its https, http or ssh transports:
  * remote helpers (`<transport>::<address>`, which git turns into `git-remote-<transport>`:
