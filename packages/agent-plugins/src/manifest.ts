@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { type Finding, finding, sortFindings } from './findings.js';
 import { PINNED_SCHEMAS, SPEC_VERSIONS, type SpecVersion, specOfMcpSchemaId, specOfPluginSchemaId } from './schemas.js';
-import { pointerToken } from './text.js';
+import { isRecord, kindOf, pointerToken } from './values.js';
 
 const PLUGIN_FILE = 'plugin.json';
 const MCP_FILE = 'mcp.json';
@@ -31,19 +31,8 @@ export interface McpVersionCheck {
   findings: Finding[];
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function at(file: string, pointer: string): string {
   return `${file}#${pointer}`;
-}
-
-// Named without quoting the value: a misplaced token must not end up in a log.
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : `a ${type}`;
 }
 
 /**
@@ -150,7 +139,7 @@ function rejectedAt(spec: SpecVersion | undefined, findings: Finding[]): PluginM
  * No semver, URL, e-mail or SPDX check: §5.4 forbids rejecting on those. Pure.
  */
 export function checkPluginManifest(value: unknown): PluginManifestCheck {
-  if (!isPlainObject(value)) {
+  if (!isRecord(value)) {
     return rejectedAt(undefined, [
       finding('plugin.not-object', at(PLUGIN_FILE, ''), `must be a JSON object, not ${kindOf(value)}`),
     ]);
@@ -185,7 +174,7 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
           `is not a plugin.json field in Agent Plugins ${spec} and is ignored`,
         ),
       );
-    } else if (key === 'extensions' && !isPlainObject(field)) {
+    } else if (key === 'extensions' && !isRecord(field)) {
       findings.push(
         finding(
           'plugin.extensions-not-object',
@@ -193,11 +182,11 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
           `must be an object, not ${kindOf(field)}; it is ignored`,
         ),
       );
-    } else if (key === 'author' && isPlainObject(field) && Object.keys(field).length === 0) {
+    } else if (key === 'author' && isRecord(field) && Object.keys(field).length === 0) {
       findings.push(finding('plugin.author-empty', at(PLUGIN_FILE, '/author'), 'is empty and is omitted'));
     } else if (
       key === 'presentation' &&
-      isPlainObject(field) &&
+      isRecord(field) &&
       typeof field.icon === 'string' &&
       !isPluginRelativePath(field.icon)
     ) {
@@ -222,7 +211,7 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
     nameChecked = true;
   }
   const ignoredNamespaces = new Set<string>();
-  if (isPlainObject(manifest.extensions)) {
+  if (isRecord(manifest.extensions)) {
     for (const namespace of Object.keys(manifest.extensions)) {
       if (isExtensionNamespace(namespace)) continue;
       const path = at(PLUGIN_FILE, `/extensions/${pointerToken(namespace)}`);
@@ -260,7 +249,7 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
       findings.push(schemaFinding(error));
     }
   }
-  if (ignoredNamespaces.size > 0 && isPlainObject(manifest.extensions)) {
+  if (ignoredNamespaces.size > 0 && isRecord(manifest.extensions)) {
     // A new object: the input is not changed. fromEntries defines own properties, so a key such
     // as `__proto__` among the kept ones stays data.
     manifest.extensions = Object.fromEntries(
@@ -283,7 +272,7 @@ export function checkMcpManifestVersion(pluginSpec: SpecVersion, mcpValue: unkno
     mcpDisabled: true,
     findings: [f],
   });
-  if (!isPlainObject(mcpValue)) {
+  if (!isRecord(mcpValue)) {
     return disabled(
       undefined,
       finding('mcp.not-object', at(MCP_FILE, ''), `must be a JSON object, not ${kindOf(mcpValue)}; MCP is disabled`),

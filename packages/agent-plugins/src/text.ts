@@ -7,11 +7,6 @@ export function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
-/** A JSON pointer token for `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
 /** The bytes without a leading UTF-8 byte order mark, for readers that drop one (package.json, as npm does). */
 export function withoutBom(bytes: Uint8Array): Uint8Array {
   return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;

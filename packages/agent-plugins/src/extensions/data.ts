@@ -3,7 +3,8 @@ import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { isExtensionNamespace } from '../manifest.js';
 import { EXTENSION_FINDING_CODES } from './codes.js';
 import { knownNamespace } from './namespaces.js';
-import { isPlainObject, pointerToken, setOwn } from './paths.js';
+import { setOwn } from './paths.js';
+import { isPlainObject, pointerToken } from '../values.js';
 
 const at = (namespace: string, pointer = ''): string => `plugin.json#/extensions/${pointerToken(namespace)}${pointer}`;
 

@@ -1,7 +1,4 @@
 import { isDotGit } from '@agentproto/content-cache';
-import { pointerToken } from '../text.js';
-
-export { pointerToken };
 
 /**
  * Why `path` cannot be a package path, or undefined when it can: relative, `/`-separated,
@@ -21,12 +18,6 @@ export function packagePathProblem(path: string): string | undefined {
   }
   return undefined;
 }
-
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null &&
-  typeof value === 'object' &&
-  !Array.isArray(value) &&
-  [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
 /**
  * Sets `key` as an own enumerable property. Plain assignment of `__proto__` would change the

@@ -3,7 +3,8 @@ import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { EXTENSION_FINDING_CODES } from './codes.js';
 import { namespaceFolderProblem } from './files.js';
 import { type ExtensionKind, knownNamespace, matchLayout } from './namespaces.js';
-import { isPlainObject, packagePathProblem, pointerToken } from './paths.js';
+import { packagePathProblem } from './paths.js';
+import { isPlainObject, pointerToken } from '../values.js';
 
 /** A file import turns into project content: an agent, a command, a rule or a context document. */
 export interface ImportedExtension {

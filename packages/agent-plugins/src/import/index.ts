@@ -5,11 +5,12 @@ import { namespaceFolderProblem, splitExtensions } from '../extensions/index.js'
 import type { UnmappedReason } from '../extensions/index.js';
 import type { Finding } from '../findings.js';
 import { buildServers } from '../mcp/build.js';
-import type { McpServer } from '../mcp/check.js';
+import { type McpServer, serverPath } from '../mcp/check.js';
 import type { PluginReaderOptions } from '../read/index.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion } from '../schemas.js';
 import { SKILL_FILE, removeProvenanceHeader } from '../skills/index.js';
 import { loadPackage } from '../validate/load.js';
+import { isRecord } from '../values.js';
 
 /** One thing of the package the configuration cannot express, or carries only in part. */
 export interface ImportReportEntry {
@@ -174,7 +175,7 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
       path,
       reason: 'a bundled root file: copied to the content root and shipped again through config.include',
     });
-  const split = splitExtensions(namespaceFiles, isPlainObject(manifest.extensions) ? manifest.extensions : undefined);
+  const split = splitExtensions(namespaceFiles, isRecord(manifest.extensions) ? manifest.extensions : undefined);
   for (const entry of split.report) report.push({ path: entry.path, reason: SPLIT_REASONS[entry.reason] });
   for (const item of split.imported) {
     report.push({
@@ -243,7 +244,7 @@ function configOf(manifest: Record<string, unknown>, spec: SpecVersion): PluginC
   }
   if (Array.isArray(manifest.keywords))
     config.keywords = manifest.keywords.filter((k): k is string => typeof k === 'string');
-  if (isPlainObject(manifest.author)) {
+  if (isRecord(manifest.author)) {
     // Key order is the manifest's: a build writes the author's fields in the order given.
     const author: AuthorConfig = {};
     for (const [key, value] of Object.entries(manifest.author)) {
@@ -252,8 +253,8 @@ function configOf(manifest: Record<string, unknown>, spec: SpecVersion): PluginC
     if (Object.keys(author).length > 0) config.author = author;
   }
   if (spec !== DEFAULT_SPEC_VERSION) config.spec = spec;
-  if (isPlainObject(manifest.presentation)) config.presentation = manifest.presentation;
-  if (isPlainObject(manifest.extensions)) config.extensions = manifest.extensions;
+  if (isRecord(manifest.presentation)) config.presentation = manifest.presentation;
+  if (isRecord(manifest.extensions)) config.extensions = manifest.extensions;
   return config;
 }
 
@@ -282,10 +283,3 @@ function literalGlob(path: string): string | undefined {
   const glob = escaped.replace(/[{}]/g, '?');
   return minimatch(path, glob, MATCH_OPTIONS) ? glob : undefined;
 }
-
-function serverPath(name: string): string {
-  return `mcp.json#/mcpServers/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-}
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);

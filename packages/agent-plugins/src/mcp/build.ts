@@ -1,15 +1,7 @@
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { MCP_FINDING_CODES } from './codes.js';
-import {
-  type McpServer,
-  type McpServerType,
-  ServerReport,
-  checkServer,
-  isPlainObject,
-  kindOf,
-  packagePath,
-  sortedRecord,
-} from './check.js';
+import { type McpServer, type McpServerType, ServerReport, checkServer, packagePath, sortedRecord } from './check.js';
+import { isRecord, kindOf } from '../values.js';
 
 /**
  * A server as the project configures it (`[[mcp_servers]]` or `[[plugin.mcp]]`). `transport`
@@ -81,7 +73,7 @@ function draftEntry(config: McpServerConfig, type: McpServerType, report: Server
   if (type !== 'stdio') {
     notPackaged(STDIO_ONLY);
     if (config.url !== undefined) entry.url = config.url;
-    if (config.headers !== undefined && !(isPlainObject(config.headers) && Object.keys(config.headers).length === 0))
+    if (config.headers !== undefined && !(isRecord(config.headers) && Object.keys(config.headers).length === 0))
       entry.headers = config.headers;
     return entry;
   }
@@ -95,7 +87,7 @@ function draftEntry(config: McpServerConfig, type: McpServerType, report: Server
   if (command !== undefined) entry.command = command;
   if (config.args !== undefined && !(Array.isArray(config.args) && config.args.length === 0)) entry.args = config.args;
   if (config.env !== undefined) {
-    if (isPlainObject(config.env)) {
+    if (isRecord(config.env)) {
       const kept: [string, unknown][] = [];
       for (const [key, value] of Object.entries(config.env)) {
         // A reserved name is kept so the entry check refuses it rather than dropping it quietly.

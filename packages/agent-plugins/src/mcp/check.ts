@@ -3,9 +3,8 @@ import { MCP_FINDING_CODES, type McpFindingCode } from './codes.js';
 import { commandForm, unbundledCommand } from './command.js';
 import { serverSchemaAccepts } from './schema.js';
 import { scanServerSecrets } from '../secrets/scan.js';
-import { byteOrder, pointerToken } from '../text.js';
-
-export { pointerToken };
+import { byteOrder } from '../text.js';
+import { isRecord, kindOf, pointerToken } from '../values.js';
 
 /** A stdio entry of mcp.json `mcpServers` (§7.2.1). */
 export interface McpStdioServer {
@@ -36,9 +35,6 @@ export const VARIANT_FIELDS: Readonly<Record<McpServerType, readonly string[]>> 
 export const isServerType = (value: unknown): value is McpServerType =>
   value === 'stdio' || value === 'streamable-http' || value === 'sse';
 
-export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** `mcp.json#/mcpServers/<name>[/part…]`, every part escaped. */
 export function serverPath(name: string, ...parts: readonly (string | number)[]): string {
   return ['mcp.json#/mcpServers', pointerToken(name), ...parts.map((p) => pointerToken(String(p)))].join('/');
@@ -50,14 +46,6 @@ export function serverPath(name: string, ...parts: readonly (string | number)[])
  */
 export function sortedRecord<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
   return Object.fromEntries([...entries].sort(([a], [b]) => byteOrder(a, b)));
-}
-
-// Named without quoting the value: a misplaced token must not end up in a log.
-export function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'object' ? 'an object' : type === 'undefined' ? 'undefined' : `a ${type}`;
 }
 
 /** Collects one server's findings; `failed` once any of them is an error. */
@@ -186,7 +174,7 @@ function isReservedEnv(key: string, mode: CheckMode): boolean {
 }
 
 function checkEnv(report: ServerReport, ctx: CheckContext, env: unknown): Record<string, string> | undefined {
-  if (!isPlainObject(env)) {
+  if (!isRecord(env)) {
     report.add('mcp.field-type', ['env'], `must be an object of strings, not ${kindOf(env)}`);
     return undefined;
   }
@@ -252,7 +240,7 @@ const FIELD_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7
 const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 function checkHeaders(report: ServerReport, ctx: CheckContext, headers: unknown): Record<string, string> | undefined {
-  if (!isPlainObject(headers)) {
+  if (!isRecord(headers)) {
     report.add('mcp.field-type', ['headers'], `must be an object of strings, not ${kindOf(headers)}`);
     return undefined;
   }
@@ -300,7 +288,7 @@ export interface ServerCheck {
 export function checkServer(name: string, entry: unknown, ctx: CheckContext): ServerCheck {
   const report = new ServerReport(name);
   const skipped = (): ServerCheck => ({ server: undefined, findings: report.findings });
-  if (!isPlainObject(entry)) {
+  if (!isRecord(entry)) {
     report.add('mcp.server-not-object', [], `must be an object, not ${kindOf(entry)}`);
     return skipped();
   }

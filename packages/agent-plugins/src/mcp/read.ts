@@ -1,5 +1,6 @@
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
-import { type McpServer, checkServer, isPlainObject, kindOf, pointerToken, sortedRecord } from './check.js';
+import { type McpServer, checkServer, sortedRecord } from './check.js';
+import { isRecord, kindOf, pointerToken } from '../values.js';
 import { MCP_FINDING_CODES, type McpFindingCode } from './codes.js';
 
 export interface McpServersRead {
@@ -28,7 +29,7 @@ const topLevel = (code: McpFindingCode, pointer: string, message: string): Findi
  * is not an object is reported there, and here only disables MCP. Pure; the input is not changed.
  */
 export function readServers(mcpJson: unknown): McpServersRead {
-  if (!isPlainObject(mcpJson)) return { servers: {}, mcpDisabled: true, findings: [] };
+  if (!isRecord(mcpJson)) return { servers: {}, mcpDisabled: true, findings: [] };
   const findings: Finding[] = [];
   for (const key of Object.keys(mcpJson)) {
     if (!TOP_LEVEL.has(key))
@@ -39,12 +40,12 @@ export function readServers(mcpJson: unknown): McpServersRead {
   const servers = mcpJson.mcpServers;
   if (!Object.hasOwn(mcpJson, 'mcpServers')) {
     findings.push(topLevel('mcp.servers-missing', '/mcpServers', 'is required; MCP is disabled'));
-  } else if (!isPlainObject(servers)) {
+  } else if (!isRecord(servers)) {
     findings.push(
       topLevel('mcp.servers-not-object', '/mcpServers', `must be an object, not ${kindOf(servers)}; MCP is disabled`),
     );
   }
-  if (findings.length > 0 || !isPlainObject(servers))
+  if (findings.length > 0 || !isRecord(servers))
     return { servers: {}, mcpDisabled: true, findings: sortFindings(findings) };
 
   const loaded: [string, McpServer][] = [];

@@ -2,8 +2,9 @@ import { parseUntrustedJson } from '@agentproto/content-cache';
 import { withoutBom } from '../text.js';
 import { byteOrder } from '../bundle/include.js';
 import type { AuthorConfig, PluginConfig } from '../config/types.js';
-import { isPlainObject, packagePathProblem, setOwn } from '../extensions/paths.js';
+import { packagePathProblem, setOwn } from '../extensions/paths.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
+import { isPlainObject } from '../values.js';
 import { RUNTIME_FINDING_CODES } from './codes.js';
 
 export const PACKAGE_JSON = 'package.json';

@@ -1,5 +1,5 @@
 import { type Finding, findingFrom } from '../findings.js';
-import { pointerToken } from '../text.js';
+import { pointerToken } from '../values.js';
 import { SECRET_FINDING_CODES } from './codes.js';
 import { type SecretContext, type SecretMatch, detectSecret } from './detect.js';
 

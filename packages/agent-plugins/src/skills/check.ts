@@ -1,6 +1,7 @@
 import { type Finding, findingFrom, sortFindings } from '../findings.js';
 import { SKILL_FINDING_CODES, type SkillFindingCode } from './codes.js';
-import { parseFrontmatter, pointerToken } from './frontmatter.js';
+import { parseFrontmatter } from './frontmatter.js';
+import { isRecord, pointerToken, yamlKindOf } from '../values.js';
 
 export interface SkillCheck {
   /** False when any finding is an error: the skill is not packaged, and a reader skips it (§7.1). */
@@ -24,16 +25,6 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'metadata',
   'allowed-tools',
 ]);
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
-// Named without quoting the value: a misplaced token must not end up in a log.
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'a map' : `a ${typeof value}`;
-}
 
 // Code points, as the Agent Skills validators count characters (Python len), not UTF-16 units.
 const length = (s: string) => Array.from(s).length;
@@ -92,7 +83,7 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
     if (!Object.hasOwn(data, key)) return undefined;
     const value = data[key];
     if (typeof value === 'string') return value;
-    report('skill.field-not-string', `/${key}`, `must be a string, not ${kindOf(value)}; quote the value`);
+    report('skill.field-not-string', `/${key}`, `must be a string, not ${yamlKindOf(value)}; quote the value`);
     return undefined;
   };
 
@@ -144,15 +135,16 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
 
   if (Object.hasOwn(data, 'metadata')) {
     const metadata = data.metadata;
-    if (!isPlainObject(metadata)) {
-      report('skill.metadata-invalid', '/metadata', `must be a map of strings, not ${kindOf(metadata)}`);
+    if (!isRecord(metadata)) {
+      report('skill.metadata-invalid', '/metadata', `must be a map of strings, not ${yamlKindOf(metadata)}`);
     } else {
       for (const [key, value] of Object.entries(metadata)) {
         const pointer = `/metadata/${pointerToken(key)}`;
         if (typeof value === 'string') continue;
         if (value !== null && typeof value === 'object')
-          report('skill.metadata-invalid', pointer, `must be a string, not ${kindOf(value)}`);
-        else report('skill.metadata-value-not-string', pointer, `is ${kindOf(value)}, not a string; quote the value`);
+          report('skill.metadata-invalid', pointer, `must be a string, not ${yamlKindOf(value)}`);
+        else
+          report('skill.metadata-value-not-string', pointer, `is ${yamlKindOf(value)}, not a string; quote the value`);
       }
     }
   }
@@ -161,7 +153,7 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
     report(
       'skill.allowed-tools-invalid',
       '/allowed-tools',
-      `must be a space-separated string, not ${kindOf(data['allowed-tools'])}`,
+      `must be a space-separated string, not ${yamlKindOf(data['allowed-tools'])}`,
     );
   }
 

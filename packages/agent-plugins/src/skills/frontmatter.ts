@@ -11,9 +11,7 @@ import { LineCounter, isMap, isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { type Finding, findingFrom } from '../findings.js';
 import { SKILL_FINDING_CODES, type SkillFindingCode } from './codes.js';
-import { pointerToken } from '../text.js';
-
-export { pointerToken };
+import { isRecord } from '../values.js';
 
 export interface Frontmatter {
   /** The frontmatter mapping, or undefined when the file has none that parses to a mapping. */
@@ -23,9 +21,6 @@ export interface Frontmatter {
   /** Problems with the file and its frontmatter, at `<file>#/frontmatter`. Messages never quote a value. */
   problems: Finding[];
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Splits SKILL.md into its YAML frontmatter and Markdown body, and parses the frontmatter.
@@ -158,6 +153,6 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     if (limitProblem(error)) return { data: undefined, body, problems };
     throw error;
   }
-  if (!isPlainObject(data)) return { data: undefined, body, problems };
+  if (!isRecord(data)) return { data: undefined, body, problems };
   return { data, body, problems };
 }

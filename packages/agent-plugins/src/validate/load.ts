@@ -21,7 +21,7 @@ import { VALIDATE_FINDING_CODES } from './codes.js';
 import { SIDECAR } from '../bundle/include.js';
 import { omittedFindings } from '../build/sidecar.js';
 import { scanManifestSecrets } from '../secrets/scan.js';
-import { pointerToken } from '../text.js';
+import { isRecord, pointerToken } from '../values.js';
 
 /** A package as a conformant client loads it, with the bytes of every file it could read. */
 export interface LoadedPackage {
@@ -210,9 +210,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
         own.push(...read.findings);
         result.mcpDisabled = read.mcpDisabled;
         const declared =
-          isPlainObject(mcpJson.value) && isPlainObject(mcpJson.value.mcpServers)
-            ? Object.keys(mcpJson.value.mcpServers)
-            : [];
+          isRecord(mcpJson.value) && isRecord(mcpJson.value.mcpServers) ? Object.keys(mcpJson.value.mcpServers) : [];
         const loaded: Record<string, McpServer> = {};
         for (const [name, server] of Object.entries(read.servers)) {
           const contained = await serverPathsContained(reader, name, server, own);
@@ -565,6 +563,3 @@ function parseJson(
     throw error;
   }
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -5,7 +5,7 @@ import { buildPlugin, type BuildOptions } from '../build/build.js';
 import { renderJson } from '../build/render.js';
 import { type Drift, type OmittedEntry, driftBetween, parseSidecar } from '../build/sidecar.js';
 import type { PluginConfig } from '../config/types.js';
-import { isPlainObject } from '../extensions/paths.js';
+import { isPlainObject } from '../values.js';
 import { openPluginReader } from '../read/reader.js';
 import { PACKAGE_JSON, packageJsonDrift } from '../runtimes/package-json.js';
 
