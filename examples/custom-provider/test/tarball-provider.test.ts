@@ -338,7 +338,10 @@ describe('the tarball provider', () => {
       const { server, cache, registry, sandbox } = await setup();
       const url = server.serve('/pack.tar.gz', { body: await tarGz(skillPack()) });
       const read: string[] = [];
-      const secrets: SecretReader = (name) => (read.push(name), 'token');
+      const secrets: SecretReader = (name) => {
+        read.push(name);
+        return 'token';
+      };
       // A valid entry first: validation of the whole declaration comes before any resolution.
       const failure = await failureOf(
         prepareSkills([entry(url, pin, { name: 'first' }), make(url)], { cache, registry, sandbox, secrets }),
@@ -350,7 +353,7 @@ describe('the tarball provider', () => {
 
     it('names the URL host (with its port) as the only egress host', () => {
       const provider = tarballProvider();
-      const source = { provider: 'tarball', version: 'sha256:' + '0'.repeat(64), path: '', name: 'x', config: {} };
+      const source = { provider: 'tarball', version: `sha256:${'0'.repeat(64)}`, path: '', name: 'x', config: {} };
       expect(provider.egressHosts({ ...source, source: 'https://skills.example.com/pack-1.2.0.tar.gz' })).toEqual([
         'skills.example.com',
       ]);

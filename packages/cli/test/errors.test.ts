@@ -99,7 +99,7 @@ describe('an error is one line, then a hint when one helps', () => {
     const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--verbose']);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(
-      /^agentproto: SKILL_URL_HAS_CREDENTIALS: .*\n(  cause: .*\n)*hint: remove the user and password from the URL/,
+      /^agentproto: SKILL_URL_HAS_CREDENTIALS: .*\n( {2}cause: .*\n)*hint: remove the user and password from the URL/,
     );
     expect(outcome.stderr).not.toContain('secret-pw');
   });

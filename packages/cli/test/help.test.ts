@@ -56,9 +56,9 @@ describe.each(GROUPS)('agentproto %s --help', (group) => {
       ).toBe(true);
     expect(section(stdout, 'Options:')).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^  --json /),
-        expect.stringMatching(/^  --verbose /),
-        expect.stringMatching(/^  -h, --help /),
+        expect.stringMatching(/^ {2}--json /),
+        expect.stringMatching(/^ {2}--verbose /),
+        expect.stringMatching(/^ {2}-h, --help /),
       ]),
     );
     for (const other of GROUPS.filter((g) => g !== group)) expect(stdout).not.toContain(`agentproto ${other} `);
@@ -79,7 +79,7 @@ describe.each(GROUPS)('agentproto %s --help', (group) => {
 
   it('documents the exit statuses 0, 1 and 2', async () => {
     const { stdout } = await run([group, '--help']);
-    const statuses = section(stdout, 'Exit status:').filter((line) => /^  \d /.test(line));
+    const statuses = section(stdout, 'Exit status:').filter((line) => /^ {2}\d /.test(line));
     expect(statuses.map((line) => line.trim()[0])).toEqual(['0', '1', '2']);
   });
 
@@ -105,7 +105,7 @@ describe('agentproto --help', () => {
     expect(section(stdout, 'Commands:').map((line) => line.trim().split(/\s+/)[0])).toEqual(GROUPS);
     const examples = section(stdout, 'Examples:');
     expect(examples.length).toBeGreaterThanOrEqual(2);
-    for (const example of examples) expect(example).toMatch(/^  agentproto /);
+    for (const example of examples) expect(example).toMatch(/^ {2}agentproto /);
     expect(stdout).toContain("Run 'agentproto <command> --help'");
     expect(stdout).toMatch(/Exit status: 0 .*, 1 .*, 2 /);
     // Subcommand options live in the groups' help.

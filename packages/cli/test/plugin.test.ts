@@ -276,7 +276,7 @@ describe('agentproto plugin', () => {
     expect(outcome.code).toBe(0);
     expect(outcome.stderr).toBe('');
     expect(outcome.stdout).toContain('report  bin/server: a bundled root file');
-    expect(outcome.stdout).toMatch(new RegExp(`: 3 files and plugin\\.config\\.json\\n$`));
+    expect(outcome.stdout).toMatch(/: 3 files and plugin\.config\.json\n$/);
 
     const text = await readFile(join(imported, 'plugin.config.json'), 'utf8');
     expect(text.endsWith('}\n')).toBe(true);

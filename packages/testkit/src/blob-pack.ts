@@ -18,7 +18,7 @@ import { crc32 } from './crc32.js';
 export async function storeBlobs(gitDir: string, blobs: readonly Uint8Array[]): Promise<string[]> {
   const shas = blobs.map(blobSha);
   const unique = new Map<string, Uint8Array>();
-  blobs.forEach((blob, index) => unique.set(shas[index]!, blob));
+  for (const [index, blob] of blobs.entries()) unique.set(shas[index]!, blob);
   if (unique.size > 0) await writePack(gitDir, unique.entries(), unique.size);
   return shas;
 }

@@ -168,7 +168,7 @@ async function importRepo(
     path,
     entries.map((entry) => entry.data),
   );
-  entries.forEach((entry, index) => (entry.sha = blobIds[index]!));
+  for (const [index, entry] of entries.entries()) entry.sha = blobIds[index]!;
   const output = await fastImport(path, env, (writer) => plan.write(writer));
   const commits = output.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
   if (commits.length !== plan.commitCount)

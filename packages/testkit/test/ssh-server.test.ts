@@ -136,7 +136,7 @@ describe('startGitSshServer', () => {
 
   it('refuses git push', async () => {
     const target = join(work.path, 'push-clone');
-    await git(['clone', '-q', root.path + '/skills.git', target]);
+    await git(['clone', '-q', `${root.path}/skills.git`, target]);
 
     const error = await gitFails(['-C', target, 'push', server.urlFor('skills.git'), 'HEAD:refs/heads/pushed'], {
       GIT_SSH_COMMAND: sshCommand(key.privateKey, knownHosts),

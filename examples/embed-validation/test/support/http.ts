@@ -3,6 +3,7 @@ import { type Agent, request } from 'node:http';
 export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON answer the tests read field by field
   body: any;
   /** Whether the request went over a connection an earlier request had used. */
   reusedSocket: boolean;

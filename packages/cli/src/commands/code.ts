@@ -195,11 +195,13 @@ function connector(
 ): { github: GithubAccess; idle(): Promise<void> } {
   let store: Promise<ContentStore> | undefined;
   let access: Promise<GithubAccess> | undefined;
-  const get = () =>
-    (access ??= (store = openContentStore({
-      root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot),
-      ...tier,
-    })).then((cache) => githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN })));
+  const get = (): Promise<GithubAccess> => {
+    if (access === undefined) {
+      store = openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot), ...tier });
+      access = store.then((cache) => githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN }));
+    }
+    return access;
+  };
   return {
     github: {
       resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),

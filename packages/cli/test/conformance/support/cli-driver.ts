@@ -20,8 +20,18 @@ for (const [index, { argv, cwd }] of cases.entries()) {
   let stdout = 0;
   let stderr = '';
   const io = {
-    stdout: { write: (text: string) => void (stdout += text.length), isTTY: false },
-    stderr: { write: (text: string) => void (stderr += text), isTTY: false },
+    stdout: {
+      write: (text: string) => {
+        stdout += text.length;
+      },
+      isTTY: false,
+    },
+    stderr: {
+      write: (text: string) => {
+        stderr += text;
+      },
+      isTTY: false,
+    },
     env: { PATH: process.env.PATH ?? '', HOME: cwd },
   };
   const began = Date.now();
