@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { secretsOf } from '../credentials.js';
-import type { GitEngine, GitObjectReader, GitRemoteRequest } from '../engine.js';
+import type { GitEngine, GitFetchRequest, GitObjectReader, GitRemoteRequest } from '../engine.js';
 import { GitInvalidArgumentError, GitIoError, GitPackTooLargeError, GitTransportError } from '../errors.js';
 import type { RemoteRef } from '../remote-refs.js';
 import { commandFailure, GitCommandError } from './failure.js';
@@ -57,6 +57,28 @@ const ALL_HISTORY = '2147483647';
  * uses the key file given, and nothing else (no agent, no ssh_config).
  */
 export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine {
+  const engine = engineSetup(options);
+  return {
+    name: 'system-git',
+    protocols: ['https:', 'http:', 'ssh:'],
+    listRefs: (request) => listRefs(engine, request),
+    fetchCommit: (request) => fetchCommit(engine, request),
+    openObjects: (request) => openObjects(engine, request),
+    findCommits: (request, prefix) => findCommits(engine, request, prefix),
+  };
+}
+
+/** What every command of one engine shares: where it runs, which git, PATH, the pack cap, the ssh command. */
+interface EngineSetup {
+  host: CommandHost;
+  git: string;
+  path: string;
+  prlimit: string | false;
+  /** The ssh command line for ssh URLs; undefined when the engine has no `ssh` option. */
+  ssh: string | undefined;
+}
+
+function engineSetup(options: SystemGitEngineOptions): EngineSetup {
   const host = options.host ?? localCommandHost();
   const git = options.git ?? 'git';
   const path = options.path ?? (options.host === undefined ? (process.env.PATH ?? STANDARD_PATH) : STANDARD_PATH);
@@ -64,337 +86,335 @@ export function systemGitEngine(options: SystemGitEngineOptions = {}): GitEngine
   if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
   // Checked now, so a bad path is reported when the engine is made, not mid-operation.
   const ssh = options.ssh === undefined ? undefined : sshCommand(options.ssh);
+  return { host, git, path, prlimit, ssh };
+}
 
-  /** The operation's setup: where to run, which config and ssh command to give git. */
-  async function session(request: GitRemoteRequest): Promise<Session> {
-    const { url, workDir } = request;
-    if (url.startsWith('-')) throw new GitInvalidArgumentError('url', 'must not start with -');
-    if (typeof workDir !== 'string' || !workDir.startsWith('/')) {
-      throw new GitInvalidArgumentError('workDir', 'the system-git engine needs an absolute work folder');
-    }
-    const scheme = schemeOf(url);
-    if (scheme === 'ssh' && ssh === undefined) {
-      throw new GitInvalidArgumentError(
-        'engine',
-        "ssh URLs need the system-git engine's ssh option (identityFile, knownHostsFile)",
-      );
-    }
-    return {
-      url,
-      scheme,
-      headers: scheme === 'ssh' ? {} : request.headers,
-      secrets: secretsOf(request.headers),
-      workDir,
-      remoteEnv: undefined,
-      localEnv: childEnv({ path, workDir }),
-      signal: request.signal,
-    };
+/** One engine call: the engine's setup, and the request's remote, credentials, work folder and signal. */
+interface Session extends EngineSetup {
+  url: string;
+  scheme: 'https' | 'http' | 'ssh';
+  headers: Readonly<Record<string, string>>;
+  secrets: readonly string[];
+  workDir: string;
+  /** For commands that talk to the remote: the header file and the ssh command; made on first use. */
+  remoteEnv: Record<string, string> | undefined;
+  /** For commands on the gitdir alone: no credentials at all. */
+  localEnv: Record<string, string>;
+  signal: AbortSignal | undefined;
+}
+
+/** The operation's setup: where to run, which config and ssh command to give git. */
+async function session(engine: EngineSetup, request: GitRemoteRequest): Promise<Session> {
+  const { url, workDir } = request;
+  if (url.startsWith('-')) throw new GitInvalidArgumentError('url', 'must not start with -');
+  if (typeof workDir !== 'string' || !workDir.startsWith('/')) {
+    throw new GitInvalidArgumentError('workDir', 'the system-git engine needs an absolute work folder');
   }
-
-  /**
-   * The environment of commands that talk to the remote. The header file is written the
-   * first time one runs (a gitdir that already holds everything needs none), once per
-   * engine call: a unique name, created with mode 0600, never through an existing name.
-   * HTTP headers only mean something to HTTP: an SSH request gets no file at all.
-   */
-  async function remoteEnv(s: Session): Promise<Record<string, string>> {
-    if (s.remoteEnv) return s.remoteEnv;
-    let globalConfig: string | undefined;
-    if (Object.keys(s.headers).length > 0) {
-      globalConfig = join(s.workDir, `agentproto-headers-${randomBytes(8).toString('hex')}.gitconfig`);
-      try {
-        await host.writeFile(globalConfig, headerConfig(s.headers), { mode: 0o600 });
-      } catch (error) {
-        throw new GitIoError(globalConfig, 'write the header config file', error);
-      }
-    }
-    s.remoteEnv = childEnv({
-      path,
-      workDir: s.workDir,
-      ...(globalConfig === undefined ? {} : { globalConfig }),
-      ...(s.scheme === 'ssh' && ssh !== undefined ? { sshCommand: ssh } : {}),
-    });
-    return s.remoteEnv;
-  }
-
-  /** A reader over the gitdir, fetching what it lacks from the session's remote. */
-  function reader(s: Session, gitdir: string, blobless: boolean, maxPackBytes: number | undefined): GitObjectReader {
-    const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
-      // The header file is still in the work folder: the caller removes it at the end.
-      await remote(
-        s,
-        [
-          'fetch',
-          '--stdin',
-          '--no-tags',
-          '--no-write-fetch-head',
-          '--recurse-submodules=no',
-          '--no-auto-maintenance',
-          '--filter=blob:none',
-          REMOTE,
-        ],
-        {
-          gitdir,
-          config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')],
-          stdin: `${oids.join('\n')}\n`,
-          signal,
-          maxPackBytes,
-        },
-      );
-    };
-    return new BatchObjectReader(
-      gitdir,
-      (args, stdin, signal) => local(s, gitdir, args, stdin, signal),
-      fetchObjects,
-      s.signal,
-      blobless,
+  const scheme = schemeOf(url);
+  if (scheme === 'ssh' && engine.ssh === undefined) {
+    throw new GitInvalidArgumentError(
+      'engine',
+      "ssh URLs need the system-git engine's ssh option (identityFile, knownHostsFile)",
     );
   }
-
-  /** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
-  async function remote(
-    s: Session,
-    args: readonly string[],
-    extra: {
-      gitdir?: string;
-      config?: readonly string[];
-      stdin?: string;
-      signal?: AbortSignal | undefined;
-      commit?: string;
-      maxPackBytes?: number | undefined;
-    },
-  ): Promise<CommandResult> {
-    const command = args.find((arg) => !arg.startsWith('-')) ?? 'git';
-    const env = await remoteEnv(s);
-    const signal = extra.signal ?? s.signal;
-    const capped = extra.maxPackBytes !== undefined && prlimit !== false;
-    const argv = [
-      ...(capped ? packCap(prlimit, extra.maxPackBytes as number) : []),
-      git,
-      ...configArgs(s.scheme),
-      '-c',
-      'fetch.negotiationAlgorithm=noop',
-      // One pack file per fetch, never loose objects: the file size cap then bounds the
-      // whole transfer, not each object.
-      ...(capped ? ['-c', 'fetch.unpackLimit=1', '-c', 'transfer.unpackLimit=1'] : []),
-      ...(extra.config ?? []).flatMap((setting) => ['-c', setting]),
-      ...(extra.gitdir === undefined ? [] : [`--git-dir=${extra.gitdir}`]),
-      ...args,
-    ];
-    const result = await host.run(argv, {
-      env,
-      cwd: s.workDir,
-      ...(extra.stdin === undefined ? {} : { stdin: extra.stdin }),
-      ...(signal === undefined ? {} : { signal }),
-    });
-    if (result.code !== 0) {
-      // index-pack's write past RLIMIT_FSIZE fails with EFBIG (SIGXFSZ is ignored, see
-      // packCap); a line from the server comes prefixed `remote:` and does not match.
-      if (capped && /^(?:fatal|error): [^\n]*File too large/m.test(result.stderr.toString('utf8'))) {
-        throw new GitPackTooLargeError(s.url, extra.maxPackBytes as number);
-      }
-      throw commandFailure(result.stderr, result.code, {
-        url: s.url,
-        command,
-        secrets: s.secrets,
-        ...(extra.commit === undefined ? {} : { commit: extra.commit }),
-      });
-    }
-    return result;
-  }
-
-  /** A command on the private gitdir alone: no transport allowed, no credentials given. */
-  function local(
-    s: Session,
-    gitdir: string,
-    args: readonly string[],
-    stdin?: string,
-    signal?: AbortSignal,
-  ): Promise<CommandResult> {
-    const stop = signal ?? s.signal;
-    return host.run([git, ...configArgs(undefined), `--git-dir=${gitdir}`, ...args], {
-      env: s.localEnv,
-      cwd: s.workDir,
-      ...(stdin === undefined ? {} : { stdin }),
-      ...(stop ? { signal: stop } : {}),
-    });
-  }
-
-  async function mustLocal(
-    s: Session,
-    gitdir: string,
-    args: readonly string[],
-    stdin?: string,
-  ): Promise<CommandResult> {
-    const result = await local(s, gitdir, args, stdin);
-    if (result.code !== 0) {
-      const cause = new GitCommandError(
-        args[0] ?? 'git',
-        result.code,
-        result.stderr.toString('utf8').trim().slice(0, 4096),
-      );
-      throw new GitIoError(gitdir, `run git ${args[0] ?? ''} in`, cause);
-    }
-    return result;
-  }
-
-  /** `git init --bare --template=`: no sample hooks, no description, nothing but a repository. */
-  /**
-   * Makes the gitdir, or leaves an existing one as it is (git init never overwrites), and
-   * says which: a fresh gitdir holds nothing, so there is nothing to check in it.
-   */
-  async function init(s: Session, gitdir: string): Promise<'created' | 'existing'> {
-    const result = await host.run([git, ...configArgs(undefined), 'init', '--bare', '--template=', '--', gitdir], {
-      env: s.localEnv,
-      cwd: s.workDir,
-      ...(s.signal ? { signal: s.signal } : {}),
-    });
-    if (result.code !== 0) {
-      const cause = new GitCommandError('init', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
-      throw new GitIoError(gitdir, 'make a gitdir at', cause);
-    }
-    // LANG=C: "Initialized empty Git repository …" or "Reinitialized existing Git repository …".
-    return result.stdout.toString('utf8').startsWith('Reinitialized') ? 'existing' : 'created';
-  }
-
-  /**
-   * The promisor settings a filtered fetch needs (git refuses `--filter` without a promisor
-   * remote, and its connectivity check must accept the missing objects). Given as `-c` to
-   * that one command, with the filter too: git then finds the remote registered and writes
-   * nothing to the gitdir's config, so no later read sees a promisor and lazily fetches.
-   */
-  function promisor(filter: string): string[] {
-    return [`remote.${REMOTE}.promisor=true`, `remote.${REMOTE}.partialclonefilter=${filter}`];
-  }
-
   return {
-    name: 'system-git',
-    protocols: ['https:', 'http:', 'ssh:'],
-
-    async listRefs(request): Promise<RemoteRef[]> {
-      const s = await session(request);
-      const result = await remote(s, ['ls-remote', '--symref', '--', s.url], {});
-      return parseLsRemote(result.stdout.toString('utf8'), s.url);
-    },
-
-    async fetchCommit(request): Promise<GitObjectReader> {
-      const s = await session(request);
-      const { gitdir, commit } = request;
-      const partial = request.blobs === false;
-      // Trees only down to a depth (directoryTreeId): git's own filter, with blobs left out too.
-      const depth = partial ? request.treeDepth : undefined;
-      if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0))
-        throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
-      const filter = !partial
-        ? undefined
-        : depth === undefined
-          ? 'blob:none'
-          : depth === 0
-            ? 'tree:0'
-            : `combine:blob:none+tree:${depth}`;
-      // Everything asked for already here (directoryTree, then fetchDirectory with the same
-      // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
-      // on the first missing object, without fetching it.
-      const check = [
-        'rev-list',
-        '--objects',
-        '--no-walk',
-        ...(filter ? [`--filter=${filter}`] : []),
-        '--quiet',
-        commit,
-      ];
-      if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
-        // --refetch: the commit may be here without its trees (findCommits fetches commits
-        // only), and git would otherwise take the commit for complete and fetch nothing.
-        await remote(
-          s,
-          [
-            'fetch',
-            '--refetch',
-            '--depth=1',
-            '--no-tags',
-            '--no-write-fetch-head',
-            '--recurse-submodules=no',
-            '--no-auto-maintenance',
-            ...(filter ? [`--filter=${filter}`] : []),
-            REMOTE,
-            commit,
-          ],
-          {
-            gitdir,
-            config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])],
-            commit,
-            maxPackBytes: request.maxPackBytes,
-          },
-        );
-      }
-      return reader(s, gitdir, partial, request.maxPackBytes);
-    },
-
-    async openObjects(request): Promise<GitObjectReader> {
-      return reader(await session(request), request.gitdir, request.blobs === false, request.maxPackBytes);
-    },
-
-    async findCommits(request, prefix): Promise<string[]> {
-      if (!/^[0-9a-f]{4,40}$/.test(prefix))
-        throw new GitInvalidArgumentError('prefix', 'must be 4 to 40 lower-case hex digits');
-      const s = await session(request);
-      const { gitdir } = request;
-      const shallow = await local(s, gitdir, ['rev-parse', '--is-shallow-repository']);
-      if (shallow.code !== 0) await init(s, gitdir);
-      const deepen = shallow.code === 0 && shallow.stdout.toString('utf8').trim() === 'true';
-      // Commits only (`tree:0`), where the server allows filters; every branch and tag,
-      // into a namespace of our own so they are the walk's only starting points.
-      await remote(
-        s,
-        [
-          'fetch',
-          '--no-tags',
-          '--no-write-fetch-head',
-          '--prune',
-          '--recurse-submodules=no',
-          '--no-auto-maintenance',
-          '--filter=tree:0',
-          ...(deepen ? [`--depth=${ALL_HISTORY}`] : []),
-          REMOTE,
-          `+refs/heads/*:${REFS}/heads/*`,
-          `+refs/tags/*:${REFS}/tags/*`,
-        ],
-        {
-          gitdir,
-          config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')],
-          maxPackBytes: request.maxPackBytes,
-        },
-      );
-      const named = (await mustLocal(s, gitdir, ['rev-parse', `--disambiguate=${prefix}`])).stdout.toString('utf8');
-      const ids = named.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
-      if (ids.length === 0) return [];
-      const types = (await mustLocal(s, gitdir, ['cat-file', '--batch-check'], `${ids.join('\n')}\n`)).stdout.toString(
-        'utf8',
-      );
-      const commits = types
-        .split('\n')
-        .map((line) => /^([0-9a-f]{40}) commit \d+$/.exec(line)?.[1])
-        .filter((id): id is string => id !== undefined);
-      if (commits.length === 0) return [];
-      // The gitdir may hold other commits (an earlier fetchCommit of an unreachable one):
-      // rev-list prints those not reachable from the remote's refs, and they are dropped.
-      const unreachable = (
-        await mustLocal(s, gitdir, ['rev-list', ...commits, '--not', `--glob=${REFS}/*`])
-      ).stdout.toString('utf8');
-      const dropped = new Set(unreachable.split('\n'));
-      return commits.filter((id) => !dropped.has(id));
-    },
+    ...engine,
+    url,
+    scheme,
+    headers: scheme === 'ssh' ? {} : request.headers,
+    secrets: secretsOf(request.headers),
+    workDir,
+    remoteEnv: undefined,
+    localEnv: childEnv({ path: engine.path, workDir }),
+    signal: request.signal,
   };
 }
 
+async function listRefs(engine: EngineSetup, request: GitRemoteRequest): Promise<RemoteRef[]> {
+  const s = await session(engine, request);
+  const result = await remote(s, ['ls-remote', '--symref', '--', s.url], {});
+  return parseLsRemote(result.stdout.toString('utf8'), s.url);
+}
+
+async function fetchCommit(engine: EngineSetup, request: GitFetchRequest): Promise<GitObjectReader> {
+  const s = await session(engine, request);
+  const { gitdir, commit } = request;
+  const partial = request.blobs === false;
+  // Trees only down to a depth (directoryTreeId): git's own filter, with blobs left out too.
+  const depth = partial ? request.treeDepth : undefined;
+  if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0))
+    throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
+  const filter = !partial
+    ? undefined
+    : depth === undefined
+      ? 'blob:none'
+      : depth === 0
+        ? 'tree:0'
+        : `combine:blob:none+tree:${depth}`;
+  // Everything asked for already here (directoryTree, then fetchDirectory with the same
+  // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
+  // on the first missing object, without fetching it.
+  const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
+  if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
+    // --refetch: the commit may be here without its trees (findCommits fetches commits
+    // only), and git would otherwise take the commit for complete and fetch nothing.
+    await remote(
+      s,
+      [
+        'fetch',
+        '--refetch',
+        '--depth=1',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--recurse-submodules=no',
+        '--no-auto-maintenance',
+        ...(filter ? [`--filter=${filter}`] : []),
+        REMOTE,
+        commit,
+      ],
+      {
+        gitdir,
+        config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])],
+        commit,
+        maxPackBytes: request.maxPackBytes,
+      },
+    );
+  }
+  return reader(s, gitdir, partial, request.maxPackBytes);
+}
+
+async function openObjects(engine: EngineSetup, request: GitFetchRequest): Promise<GitObjectReader> {
+  return reader(await session(engine, request), request.gitdir, request.blobs === false, request.maxPackBytes);
+}
+
+async function findCommits(
+  engine: EngineSetup,
+  request: GitRemoteRequest & { gitdir: string; maxPackBytes?: number },
+  prefix: string,
+): Promise<string[]> {
+  if (!/^[0-9a-f]{4,40}$/.test(prefix))
+    throw new GitInvalidArgumentError('prefix', 'must be 4 to 40 lower-case hex digits');
+  const s = await session(engine, request);
+  const { gitdir } = request;
+  const shallow = await local(s, gitdir, ['rev-parse', '--is-shallow-repository']);
+  if (shallow.code !== 0) await init(s, gitdir);
+  const deepen = shallow.code === 0 && shallow.stdout.toString('utf8').trim() === 'true';
+  // Commits only (`tree:0`), where the server allows filters; every branch and tag,
+  // into a namespace of our own so they are the walk's only starting points.
+  await remote(
+    s,
+    [
+      'fetch',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--prune',
+      '--recurse-submodules=no',
+      '--no-auto-maintenance',
+      '--filter=tree:0',
+      ...(deepen ? [`--depth=${ALL_HISTORY}`] : []),
+      REMOTE,
+      `+refs/heads/*:${REFS}/heads/*`,
+      `+refs/tags/*:${REFS}/tags/*`,
+    ],
+    {
+      gitdir,
+      config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('tree:0')],
+      maxPackBytes: request.maxPackBytes,
+    },
+  );
+  const named = (await mustLocal(s, gitdir, ['rev-parse', `--disambiguate=${prefix}`])).stdout.toString('utf8');
+  const ids = named.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line));
+  if (ids.length === 0) return [];
+  const types = (await mustLocal(s, gitdir, ['cat-file', '--batch-check'], `${ids.join('\n')}\n`)).stdout.toString(
+    'utf8',
+  );
+  const commits = types
+    .split('\n')
+    .map((line) => /^([0-9a-f]{40}) commit \d+$/.exec(line)?.[1])
+    .filter((id): id is string => id !== undefined);
+  if (commits.length === 0) return [];
+  // The gitdir may hold other commits (an earlier fetchCommit of an unreachable one):
+  // rev-list prints those not reachable from the remote's refs, and they are dropped.
+  const unreachable = (
+    await mustLocal(s, gitdir, ['rev-list', ...commits, '--not', `--glob=${REFS}/*`])
+  ).stdout.toString('utf8');
+  const dropped = new Set(unreachable.split('\n'));
+  return commits.filter((id) => !dropped.has(id));
+}
+
 /**
- * The prefix that runs git with every file it writes capped at `bytes` (RLIMIT_FSIZE,
- * inherited by index-pack, which writes the received pack as it arrives), so the pack
- * stops at the cap instead of being checked once complete. SIGXFSZ is ignored (the
- * disposition survives exec) so the write fails with EFBIG and git says "File too large",
- * rather than index-pack dying with an unclear message.
+ * The environment of commands that talk to the remote. The header file is written the
+ * first time one runs (a gitdir that already holds everything needs none), once per
+ * engine call: a unique name, created with mode 0600, never through an existing name.
+ * HTTP headers only mean something to HTTP: an SSH request gets no file at all.
  */
+async function remoteEnv(s: Session): Promise<Record<string, string>> {
+  if (s.remoteEnv) return s.remoteEnv;
+  let globalConfig: string | undefined;
+  if (Object.keys(s.headers).length > 0) {
+    globalConfig = join(s.workDir, `agentproto-headers-${randomBytes(8).toString('hex')}.gitconfig`);
+    try {
+      await s.host.writeFile(globalConfig, headerConfig(s.headers), { mode: 0o600 });
+    } catch (error) {
+      throw new GitIoError(globalConfig, 'write the header config file', error);
+    }
+  }
+  s.remoteEnv = childEnv({
+    path: s.path,
+    workDir: s.workDir,
+    ...(globalConfig === undefined ? {} : { globalConfig }),
+    ...(s.scheme === 'ssh' && s.ssh !== undefined ? { sshCommand: s.ssh } : {}),
+  });
+  return s.remoteEnv;
+}
+
+/** A reader over the gitdir, fetching what it lacks from the session's remote. */
+function reader(s: Session, gitdir: string, blobless: boolean, maxPackBytes: number | undefined): GitObjectReader {
+  const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
+    // The header file is still in the work folder: the caller removes it at the end.
+    await remote(
+      s,
+      [
+        'fetch',
+        '--stdin',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--recurse-submodules=no',
+        '--no-auto-maintenance',
+        '--filter=blob:none',
+        REMOTE,
+      ],
+      {
+        gitdir,
+        config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')],
+        stdin: `${oids.join('\n')}\n`,
+        signal,
+        maxPackBytes,
+      },
+    );
+  };
+  return new BatchObjectReader(
+    gitdir,
+    (args, stdin, signal) => local(s, gitdir, args, stdin, signal),
+    fetchObjects,
+    s.signal,
+    blobless,
+  );
+}
+
+/** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
+async function remote(
+  s: Session,
+  args: readonly string[],
+  extra: {
+    gitdir?: string;
+    config?: readonly string[];
+    stdin?: string;
+    signal?: AbortSignal | undefined;
+    commit?: string;
+    maxPackBytes?: number | undefined;
+  },
+): Promise<CommandResult> {
+  const command = args.find((arg) => !arg.startsWith('-')) ?? 'git';
+  const env = await remoteEnv(s);
+  const signal = extra.signal ?? s.signal;
+  const { prlimit } = s;
+  const capped = extra.maxPackBytes !== undefined && prlimit !== false;
+  const argv = [
+    ...(capped ? packCap(prlimit, extra.maxPackBytes as number) : []),
+    s.git,
+    ...configArgs(s.scheme),
+    '-c',
+    'fetch.negotiationAlgorithm=noop',
+    // One pack file per fetch, never loose objects: the file size cap then bounds the
+    // whole transfer, not each object.
+    ...(capped ? ['-c', 'fetch.unpackLimit=1', '-c', 'transfer.unpackLimit=1'] : []),
+    ...(extra.config ?? []).flatMap((setting) => ['-c', setting]),
+    ...(extra.gitdir === undefined ? [] : [`--git-dir=${extra.gitdir}`]),
+    ...args,
+  ];
+  const result = await s.host.run(argv, {
+    env,
+    cwd: s.workDir,
+    ...(extra.stdin === undefined ? {} : { stdin: extra.stdin }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (result.code !== 0) {
+    // index-pack's write past RLIMIT_FSIZE fails with EFBIG (SIGXFSZ is ignored, see
+    // packCap); a line from the server comes prefixed `remote:` and does not match.
+    if (capped && /^(?:fatal|error): [^\n]*File too large/m.test(result.stderr.toString('utf8'))) {
+      throw new GitPackTooLargeError(s.url, extra.maxPackBytes as number);
+    }
+    throw commandFailure(result.stderr, result.code, {
+      url: s.url,
+      command,
+      secrets: s.secrets,
+      ...(extra.commit === undefined ? {} : { commit: extra.commit }),
+    });
+  }
+  return result;
+}
+
+/** A command on the private gitdir alone: no transport allowed, no credentials given. */
+function local(
+  s: Session,
+  gitdir: string,
+  args: readonly string[],
+  stdin?: string,
+  signal?: AbortSignal,
+): Promise<CommandResult> {
+  const stop = signal ?? s.signal;
+  return s.host.run([s.git, ...configArgs(undefined), `--git-dir=${gitdir}`, ...args], {
+    env: s.localEnv,
+    cwd: s.workDir,
+    ...(stdin === undefined ? {} : { stdin }),
+    ...(stop ? { signal: stop } : {}),
+  });
+}
+
+/** A local command whose failure is an I/O failure on the gitdir (GitIoError, git's stderr in the cause). */
+async function mustLocal(s: Session, gitdir: string, args: readonly string[], stdin?: string): Promise<CommandResult> {
+  const result = await local(s, gitdir, args, stdin);
+  if (result.code !== 0) {
+    const cause = new GitCommandError(
+      args[0] ?? 'git',
+      result.code,
+      result.stderr.toString('utf8').trim().slice(0, 4096),
+    );
+    throw new GitIoError(gitdir, `run git ${args[0] ?? ''} in`, cause);
+  }
+  return result;
+}
+
+/**
+ * Makes the gitdir, or leaves an existing one as it is (git init never overwrites), and
+ * says which: a fresh gitdir holds nothing, so there is nothing to check in it.
+ * `git init --bare --template=`: no sample hooks, no description, nothing but a repository.
+ */
+async function init(s: Session, gitdir: string): Promise<'created' | 'existing'> {
+  const result = await s.host.run([s.git, ...configArgs(undefined), 'init', '--bare', '--template=', '--', gitdir], {
+    env: s.localEnv,
+    cwd: s.workDir,
+    ...(s.signal ? { signal: s.signal } : {}),
+  });
+  if (result.code !== 0) {
+    const cause = new GitCommandError('init', result.code, result.stderr.toString('utf8').trim().slice(0, 4096));
+    throw new GitIoError(gitdir, 'make a gitdir at', cause);
+  }
+  // LANG=C: "Initialized empty Git repository …" or "Reinitialized existing Git repository …".
+  return result.stdout.toString('utf8').startsWith('Reinitialized') ? 'existing' : 'created';
+}
+
+/**
+ * The promisor settings a filtered fetch needs (git refuses `--filter` without a promisor
+ * remote, and its connectivity check must accept the missing objects). Given as `-c` to
+ * that one command, with the filter too: git then finds the remote registered and writes
+ * nothing to the gitdir's config, so no later read sees a promisor and lazily fetches.
+ */
+function promisor(filter: string): string[] {
+  return [`remote.${REMOTE}.promisor=true`, `remote.${REMOTE}.partialclonefilter=${filter}`];
+}
+
 /**
  * `prlimit` on Linux. On the local host only when one of `path`'s folders has it, so a
  * machine without util-linux's prlimit still fetches (under the blob size checks alone)
@@ -418,21 +438,15 @@ function defaultPrlimit(localPath: string | undefined): string | false {
   return found ?? false;
 }
 
+/**
+ * The prefix that runs git with every file it writes capped at `bytes` (RLIMIT_FSIZE,
+ * inherited by index-pack, which writes the received pack as it arrives), so the pack
+ * stops at the cap instead of being checked once complete. SIGXFSZ is ignored (the
+ * disposition survives exec) so the write fails with EFBIG and git says "File too large",
+ * rather than index-pack dying with an unclear message.
+ */
 function packCap(prlimit: string, bytes: number): string[] {
   return [prlimit, `--fsize=${bytes}`, '--', 'sh', '-c', 'trap "" XFSZ; exec "$0" "$@"'];
-}
-
-interface Session {
-  url: string;
-  scheme: 'https' | 'http' | 'ssh';
-  headers: Readonly<Record<string, string>>;
-  secrets: readonly string[];
-  workDir: string;
-  /** For commands that talk to the remote: the header file and the ssh command; made on first use. */
-  remoteEnv: Record<string, string> | undefined;
-  /** For commands on the gitdir alone: no credentials at all. */
-  localEnv: Record<string, string>;
-  signal: AbortSignal | undefined;
 }
 
 /** The transport of a normalized URL: scp-like addresses (`host:path`) are ssh. */
