@@ -40,9 +40,11 @@ export function locate(url: string): GitLocation | undefined {
 }
 
 /**
- * Whether a known_hosts text has a line for `name`, in OpenSSH's plain form: the first
- * field is a comma-separated list of names (hashed `|1|` entries cannot be checked here,
- * so they count as a match and OpenSSH decides).
+ * The host names a known_hosts text has lines for, in OpenSSH's plain form: the first field
+ * of each line (the second after a `@cert-authority` or `@revoked` marker) is a
+ * comma-separated list of names; blank lines and `#` comments are skipped. Hashed `|1|`
+ * entries cannot be read here: they are returned as they are, and the caller counts them
+ * as a match so OpenSSH decides.
  */
 export function knownHostsNames(text: string): string[] {
   const names: string[] = [];
