@@ -1,5 +1,5 @@
 import type { CacheKey } from '../canonical-key.js';
-import type { ObjectMarker } from '../store.js';
+import type { ObjectMarker } from '../store/marker.js';
 import type { WriteFileOptions } from '../writer.js';
 
 /** What a remote's pull writes through: the store's own writer, hashing as it writes. */
