@@ -488,6 +488,41 @@ describe('verify and gc', () => {
     expect((await store.acquire(keyFor('kept'), () => Promise.reject(new Error('no fill')))).fromCache).toBe(true);
   });
 
+  it('counts only the keys and links it removed itself, not those another process removed first', async () => {
+    const root = join(await tempDir(), 'store');
+    const setup = await openContentStore({ root });
+    const a = await setup.acquire(keyFor('a', { a: 1 }), fillWith({ f: 'a' }));
+    const b = await setup.acquire(keyFor('b', { b: 1 }), fillWith({ f: 'b' }));
+    // Both objects go by hand, so both key records and both links lead nowhere.
+    const { rm } = await import('node:fs/promises');
+    await rm(join(root, 'objects', a.objectId), { recursive: true });
+    await rm(join(root, 'objects', b.objectId), { recursive: true });
+    // Another process removes the first key record and the first link gc removes, between
+    // gc listing them and removing them.
+    const raced: string[] = [];
+    const racing = new Proxy(nodeStoreFs, {
+      get: (target, name: keyof StoreFs) => {
+        const real = target[name] as (...a: unknown[]) => unknown;
+        if (name !== 'rm') return real;
+        return async (...args: unknown[]) => {
+          const path = String(args[0]);
+          const folder = ['keys', 'links'].map((f) => join(root, f)).find((f) => path.startsWith(`${f}/`));
+          if (folder && !raced.some((p) => p.startsWith(`${folder}/`))) {
+            raced.push(path);
+            await rm(path);
+          }
+          return real(...args);
+        };
+      },
+    });
+    const report = await (await openContentStore({ root, fs: racing })).gc();
+    expect(raced).toHaveLength(2);
+    expect(report.removedKeys).toBe(1);
+    expect(report.removedLinks).toBe(1);
+    expect(storeState(root).keys).toEqual([]);
+    expect(storeState(root).links).toEqual([]);
+  });
+
   it('fills again when gc collects a shared object between the check and the adoption', async () => {
     const root = join(await tempDir(), 'store');
     const other = await openContentStore({ root });

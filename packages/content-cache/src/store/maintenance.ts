@@ -187,9 +187,20 @@ async function readKeyObjects(core: StoreCore): Promise<{ path: string; objectId
   return found;
 }
 
+/**
+ * Removes a key record or a link; false when it was gone already (another process's gc got
+ * there between the listing and now), so a report counts only what this call removed.
+ */
 async function removeFile(core: StoreCore, path: string): Promise<boolean> {
-  await io('remove', path, () => core.fs.rm(path, { force: true }));
-  return true;
+  return io('remove', path, () =>
+    core.fs.rm(path).then(
+      () => true,
+      (error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      },
+    ),
+  );
 }
 
 async function removeIfOld(core: StoreCore, path: string): Promise<void> {
