@@ -1,6 +1,10 @@
 // The test projects: one per package that has tests. Vitest 4 reads this list through
 // `test.projects` in vitest.config.ts.
 export const projects = [
+  'packages/archive',
+  'packages/documents',
+  'packages/fs-inside',
+  'packages/oci',
   'packages/content-cache',
   'packages/git',
   'packages/aip-26',
@@ -13,4 +17,5 @@ export const projects = [
   'examples/embed-validation',
   'test/demo',
   'test/packaging',
+  'test/docs',
 ] as const;

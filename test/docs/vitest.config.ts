@@ -1,0 +1,9 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  test: {
+    name: 'docs',
+    include: ['*.test.ts'],
+    environment: 'node',
+  },
+});
