@@ -45,7 +45,7 @@ interface OwnerRecord {
 }
 
 /** The one root, checked (a folder of ours, not a link, 0700) and made if missing. */
-export async function openPrivateRoot(root: string): Promise<string> {
+async function openPrivateRoot(root: string): Promise<string> {
   await mkdir(root, { recursive: true, mode: 0o700 });
   const info = await lstat(root);
   if (!info.isDirectory()) throw new Error(`private root ${root} is not a folder (a link or a file is never followed)`);
