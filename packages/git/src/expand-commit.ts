@@ -14,7 +14,7 @@ import { fetchLimits, packBudget, type FetchLimits } from './limits.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 
 export interface ExpandCommitOptions extends RemoteOptions {
-  /** `maxBytes` caps the history's pack (packBudget of it); DEFAULT_FETCH_LIMITS where not given. */
+  /** `maxBytes` caps the history's pack (packBudget of it); the defaults FetchLimits names where not given. */
   limits?: FetchLimits;
 }
 

@@ -18,7 +18,7 @@ import { rememberWalk, takeWalk } from './walk-memo.js';
 import { writeEntries } from './write-entries.js';
 
 export interface FetchDirectoryOptions extends RemoteOptions {
-  /** Caps on entries, bytes and depth; DEFAULT_FETCH_LIMITS where not given. */
+  /** Caps on entries, bytes and depth; the defaults FetchLimits names where not given. */
   limits?: FetchLimits;
 }
 

@@ -2,15 +2,13 @@ import { throwIfAborted } from './abort.js';
 import { checkServerRefs, type RemoteRefs } from './remote-refs.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 
-export type ListRefsOptions = RemoteOptions;
-
 /**
  * Every ref of a remote, as `git ls-remote` shows them: each ref with its id, annotated
  * tags with the commit they peel to (`peeled`), and HEAD with the branch it points to
  * (`symref`). The default engine asks with protocol v2 (`ls-refs` with `peel` and
  * `symrefs`): one GET and one POST.
  */
-export async function listRefs(url: string, options: ListRefsOptions = {}): Promise<RemoteRefs> {
+export async function listRefs(url: string, options: RemoteOptions = {}): Promise<RemoteRefs> {
   const operation = 'listRefs';
   const { signal } = options;
   const remote = openRemote(url, options);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assertRefName, refNameProblem } from '../src/index.js';
+import { refNameProblem } from '../src/index.js';
+import { assertRefName } from '../src/ref-name.js';
 
 describe('ref names (git-check-ref-format, plus our stricter rules)', () => {
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GitError, isomorphicGitEngine, listRefs, maskUrl, normalizeRemoteUrl, systemGitEngine } from '../src/index.js';
+import { GitError, isomorphicGitEngine, listRefs, normalizeRemoteUrl, systemGitEngine } from '../src/index.js';
+import { maskUrl } from '../src/url.js';
 
 const SSH = { protocols: ['https:', 'http:', 'ssh:'], engine: 'system-git' };
 

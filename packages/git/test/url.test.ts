@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GitError, maskUrl, normalizeRemoteUrl } from '../src/index.js';
+import { GitError, normalizeRemoteUrl } from '../src/index.js';
+import { maskUrl } from '../src/url.js';
 
 describe('remote URLs', () => {
   it.each([

@@ -7,6 +7,8 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as git from '../../src/index.js';
+import { assertRefName } from '../../src/ref-name.js';
+import { maskUrl } from '../../src/url.js';
 
 // Issue 12, "Honest exit statuses and no crashes": "No input may produce 'unexpected error'.
 // [...] feeds [...] every public parse/validate entry point generated malformed documents
@@ -47,9 +49,9 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
     input: () => text('https://github.com/org/skills.git'),
     call: (value) => git.normalizeRemoteUrl(value),
   },
-  maskUrl: { input: () => text('https://user:token@github.com/org/skills.git'), call: (value) => git.maskUrl(value) },
+  maskUrl: { input: () => text('https://user:token@github.com/org/skills.git'), call: (value) => maskUrl(value) },
   remoteHelperOf: { input: () => text('ext::git-remote'), call: (value) => git.remoteHelperOf(value) },
-  assertRefName: { input: () => text('refs/heads/main'), call: (value) => git.assertRefName(value) },
+  assertRefName: { input: () => text('refs/heads/main'), call: (value) => assertRefName(value) },
   refNameProblem: { input: () => text('v1.2.3'), call: (value) => git.refNameProblem(value) },
   isFullCommitId: { input: () => text(COMMIT), call: (value) => git.isFullCommitId(value) },
   normalizeDirectoryPath: { input: () => text('skills/review'), call: (value) => git.normalizeDirectoryPath(value) },
@@ -96,7 +98,7 @@ describe('fixed cases the property found', () => {
   });
 
   it('maskUrl of a value that is not a string shows its type, not a TypeError', () => {
-    expect(git.maskUrl([[]] as never)).toBe('(array)');
-    expect(git.maskUrl(null as never)).toBe('(null)');
+    expect(maskUrl([[]] as never)).toBe('(array)');
+    expect(maskUrl(null as never)).toBe('(null)');
   });
 });

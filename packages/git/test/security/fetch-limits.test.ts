@@ -13,7 +13,6 @@ import {
   type TempDir,
 } from '@agentproto/testkit';
 import {
-  DEFAULT_FETCH_LIMITS,
   directoryTree,
   expandCommit,
   fetchDirectory,
@@ -22,6 +21,7 @@ import {
   type FetchLimits,
   type GitEngine,
 } from '../../src/index.js';
+import { DEFAULT_FETCH_LIMITS } from '../../src/limits.js';
 import { rejection, scratch } from '../support/fixtures.js';
 
 const MiB = 1024 * 1024;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GitTreeNode, folderTreeId, gitBlobId, gitTreeId, gitTreeIdOf } from '../../src/index.js';
+import { folderTreeId } from '../../src/index.js';
+import { type GitTreeNode, gitBlobId, gitTreeId, gitTreeIdOf } from '../../src/tree-id.js';
 import { scratch } from '../support/fixtures.js';
 
 const run = promisify(execFile);
