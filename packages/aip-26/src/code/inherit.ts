@@ -28,7 +28,7 @@ type Manifest = Record<string, unknown>;
 /** A code-workspace as `planCode` reports it; `depth` (1 when absent) says who references whom. */
 export interface InheritingWorkspace {
   path: string;
-  manifest: Manifest;
+  manifest: Record<string, unknown>;
   depth?: number;
 }
 
@@ -47,7 +47,10 @@ export interface InheritingWorkspace {
  * A runner language that differs from one already folded in is refused rather than
  * silently overridden (RunnerConflictError names the layer that brought it).
  */
-export function inheritBlocks(manifest: Manifest, workspaces: readonly InheritingWorkspace[]): InheritedBlocks {
+export function inheritBlocks(
+  manifest: Record<string, unknown>,
+  workspaces: readonly InheritingWorkspace[],
+): InheritedBlocks {
   // One frame per open node of the tree, the manifest at the bottom: `folded` is what its
   // children (so far) give, before its own blocks go on top. Iterative, so a host's long
   // list cannot exhaust the stack.

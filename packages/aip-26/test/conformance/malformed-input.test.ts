@@ -1,6 +1,7 @@
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ArchiveVisitor, readArchive } from '@agentproto/archive';
 import {
   assertReturnsOrThrowsCoded,
   corruptedBytes,
@@ -12,6 +13,14 @@ import {
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as aip26 from '../../src/index.js';
+import { desugarCode } from '../../src/code/plan.js';
+import {
+  normalizeBundlePath,
+  normalizeManifestPath,
+  normalizePath,
+  normalizeRemotePath,
+  normalizeWorkspacePath,
+} from '../../src/paths/index.js';
 
 // Issue 12, "Honest exit statuses and no crashes": "No input may produce 'unexpected error'.
 // [...] feeds [...] every public parse/validate entry point generated malformed documents
@@ -62,7 +71,7 @@ const run = fc.oneof(...RUN_FORMS.map((form) => malformedVariant(form)));
 const path = fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('lib/a.py'));
 const LIMITS = { maxBytes: 1024 * 1024, maxFiles: 100 };
 /** A visitor that reads every file to its end and keeps nothing. */
-const DRAIN: aip26.ArchiveVisitor = {
+const DRAIN: ArchiveVisitor = {
   directory: async () => {},
   file: async (_file, body) => {
     for await (const _ of body);
@@ -99,7 +108,7 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   },
   desugarCode: {
     input: () => fc.oneof(malformedVariant(CODE), malformedVariant('.code/py')),
-    call: (code) => aip26.desugarCode(code),
+    call: (code) => desugarCode(code),
   },
   planCode: {
     input: () => malformedVariant(CODE),
@@ -129,13 +138,13 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
     input: () => malformedVariant(TOOL_MANIFEST.runner),
     call: (runner) => aip26.assertRunnerFitsRun(runner, 'tool.py'),
   },
-  normalizePath: { input: () => path, call: (value) => aip26.normalizePath('workspace', value) },
-  normalizeBundlePath: { input: () => path, call: (value) => aip26.normalizeBundlePath(value) },
-  normalizeManifestPath: { input: () => path, call: (value) => aip26.normalizeManifestPath('local.path', value) },
-  normalizeRemotePath: { input: () => path, call: (value) => aip26.normalizeRemotePath(value) },
-  normalizeWorkspacePath: { input: () => path, call: (value) => aip26.normalizeWorkspacePath(value) },
-  // content-cache's one tar reader, re-exported: a damaged bundle from a registry or a host.
-  readArchive: { input: () => corruptedBytes(bundle), call: (bytes) => aip26.readArchive(bytes, LIMITS, DRAIN) },
+  normalizePath: { input: () => path, call: (value) => normalizePath('workspace', value) },
+  normalizeBundlePath: { input: () => path, call: (value) => normalizeBundlePath(value) },
+  normalizeManifestPath: { input: () => path, call: (value) => normalizeManifestPath('local.path', value) },
+  normalizeRemotePath: { input: () => path, call: (value) => normalizeRemotePath(value) },
+  normalizeWorkspacePath: { input: () => path, call: (value) => normalizeWorkspacePath(value) },
+  // @agentproto/archive's one tar reader, under the readers below: a damaged bundle from a registry or a host.
+  readArchive: { input: () => corruptedBytes(bundle), call: (bytes) => readArchive(bytes, LIMITS, DRAIN) },
   readTarGz: { input: () => corruptedBytes(bundle), call: (bytes) => aip26.readTarGz(bytes, LIMITS) },
   readBundleEntries: { input: () => corruptedBytes(bundle), call: (bytes) => aip26.readBundleEntries(bytes, LIMITS) },
   // Not an export of its own: the manifest reader every `ref` source goes through.
@@ -242,7 +251,7 @@ describe('fixed cases the property found', () => {
   });
 
   it('desugarCode(null) is a ManifestValidationError, not a TypeError reading `sources`', () => {
-    expect(() => aip26.desugarCode(null as never)).toThrow(expect.objectContaining({ code: 'AIP26_MANIFEST_INVALID' }));
+    expect(() => desugarCode(null as never)).toThrow(expect.objectContaining({ code: 'AIP26_MANIFEST_INVALID' }));
   });
 
   it.each([
