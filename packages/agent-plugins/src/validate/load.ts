@@ -77,11 +77,38 @@ const ROOT_PREFIX = '${PLUGIN_ROOT}';
  * skips one server, and `file` denies that path only (a warning).
  */
 export async function loadPackage(dir: string, options: PluginReaderOptions = {}): Promise<LoadedPackage> {
+  const load = startLoad(dir, options);
+  // plugin.json: everything else depends on it (§5.1: loaded and validated before discovery).
+  const spec = await loadManifest(load);
+  if (spec === undefined) return finishLoad(load);
+  if (!(await loadMcp(load, spec))) return finishLoad(load);
+  // Every path of the package, links followed inside the root; nothing is read yet.
+  const walked = await walk(load.reader, load.own);
+  for (const failure of walked.failures) if (!applyFailure(load, failure)) return finishLoad(load);
+  if (!(await loadSkills(load, walked.files))) return finishLoad(load);
+  if (!(await loadOtherFiles(load, walked.files))) return finishLoad(load);
+  checkSidecar(load);
+  checkNamespaceFolders(load);
+  return finishLoad(load);
+}
+
+/**
+ * One load in progress: the reader, the package as loaded so far, and loadPackage's own
+ * findings (the reader keeps its own). Each step below adds to it, in the order a client loads.
+ */
+interface PackageLoad {
+  readonly reader: PluginReader;
+  /** The mode of every file handle the reader stats, by real path (see recordingModes). */
+  readonly modes: Map<string, number>;
+  readonly result: LoadedPackage;
+  readonly own: Finding[];
+}
+
+function startLoad(dir: string, options: PluginReaderOptions): PackageLoad {
   // The reader returns bytes only; the executable bit is taken from the stat of the very handle
   // the bytes were read through, so no second look at the disk can see another file.
   const modes = new Map<string, number>();
   const reader = openPluginReader(dir, { ...options, fs: recordingModes(options.fs ?? nodePackageFs, modes) });
-  const own: Finding[] = [];
   const result: LoadedPackage = {
     spec: undefined,
     rejected: false,
@@ -99,31 +126,67 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
     denied: [],
     findings: [],
   };
-  const packageFile = (read: { realPath: string; bytes: Uint8Array }): PackageFile => ({
-    bytes: read.bytes,
-    mode: ((modes.get(read.realPath) ?? 0) & 0o111) !== 0 ? 0o755 : 0o644,
-  });
-  const finish = (): LoadedPackage => {
-    if (result.rejected) {
-      Object.assign(result, {
-        manifest: undefined,
-        skills: new Map(),
-        skippedSkills: [],
-        servers: {},
-        skippedServers: [],
-        other: new Map(),
-        looseSkillPaths: [],
-      });
-    }
-    result.skippedSkills = [...new Set(result.skippedSkills)].sort(byteOrder);
-    result.skippedServers = [...new Set(result.skippedServers)].sort(byteOrder);
-    result.denied = [...new Set(result.denied)].sort(byteOrder);
-    if (!result.rejected) own.push(...unreportedSkips(result, [...reader.findings, ...own]));
-    result.findings = sortFindings([...reader.findings, ...own]);
-    return result;
-  };
+  return { reader, modes, result, own: [] };
+}
 
-  // plugin.json: everything else depends on it (§5.1: loaded and validated before discovery).
+/** A file as the package holds it: its bytes, and 0o755 when the handle read was executable, else 0o644. */
+function packageFile(load: PackageLoad, read: { realPath: string; bytes: Uint8Array }): PackageFile {
+  return {
+    bytes: read.bytes,
+    mode: ((load.modes.get(read.realPath) ?? 0) & 0o111) !== 0 ? 0o755 : 0o644,
+  };
+}
+
+/** The loaded package: a rejected one holds nothing, lists are deduplicated and sorted, findings sorted. */
+function finishLoad(load: PackageLoad): LoadedPackage {
+  const { result, own, reader } = load;
+  if (result.rejected) {
+    Object.assign(result, {
+      manifest: undefined,
+      skills: new Map(),
+      skippedSkills: [],
+      servers: {},
+      skippedServers: [],
+      other: new Map(),
+      looseSkillPaths: [],
+    });
+  }
+  result.skippedSkills = [...new Set(result.skippedSkills)].sort(byteOrder);
+  result.skippedServers = [...new Set(result.skippedServers)].sort(byteOrder);
+  result.denied = [...new Set(result.denied)].sort(byteOrder);
+  if (!result.rejected) own.push(...unreportedSkips(result, [...reader.findings, ...own]));
+  result.findings = sortFindings([...reader.findings, ...own]);
+  return result;
+}
+
+/** Applies a failure's scope; returns false when the plugin is now rejected. */
+function applyFailure(load: PackageLoad, failure: ReadFailure): boolean {
+  const { result } = load;
+  switch (failure.scope) {
+    case 'plugin':
+      result.rejected = true;
+      return false;
+    case 'skills':
+      result.skillsDisabled = true;
+      break;
+    case 'skill':
+      result.skippedSkills.push(failure.path.split('/')[1] ?? '');
+      break;
+    case 'mcp':
+      result.mcpDisabled = true;
+      break;
+    default:
+      result.denied.push(failure.path);
+  }
+  return true;
+}
+
+/**
+ * plugin.json (§5.1): read, parsed and checked as a client does. The version it targets, or
+ * undefined when the plugin is rejected (missing, unreadable, not JSON, or refused by the checks).
+ */
+async function loadManifest(load: PackageLoad): Promise<SpecVersion | undefined> {
+  const { reader, result, own } = load;
   const pluginRead = await reader.readFile(PLUGIN_FILE);
   if (!pluginRead.ok) {
     if (pluginRead.absent)
@@ -131,7 +194,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
         findingFrom(VALIDATE_FINDING_CODES, 'plugin.missing', `${PLUGIN_FILE}#`, 'is missing; the plugin is rejected'),
       );
     result.rejected = true;
-    return finish();
+    return undefined;
   }
   const pluginJson = parseJson(pluginRead.bytes, PLUGIN_FILE);
   if (!pluginJson.ok) {
@@ -144,7 +207,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
       ),
     );
     result.rejected = true;
-    return finish();
+    return undefined;
   }
   const manifest = checkPluginManifest(pluginJson.value);
   own.push(...manifest.findings);
@@ -154,93 +217,82 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   result.manifestFindings = manifest.findings;
   if (manifest.rejected || manifest.spec === undefined || manifest.manifest === undefined) {
     result.rejected = true;
-    return finish();
+    return undefined;
   }
   result.manifest = manifest.manifest;
-  const spec = manifest.spec;
+  return manifest.spec;
+}
 
-  /** Applies a failure's scope; returns false when the plugin is now rejected. */
-  const fails = (failure: ReadFailure): boolean => {
-    switch (failure.scope) {
-      case 'plugin':
-        result.rejected = true;
-        return false;
-      case 'skills':
-        result.skillsDisabled = true;
-        break;
-      case 'skill':
-        result.skippedSkills.push(failure.path.split('/')[1] ?? '');
-        break;
-      case 'mcp':
-        result.mcpDisabled = true;
-        break;
-      default:
-        result.denied.push(failure.path);
-    }
-    return true;
-  };
-
-  // mcp.json (§7.2): any top-level failure disables MCP alone; a bad entry skips that server.
+/**
+ * mcp.json (§7.2): any top-level failure disables MCP alone; a bad entry skips that server.
+ * False when the plugin is now rejected.
+ */
+async function loadMcp(load: PackageLoad, spec: SpecVersion): Promise<boolean> {
+  const { reader, result, own } = load;
   const mcpRead = await reader.readFile(MCP_FILE);
   if (!mcpRead.ok) {
     if (!mcpRead.absent) {
       result.mcpPresent = true;
-      if (!fails(mcpRead)) return finish();
+      if (!applyFailure(load, mcpRead)) return false;
     }
-  } else {
-    result.mcpPresent = true;
-    const mcpJson = parseJson(mcpRead.bytes, MCP_FILE);
-    if (!mcpJson.ok) {
-      own.push(
-        findingFrom(
-          VALIDATE_FINDING_CODES,
-          mcpJson.overLimit ? 'mcp.over-limit' : 'mcp.not-json',
-          `${MCP_FILE}#`,
-          `${mcpJson.problem}; MCP is disabled`,
-        ),
-      );
-      result.mcpDisabled = true;
-    } else {
-      const version = checkMcpManifestVersion(spec, mcpJson.value);
-      own.push(...version.findings);
-      if (version.mcpDisabled) {
-        result.mcpDisabled = true;
-      } else {
-        const read = readServers(mcpJson.value);
-        own.push(...read.findings);
-        result.mcpDisabled = read.mcpDisabled;
-        const declared =
-          isRecord(mcpJson.value) && isRecord(mcpJson.value.mcpServers) ? Object.keys(mcpJson.value.mcpServers) : [];
-        const loaded: Record<string, McpServer> = {};
-        for (const [name, server] of Object.entries(read.servers)) {
-          const contained = await serverPathsContained(reader, name, server, own);
-          if (contained === 'rejected') {
-            result.rejected = true;
-            return finish();
-          }
-          if (contained)
-            Object.defineProperty(loaded, name, {
-              value: server,
-              enumerable: true,
-              writable: true,
-              configurable: true,
-            });
-        }
-        result.servers = loaded;
-        if (!read.mcpDisabled) result.skippedServers = declared.filter((name) => !Object.hasOwn(loaded, name));
-      }
-    }
+    return true;
   }
+  result.mcpPresent = true;
+  const mcpJson = parseJson(mcpRead.bytes, MCP_FILE);
+  if (!mcpJson.ok) {
+    own.push(
+      findingFrom(
+        VALIDATE_FINDING_CODES,
+        mcpJson.overLimit ? 'mcp.over-limit' : 'mcp.not-json',
+        `${MCP_FILE}#`,
+        `${mcpJson.problem}; MCP is disabled`,
+      ),
+    );
+    result.mcpDisabled = true;
+    return true;
+  }
+  const version = checkMcpManifestVersion(spec, mcpJson.value);
+  own.push(...version.findings);
+  if (version.mcpDisabled) {
+    result.mcpDisabled = true;
+    return true;
+  }
+  const read = readServers(mcpJson.value);
+  own.push(...read.findings);
+  result.mcpDisabled = read.mcpDisabled;
+  const declared =
+    isRecord(mcpJson.value) && isRecord(mcpJson.value.mcpServers) ? Object.keys(mcpJson.value.mcpServers) : [];
+  const loaded: Record<string, McpServer> = {};
+  for (const [name, server] of Object.entries(read.servers)) {
+    const contained = await serverPathsContained(reader, name, server, own);
+    if (contained === 'rejected') {
+      result.rejected = true;
+      return false;
+    }
+    if (contained)
+      Object.defineProperty(loaded, name, {
+        value: server,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  result.servers = loaded;
+  if (!read.mcpDisabled) result.skippedServers = declared.filter((name) => !Object.hasOwn(loaded, name));
+  return true;
+}
 
-  // Every path of the package, links followed inside the root; nothing is read yet.
-  const walked = await walk(reader, own);
-  for (const failure of walked.failures) if (!fails(failure)) return finish();
-
-  // skills/ (§6.2, §7.1): each immediate child folder with a regular SKILL.md is one skill.
+/**
+ * skills/ (§6.2, §7.1): each immediate child folder with a regular SKILL.md is one skill. Every
+ * file of a loaded skill is read; `files` is every path of the package (walk). False when the
+ * plugin is now rejected.
+ */
+async function loadSkills(load: PackageLoad, files: readonly string[]): Promise<boolean> {
+  const { reader, result, own } = load;
   const skillsListed = await reader.list(SKILLS_DIR);
-  if (!skillsListed.ok && !skillsListed.absent && !fails(skillsListed)) return finish();
+  if (!skillsListed.ok && !skillsListed.absent && !applyFailure(load, skillsListed)) return false;
   const skillsPresent = skillsListed.ok || !skillsListed.absent;
-  const underSkills = walked.files.filter((path) => path.startsWith(`${SKILLS_DIR}/`));
+  const underSkills = files.filter((path) => path.startsWith(`${SKILLS_DIR}/`));
   if (skillsPresent && !result.skillsDisabled) {
     const layout = selectSkills(underSkills);
     own.push(...layout.findings);
@@ -262,7 +314,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
       const skillMd = await skillMdAhead(index);
       if (!skillMd.ok) {
         if (skillMd.absent) result.skippedSkills.push(name);
-        else if (!fails(skillMd)) return finish();
+        else if (!applyFailure(load, skillMd)) return false;
         else if (skillMd.scope === 'file') result.skippedSkills.push(name);
         continue;
       }
@@ -272,17 +324,10 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
         result.skippedSkills.push(name);
         continue;
       }
-      const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(skillMd)]]);
-      const prefix = `${SKILLS_DIR}/${name}/`;
-      const rest = (bySkill.get(name) ?? []).filter((p) => p !== `${prefix}${SKILL_FILE}`);
-      const restAhead = readAhead(rest, (path) => reader.readFile(path));
-      for (const [restIndex, path] of rest.entries()) {
-        const read = await restAhead(restIndex);
-        if (read.ok) files.set(path.slice(prefix.length), packageFile(read));
-        else if (!read.absent && !fails(read)) return finish();
-      }
+      const skillFiles = await readSkillFiles(load, name, skillMd, bySkill.get(name) ?? []);
+      if (skillFiles === undefined) return false;
       if (result.skillsDisabled || result.skippedSkills.includes(name)) continue;
-      result.skills.set(name, files);
+      result.skills.set(name, skillFiles);
     }
     if (result.skillsDisabled) {
       result.skippedSkills.push(...layout.skills, ...result.skills.keys());
@@ -293,39 +338,76 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   } else if (result.skillsDisabled) {
     result.looseSkillPaths = underSkills;
   }
+  return true;
+}
 
-  // Everything else: bundled root files, namespace folders, the sidecar.
-  const others = walked.files.filter(
+/**
+ * The readable files of the accepted skill `name`, by path inside its folder: SKILL.md (read
+ * already) and every other path of `paths` (the skill's package paths). Undefined when the
+ * plugin is now rejected.
+ */
+async function readSkillFiles(
+  load: PackageLoad,
+  name: string,
+  skillMd: { realPath: string; bytes: Uint8Array },
+  paths: readonly string[],
+): Promise<Map<string, PackageFile> | undefined> {
+  const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(load, skillMd)]]);
+  const prefix = `${SKILLS_DIR}/${name}/`;
+  const rest = paths.filter((p) => p !== `${prefix}${SKILL_FILE}`);
+  const restAhead = readAhead(rest, (path) => load.reader.readFile(path));
+  for (const [restIndex, path] of rest.entries()) {
+    const read = await restAhead(restIndex);
+    if (read.ok) files.set(path.slice(prefix.length), packageFile(load, read));
+    else if (!read.absent && !applyFailure(load, read)) return undefined;
+  }
+  return files;
+}
+
+/**
+ * Everything else: bundled root files, namespace folders, the sidecar, each read once into
+ * `other`. False when the plugin is now rejected.
+ */
+async function loadOtherFiles(load: PackageLoad, files: readonly string[]): Promise<boolean> {
+  const others = files.filter(
     (path) => !(path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)),
   );
-  const othersAhead = readAhead(others, (path) => reader.readFile(path));
+  const othersAhead = readAhead(others, (path) => load.reader.readFile(path));
   for (const [index, path] of others.entries()) {
     const read = await othersAhead(index);
-    if (read.ok) result.other.set(path, packageFile(read));
-    else if (!read.absent && !fails(read)) return finish();
+    if (read.ok) load.result.other.set(path, packageFile(load, read));
+    else if (!read.absent && !applyFailure(load, read)) return false;
   }
-  // The build's record of what it left out: the package lacks those components even though
-  // every file it holds is fine, so each is an error here too (validate --strict fails on it).
-  const sidecar = result.other.get(SIDECAR);
-  if (sidecar !== undefined) own.push(...omittedFindings(sidecar.bytes));
+  return true;
+}
 
-  // Namespace folders (§8.2): the layout of a known namespace is checked; unknown ones are the
-  // client's own business and only have to be readable, which the loop above made sure of.
+/**
+ * The build's record of what it left out: the package lacks those components even though
+ * every file it holds is fine, so each is an error here too (validate --strict fails on it).
+ */
+function checkSidecar(load: PackageLoad): void {
+  const sidecar = load.result.other.get(SIDECAR);
+  if (sidecar !== undefined) load.own.push(...omittedFindings(sidecar.bytes));
+}
+
+/**
+ * Namespace folders (§8.2): the layout of a known namespace is checked; unknown ones are the
+ * client's own business and only have to be readable, which loadOtherFiles made sure of.
+ */
+function checkNamespaceFolders(load: PackageLoad): void {
   const namespaces = new Map<string, [string, PackageFile][]>();
-  for (const [path, file] of result.other) {
+  for (const [path, file] of load.result.other) {
     const slash = path.indexOf('/');
     if (slash < 0) continue;
     const namespace = path.slice(0, slash);
     if (namespaceFolderProblem(namespace) !== undefined) continue;
     namespaces.set(namespace, [...(namespaces.get(namespace) ?? []), [path.slice(slash + 1), file]]);
   }
-  own.push(
+  load.own.push(
     ...extensionFiles(
       Object.fromEntries([...namespaces].map(([namespace, files]) => [namespace, Object.fromEntries(files)])),
     ).findings,
   );
-
-  return finish();
 }
 
 /**
