@@ -9,7 +9,7 @@ import { type McpServer, serverPath } from '../mcp/check.js';
 import type { PluginReaderOptions } from '../read/index.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion } from '../schemas.js';
 import { SKILL_FILE, removeProvenanceHeader } from '../skills/index.js';
-import { loadPackage } from '../validate/load.js';
+import { type LoadedPackage, loadPackage } from '../validate/load.js';
 import { isRecord } from '../values.js';
 
 /** One thing of the package the configuration cannot express, or carries only in part. */
@@ -86,25 +86,46 @@ const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set([
  */
 export async function importPlugin(dir: string, options: PluginReaderOptions = {}): Promise<ImportedPlugin> {
   const loaded = await loadPackage(dir, options);
-  const report: ImportReportEntry[] = [];
-  const content = new Map<string, PackageFile>();
-  const done = (config: PluginConfig | undefined): ImportedPlugin => ({
+  const state: ImportState = { loaded, report: [], content: new Map() };
+  if (loaded.rejected || loaded.manifest === undefined || loaded.spec === undefined) {
+    state.report.push({
+      path: 'plugin.json',
+      reason: 'a conformant client rejects this plugin (see findings); nothing is imported',
+    });
+    return finishImport(state, undefined);
+  }
+  const config = configOf(loaded.manifest, loaded.spec);
+  reportManifest(state, config);
+  importSkills(state, config);
+  importBundledFiles(state, loaded.manifest);
+  includeBundledFiles(state, config);
+  importServers(state, config);
+  return finishImport(state, config);
+}
+
+/** One import in progress: the package as loaded, and the report and content root built from it so far. */
+interface ImportState {
+  readonly loaded: LoadedPackage;
+  readonly report: ImportReportEntry[];
+  readonly content: Map<string, PackageFile>;
+}
+
+/** The import's result: content and report in byte order of their paths. */
+function finishImport(state: ImportState, config: PluginConfig | undefined): ImportedPlugin {
+  const { loaded, content, report } = state;
+  return {
     spec: loaded.spec,
     rejected: loaded.rejected,
     config,
     content: new Map([...content].sort(([a], [b]) => byteOrder(a, b))),
     report: report.sort((a, b) => byteOrder(a.path, b.path) || byteOrder(a.reason, b.reason)),
     findings: loaded.findings,
-  });
-  if (loaded.rejected || loaded.manifest === undefined || loaded.spec === undefined) {
-    report.push({
-      path: 'plugin.json',
-      reason: 'a conformant client rejects this plugin (see findings); nothing is imported',
-    });
-    return done(undefined);
-  }
-  const manifest = loaded.manifest;
-  const config = configOf(manifest, loaded.spec);
+  };
+}
+
+/** What of plugin.json the configuration does not carry: a [plugin] block it cannot form, fields a client ignores. */
+function reportManifest(state: ImportState, config: PluginConfig): void {
+  const { loaded, report } = state;
   if (config.version === undefined || config.description === undefined) {
     const missing = [
       config.version === undefined ? 'version' : undefined,
@@ -121,8 +142,11 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     if (IGNORED_BY_CLIENT.has(f.code))
       report.push({ path: f.path, reason: 'ignored by a conformant client; not imported' });
   }
+}
 
-  // Skills, as a client loads them.
+/** Skills, as a client loads them: into the content root, SKILL.md without its provenance header. */
+function importSkills(state: ImportState, config: PluginConfig): void {
+  const { loaded, report, content } = state;
   let withHeader = 0;
   const withoutHeader: string[] = [];
   for (const [name, files] of loaded.skills) {
@@ -159,8 +183,14 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
       path,
       reason: 'under skills/ but in no skill folder: no client reads it and a build never ships it; not imported',
     });
+}
 
-  // Bundled root files and namespace folders: copied into the content root and included again.
+/**
+ * Bundled root files and namespace folders: copied into the content root (includeBundledFiles
+ * includes them again); reported, with what splitExtensions finds, and the paths a client is denied.
+ */
+function importBundledFiles(state: ImportState, manifest: Record<string, unknown>): void {
+  const { loaded, report, content } = state;
   const namespaceFiles = new Map<string, PackageFile>();
   const rootFiles: string[] = [];
   for (const [path, file] of loaded.other) {
@@ -185,7 +215,11 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
   }
   for (const path of loaded.denied)
     report.push({ path, reason: 'a conformant client is denied this path (see findings); not imported' });
+}
 
+/** config.include: one literal glob for each file of the content root outside skills/. */
+function includeBundledFiles(state: ImportState, config: PluginConfig): void {
+  const { report, content } = state;
   const included = [...content.keys()].filter((path) => !path.startsWith('skills/'));
   const include: string[] = [];
   for (const path of included) {
@@ -195,8 +229,11 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
     else include.push(glob);
   }
   if (include.length > 0) config.include = include;
+}
 
-  // MCP servers, as a client loads them.
+/** MCP servers, as a client loads them, into config.mcp; what a rebuild would not package again is reported. */
+function importServers(state: ImportState, config: PluginConfig): void {
+  const { loaded, report, content } = state;
   if (loaded.mcpDisabled)
     report.push({
       path: 'mcp.json',
@@ -232,7 +269,6 @@ export async function importPlugin(dir: string, options: PluginReaderOptions = {
       }
     }
   }
-  return done(config);
 }
 
 /** The configuration plugin.json describes, fields in the order a build writes them. */
