@@ -67,88 +67,120 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
   const file = `skills/${name}/${SKILL_FILE}`;
   const parsed = parseFrontmatter(skillMd, file);
   const findings = [...parsed.problems];
-  const report = (code: SkillFindingCode, pointer: string, message: string) => {
-    findings.push(findingFrom(SKILL_FINDING_CODES, code, `${file}#/frontmatter${pointer}`, message));
-  };
-  const done = (frontmatter: Record<string, unknown> | undefined): SkillCheck => {
-    const sorted = sortFindings(findings);
-    const accepted = !sorted.some((f) => f.severity === 'error');
-    return frontmatter === undefined ? { accepted, findings: sorted } : { accepted, frontmatter, findings: sorted };
-  };
   const data = parsed.data;
-  if (data === undefined) return done(undefined);
-
-  // A string field of the wrong type is reported once, here, and not checked further.
-  const stringField = (key: string): string | undefined => {
-    if (!Object.hasOwn(data, key)) return undefined;
-    const value = data[key];
-    if (typeof value === 'string') return value;
-    report('skill.field-not-string', `/${key}`, `must be a string, not ${yamlKindOf(value)}; quote the value`);
-    return undefined;
+  if (data === undefined) return skillCheckOf(findings, undefined);
+  const check: FrontmatterCheck = {
+    data,
+    report: (code, pointer, message) => {
+      findings.push(findingFrom(SKILL_FINDING_CODES, code, `${file}#/frontmatter${pointer}`, message));
+    },
   };
+  checkNameField(check, name);
+  checkDescriptionField(check);
+  stringField(check, 'license');
+  checkCompatibilityField(check);
+  checkMetadataField(check);
+  checkAllowedToolsField(check);
+  checkUnknownFields(check);
+  return skillCheckOf(findings, data);
+}
 
+/** The frontmatter mapping of one SKILL.md, and how a finding at a pointer inside it is reported. */
+interface FrontmatterCheck {
+  readonly data: Record<string, unknown>;
+  report(code: SkillFindingCode, pointer: string, message: string): void;
+}
+
+/** The check's verdict: accepted when no finding is an error; findings sorted. */
+function skillCheckOf(findings: Finding[], frontmatter: Record<string, unknown> | undefined): SkillCheck {
+  const sorted = sortFindings(findings);
+  const accepted = !sorted.some((f) => f.severity === 'error');
+  return frontmatter === undefined ? { accepted, findings: sorted } : { accepted, frontmatter, findings: sorted };
+}
+
+/**
+ * The string value of `key`, or undefined when it is absent or not a string. A string field of
+ * the wrong type is reported once, here, and not checked further.
+ */
+function stringField({ data, report }: FrontmatterCheck, key: string): string | undefined {
+  if (!Object.hasOwn(data, key)) return undefined;
+  const value = data[key];
+  if (typeof value === 'string') return value;
+  report('skill.field-not-string', `/${key}`, `must be a string, not ${yamlKindOf(value)}; quote the value`);
+  return undefined;
+}
+
+/** `name`: required, the Agent Skills name rule, and equal to the skill directory name `dirName`. */
+function checkNameField(check: FrontmatterCheck, dirName: string): void {
+  const { data, report } = check;
   if (!Object.hasOwn(data, 'name')) {
     report('skill.name-missing', '/name', 'is required');
-  } else {
-    const value = stringField('name');
-    if (value !== undefined) {
-      const problem = skillNameProblem(value);
-      if (problem !== undefined) report('skill.name-invalid', '/name', problem);
-      if (value !== name)
-        report('skill.name-mismatch', '/name', 'differs from the skill directory name; the skill is not packaged');
-    }
+    return;
   }
+  const value = stringField(check, 'name');
+  if (value === undefined) return;
+  const problem = skillNameProblem(value);
+  if (problem !== undefined) report('skill.name-invalid', '/name', problem);
+  if (value !== dirName)
+    report('skill.name-mismatch', '/name', 'differs from the skill directory name; the skill is not packaged');
+}
 
+/** `description`: required, not empty, at most MAX_DESCRIPTION_LENGTH characters; `<` or `>` is a warning. */
+function checkDescriptionField(check: FrontmatterCheck): void {
+  const { data, report } = check;
   if (!Object.hasOwn(data, 'description')) {
     report('skill.description-missing', '/description', 'is required; the skill is not packaged');
-  } else {
-    const value = stringField('description');
-    if (value !== undefined) {
-      if (value.trim() === '')
-        report('skill.description-missing', '/description', 'is empty; the skill is not packaged');
-      else if (length(value) > MAX_DESCRIPTION_LENGTH) {
-        report(
-          'skill.description-too-long',
-          '/description',
-          `is ${length(value)} characters, more than ${MAX_DESCRIPTION_LENGTH}`,
-        );
-      }
-      if (/[<>]/.test(value))
-        report('skill.description-angle-brackets', '/description', 'holds "<" or ">", which some validators reject');
-    }
+    return;
   }
-
-  stringField('license');
-
-  const compatibility = stringField('compatibility');
-  if (compatibility !== undefined) {
-    if (compatibility.trim() === '')
-      report('skill.compatibility-empty', '/compatibility', 'is empty; leave the field out instead');
-    else if (length(compatibility) > MAX_COMPATIBILITY_LENGTH) {
-      report(
-        'skill.compatibility-too-long',
-        '/compatibility',
-        `is ${length(compatibility)} characters, more than ${MAX_COMPATIBILITY_LENGTH}`,
-      );
-    }
+  const value = stringField(check, 'description');
+  if (value === undefined) return;
+  if (value.trim() === '') report('skill.description-missing', '/description', 'is empty; the skill is not packaged');
+  else if (length(value) > MAX_DESCRIPTION_LENGTH) {
+    report(
+      'skill.description-too-long',
+      '/description',
+      `is ${length(value)} characters, more than ${MAX_DESCRIPTION_LENGTH}`,
+    );
   }
+  if (/[<>]/.test(value))
+    report('skill.description-angle-brackets', '/description', 'holds "<" or ">", which some validators reject');
+}
 
-  if (Object.hasOwn(data, 'metadata')) {
-    const metadata = data.metadata;
-    if (!isRecord(metadata)) {
-      report('skill.metadata-invalid', '/metadata', `must be a map of strings, not ${yamlKindOf(metadata)}`);
-    } else {
-      for (const [key, value] of Object.entries(metadata)) {
-        const pointer = `/metadata/${pointerToken(key)}`;
-        if (typeof value === 'string') continue;
-        if (value !== null && typeof value === 'object')
-          report('skill.metadata-invalid', pointer, `must be a string, not ${yamlKindOf(value)}`);
-        else
-          report('skill.metadata-value-not-string', pointer, `is ${yamlKindOf(value)}, not a string; quote the value`);
-      }
-    }
+/** `compatibility`: optional; empty is a warning, longer than MAX_COMPATIBILITY_LENGTH characters an error. */
+function checkCompatibilityField(check: FrontmatterCheck): void {
+  const { report } = check;
+  const compatibility = stringField(check, 'compatibility');
+  if (compatibility === undefined) return;
+  if (compatibility.trim() === '')
+    report('skill.compatibility-empty', '/compatibility', 'is empty; leave the field out instead');
+  else if (length(compatibility) > MAX_COMPATIBILITY_LENGTH) {
+    report(
+      'skill.compatibility-too-long',
+      '/compatibility',
+      `is ${length(compatibility)} characters, more than ${MAX_COMPATIBILITY_LENGTH}`,
+    );
   }
+}
 
+/** `metadata`: optional, a map of strings; a nested value is an error, a scalar that is not a string a warning. */
+function checkMetadataField({ data, report }: FrontmatterCheck): void {
+  if (!Object.hasOwn(data, 'metadata')) return;
+  const metadata = data.metadata;
+  if (!isRecord(metadata)) {
+    report('skill.metadata-invalid', '/metadata', `must be a map of strings, not ${yamlKindOf(metadata)}`);
+    return;
+  }
+  for (const [key, value] of Object.entries(metadata)) {
+    const pointer = `/metadata/${pointerToken(key)}`;
+    if (typeof value === 'string') continue;
+    if (value !== null && typeof value === 'object')
+      report('skill.metadata-invalid', pointer, `must be a string, not ${yamlKindOf(value)}`);
+    else report('skill.metadata-value-not-string', pointer, `is ${yamlKindOf(value)}, not a string; quote the value`);
+  }
+}
+
+/** `allowed-tools`: optional, experimental; anything but a string is a warning. */
+function checkAllowedToolsField({ data, report }: FrontmatterCheck): void {
   if (Object.hasOwn(data, 'allowed-tools') && typeof data['allowed-tools'] !== 'string') {
     report(
       'skill.allowed-tools-invalid',
@@ -156,7 +188,10 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
       `must be a space-separated string, not ${yamlKindOf(data['allowed-tools'])}`,
     );
   }
+}
 
+/** Every key that is no Agent Skills field: a warning, and the key is kept. */
+function checkUnknownFields({ data, report }: FrontmatterCheck): void {
   for (const key of Object.keys(data)) {
     if (!KNOWN_FIELDS.has(key))
       report(
@@ -165,6 +200,4 @@ export function checkSkill(name: string, skillMd: Uint8Array): SkillCheck {
         'is not an Agent Skills field; clients that do not know it ignore it',
       );
   }
-
-  return done(data);
 }
