@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { posix } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GunzipOneMember, TarEndMarker } from '@agentproto/content-cache';
+import { GunzipOneMember, TarEndMarker } from '@agentproto/archive';
 import { SkillError } from '@agentproto/skill-providers';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import {

@@ -14,7 +14,8 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DOCUMENT_LIMITS, openContentStore, parseUntrustedJson, readBoundedFile } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, parseUntrustedJson, readBoundedFile } from '@agentproto/documents';
+import { openContentStore } from '@agentproto/content-cache';
 import {
   ProviderRegistrationError,
   SkillError,

@@ -1,4 +1,4 @@
-import { ArchiveError } from '@agentproto/content-cache';
+import { ArchiveError } from '@agentproto/archive';
 import { BodyTooLargeError } from './errors.js';
 
 export interface JsonResponse {

@@ -10,7 +10,7 @@
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DOCUMENT_LIMITS, DocumentError, parseUntrustedJson, readBoundedFile } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, DocumentError, parseUntrustedJson, readBoundedFile } from '@agentproto/documents';
 import { ToolRefusedError } from './errors.js';
 import { describeProblems, describeTool } from './format.js';
 import { openToolHost } from './tool-host.js';

@@ -13,7 +13,7 @@ import {
   OCI_MANIFEST,
   OciClient,
   RegistryError,
-} from '@agentproto/content-cache';
+} from '@agentproto/oci';
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -4,9 +4,9 @@ import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { ArchiveError } from '@agentproto/archive';
 import { describe, expect, it } from 'vitest';
 import {
-  ArchiveError,
   ExtractIOError,
   extractTarGz,
   readBundleEntries,

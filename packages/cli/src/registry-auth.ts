@@ -1,4 +1,5 @@
-import { type ContentStoreOptions, type OciRemote, type RegistryAuth, ociRemote } from '@agentproto/content-cache';
+import type { RegistryAuth } from '@agentproto/oci';
+import { type ContentStoreOptions, type OciRemote, ociRemote } from '@agentproto/content-cache';
 import { CommandError } from './command-error.js';
 import { printable } from './format.js';
 import type { Terminal } from './terminal.js';

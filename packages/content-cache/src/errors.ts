@@ -17,8 +17,7 @@ export type ContentCacheErrorCode =
   | 'CACHE_CORRUPT_OBJECT'
   | 'CACHE_REMOTE_MISMATCH'
   | 'CACHE_REMOTE_UNPROVEN'
-  | 'CACHE_REMOTE_FACT_MISMATCH'
-  | 'CACHE_NOT_INSIDE';
+  | 'CACHE_REMOTE_FACT_MISMATCH';
 
 export class ContentCacheError extends Error {
   readonly code: ContentCacheErrorCode;

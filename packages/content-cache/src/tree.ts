@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { constants, fstatSync } from 'node:fs';
 import { join, posix, sep } from 'node:path';
-import { gitPathProblem, isDotGit, isDotGitmodules } from './archive/git-name.js';
+import { gitPathProblem, isDotGit, isDotGitmodules } from '@agentproto/archive';
 import { ContentCacheError, StoreIOError, UnsafeTreeError } from './errors.js';
-import { NotInsideError, descriptorIsInside, descriptorPath } from './fs/open-inside.js';
+import { NotInsideError, descriptorIsInside, descriptorPath } from '@agentproto/fs-inside';
 import { type StoreFs, nodeStoreFs } from './store-fs.js';
 
 /** What a sealed tree hashes to: sorted paths, types, modes and SHA-256 of contents. */
@@ -328,7 +328,12 @@ export async function io<T>(name: string, path: string, run: () => Promise<T>): 
 }
 
 function asStoreError(name: string, path: string, error: unknown): unknown {
-  if (error instanceof ContentCacheError || typeof (error as NodeJS.ErrnoException | undefined)?.code !== 'string')
+  // A path that leads out of the tree (NotInsideError) is the tree's failure, not the filesystem's: it passes as it is.
+  if (
+    error instanceof ContentCacheError ||
+    error instanceof NotInsideError ||
+    typeof (error as NodeJS.ErrnoException | undefined)?.code !== 'string'
+  )
     return error;
   return new StoreIOError(name, path, error);
 }

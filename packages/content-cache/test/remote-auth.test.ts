@@ -10,10 +10,8 @@ import {
   OciClient,
   RegistryError,
   type RegistryAuth,
-  type StoreEvent,
-  ociRemote,
-  openContentStore,
-} from '@agentproto/content-cache';
+} from '@agentproto/oci';
+import { type StoreEvent, ociRemote, openContentStore } from '@agentproto/content-cache';
 import {
   type BasicAuthProxy,
   type OciRegistry,

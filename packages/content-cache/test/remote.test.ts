@@ -4,22 +4,20 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCI_MANIFEST, OciClient, packTree } from '@agentproto/oci';
 import {
   type CacheKey,
   type ContentStore,
   type Fill,
   OBJECT_ARTIFACT_TYPE,
   OBJECT_CONFIG_TYPE,
-  OCI_MANIFEST,
   type ObjectMarker,
-  OciClient,
   type StoreEvent,
   canonicalJson,
   objectIdOf,
   objectTag,
   ociRemote,
   openContentStore,
-  packTree,
 } from '@agentproto/content-cache';
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { storeState, visibleProblems } from './support/inspect.js';

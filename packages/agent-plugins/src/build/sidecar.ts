@@ -1,4 +1,4 @@
-import { parseUntrustedJson } from '@agentproto/content-cache';
+import { parseUntrustedJson } from '@agentproto/documents';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { type Finding, findingFrom } from '../findings.js';
 import { BUILD_FINDING_CODES } from './codes.js';

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
-import { isDotGit, openDirInside, readFileInside, realRootOf } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
+import { openDirInside, readFileInside, realRootOf } from '@agentproto/fs-inside';
 import type { PackageFile } from '../bundle/include.js';
 
 /**

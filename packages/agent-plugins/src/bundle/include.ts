@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isDotGit } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
 import { minimatch } from 'minimatch';
 import { type Finding, findingFrom } from '../findings.js';
 import { BUNDLE_FINDING_CODES } from './codes.js';

@@ -8,7 +8,7 @@ import {
   parseUntrustedToml,
   parseUntrustedYaml,
   readBoundedFile,
-} from '@agentproto/content-cache';
+} from '@agentproto/documents';
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';

@@ -1,4 +1,4 @@
-import { isDotGit } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
 
 /**
  * Why `path` cannot be a package path, or undefined when it can: relative, `/`-separated,

@@ -1,10 +1,5 @@
-import {
-  type Descriptor,
-  type ImageManifest,
-  LAYER_TAR_GZIP,
-  OCI_MANIFEST,
-  parseUntrustedJson,
-} from '@agentproto/content-cache';
+import { parseUntrustedJson } from '@agentproto/documents';
+import { type Descriptor, type ImageManifest, LAYER_TAR_GZIP, OCI_MANIFEST } from '@agentproto/oci';
 import type { SpecVersion } from '../schemas.js';
 import { PluginArtifactError, PluginTooLargeError } from './errors.js';
 

@@ -1,10 +1,10 @@
-import type { ArchiveProblem } from '@agentproto/content-cache';
+import type { ArchiveProblem } from '@agentproto/archive';
 import type { Finding } from '../findings.js';
 
 /**
  * Why pushing or pulling a plugin artifact failed, one code per failure kind. Registry
  * failures (unreachable, auth, a digest that does not match) are not here: they pass through
- * as content-cache's RegistryError with its REGISTRY_* code.
+ * as @agentproto/oci's RegistryError with its REGISTRY_* code.
  */
 export type PluginOciErrorCode =
   | 'PLUGIN_OCI_INVALID_PACKAGE'

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ArchiveError, type Descriptor, type OciClient, readLayerBlob } from '@agentproto/content-cache';
+import { ArchiveError } from '@agentproto/archive';
+import { type Descriptor, type OciClient, readLayerBlob } from '@agentproto/oci';
 import { type PluginValidation, validatePlugin } from '../validate/index.js';
 import { DEFAULT_MAX_PACKAGE_BYTES } from '../read/reader.js';
 import { type PluginArtifactConfig, checkArtifactManifest, parseArtifactConfig } from './artifact.js';

@@ -1,7 +1,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { RegistryError, isDotGit, packTree } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
+import { RegistryError, packTree } from '@agentproto/oci';
 import { SIDECAR } from '../bundle/include.js';
 import { type Finding, sortFindings } from '../findings.js';
 import { importPlugin } from '../import/index.js';

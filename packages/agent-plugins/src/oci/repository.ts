@@ -1,4 +1,4 @@
-import { type ArtifactReference, OciClient, type RegistryAuth, parseReference } from '@agentproto/content-cache';
+import { type ArtifactReference, OciClient, type RegistryAuth, parseReference } from '@agentproto/oci';
 
 /** How to reach the registry. Credentials come only through `auth`, never in the reference. */
 export interface PluginRegistryOptions {

@@ -1,5 +1,6 @@
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { descriptorIsInside, descriptorPath, isDotGit } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
+import { descriptorIsInside, descriptorPath } from '@agentproto/fs-inside';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
 import {
@@ -368,7 +369,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
 
   /**
    * Whether an open handle is inside the root's real path. A handle of node:fs (or one that
-   * exposes its descriptor) is proven by the kernel's answer (content-cache descriptorIsInside);
+   * exposes its descriptor) is proven by the kernel's answer (fs-inside descriptorIsInside);
    * a host's own PackageFs without descriptors keeps its own guarantees.
    */
   async function provenInside(handle: PackageFileHandle, opened: string): Promise<boolean> {

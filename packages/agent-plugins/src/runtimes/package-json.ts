@@ -1,4 +1,4 @@
-import { parseUntrustedJson } from '@agentproto/content-cache';
+import { parseUntrustedJson } from '@agentproto/documents';
 import { withoutBom } from '../text.js';
 import { byteOrder } from '../bundle/include.js';
 import type { AuthorConfig, PluginConfig } from '../config/types.js';

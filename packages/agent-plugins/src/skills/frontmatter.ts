@@ -6,7 +6,7 @@ import {
   findFrontmatter,
   parseYamlDocument,
   yamlDocumentValue,
-} from '@agentproto/content-cache';
+} from '@agentproto/documents';
 import { LineCounter, isMap, isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { type Finding, findingFrom } from '../findings.js';

@@ -1,4 +1,4 @@
-import { DocumentError, DocumentSyntaxError, parseUntrustedJson } from '@agentproto/content-cache';
+import { DocumentError, DocumentSyntaxError, parseUntrustedJson } from '@agentproto/documents';
 import { type PackageFile, byteOrder } from '../bundle/include.js';
 import { extensionFiles, namespaceFolderProblem } from '../extensions/index.js';
 import { type Finding, findingFrom, sortFindings } from '../findings.js';

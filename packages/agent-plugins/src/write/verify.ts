@@ -1,4 +1,4 @@
-import { parseUntrustedJson } from '@agentproto/content-cache';
+import { parseUntrustedJson } from '@agentproto/documents';
 import { withoutBom } from '../text.js';
 import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { buildPlugin, type BuildOptions } from '../build/build.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { isDotGit } from '@agentproto/content-cache';
+import { isDotGit } from '@agentproto/archive';
 import type { PackageFile } from '../bundle/include.js';
 
 export interface WritePluginOptions {

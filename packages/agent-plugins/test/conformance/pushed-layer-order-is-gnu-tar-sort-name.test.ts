@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { OciClient } from '@agentproto/content-cache';
+import { OciClient } from '@agentproto/oci';
 import { gnuTarSortNameListing, type OciRegistry, startOciRegistry, tarListing } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushPlugin } from '../../src/index.js';

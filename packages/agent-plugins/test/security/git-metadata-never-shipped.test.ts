@@ -3,7 +3,7 @@ import { access, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/content-cache';
+import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/oci';
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

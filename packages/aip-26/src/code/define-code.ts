@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ContentStore, readArchive } from '@agentproto/content-cache';
+import { readArchive } from '@agentproto/archive';
+import { type ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';

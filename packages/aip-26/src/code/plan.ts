@@ -1,4 +1,4 @@
-import { DocumentError } from '@agentproto/content-cache';
+import { DocumentError } from '@agentproto/documents';
 import { SourceResolutionError } from './errors.js';
 import { safePath, safeWorkspacePath } from './path-rules.js';
 import { validateCode } from './validate.js';

@@ -1,4 +1,4 @@
-import { sortInArchiveOrder } from '@agentproto/content-cache';
+import { sortInArchiveOrder } from '@agentproto/archive';
 import { BundleEntryError } from './errors.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   type ArchiveSource,
   type ArchiveVisitor,
   type ReadArchiveOptions,
-} from '@agentproto/content-cache';
+} from '@agentproto/archive';
 import { ExtractIOError } from './errors.js';
 
 export type ExtractOptions = ReadArchiveOptions;

@@ -1,10 +1,5 @@
 import type { InMemoryEntry } from './bundle-plan.js';
-import {
-  readArchive,
-  sortInArchiveOrder,
-  type ArchiveSource,
-  type ReadArchiveOptions,
-} from '@agentproto/content-cache';
+import { readArchive, sortInArchiveOrder, type ArchiveSource, type ReadArchiveOptions } from '@agentproto/archive';
 
 /**
  * Reads a gzipped tar into memory under the same rules and limits as `extractTarGz`:

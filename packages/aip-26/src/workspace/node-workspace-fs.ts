@@ -3,14 +3,10 @@ import {
   DOCUMENT_LIMITS,
   DocumentTooLargeError,
   FRONTMATTER_LIMITS,
-  NotInsideError,
   findFrontmatter,
-  openDirInside,
-  openInside,
   parseUntrustedYaml,
-  readDescriptorInto,
-  readFileInside,
-} from '@agentproto/content-cache';
+} from '@agentproto/documents';
+import { NotInsideError, openDirInside, openInside, readDescriptorInto, readFileInside } from '@agentproto/fs-inside';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { constants, createGunzip, gzipSync } from 'node:zlib';
-import { readArchive } from '@agentproto/content-cache';
+import { ArchiveError, readArchive } from '@agentproto/archive';
 import { describe, expect, it } from 'vitest';
-import { ArchiveError, extractTarGz, readTarGz, type ExtractOptions } from '../../src/tar/index.js';
+import { extractTarGz, readTarGz, type ExtractOptions } from '../../src/tar/index.js';
 import { END, entry } from '../fixtures/tar/craft.js';
 import { tempDir } from '../fixtures/tar/temp.js';
 

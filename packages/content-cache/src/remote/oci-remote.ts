@@ -1,15 +1,19 @@
 import { type CacheKey, canonicalJson, canonicalKey, objectIdOf, sha256Hex } from '../canonical-key.js';
 import type { ObjectMarker } from '../store.js';
-import { RegistryError } from './errors.js';
-import { LAYER_TAR, LAYER_TAR_GZIP, type LayerOptions, packTree, unpackLayer } from './layer.js';
 import {
   EMPTY_JSON,
   EMPTY_JSON_MEDIA_TYPE,
   type ImageManifest,
+  LAYER_TAR,
+  LAYER_TAR_GZIP,
+  type LayerOptions,
   OCI_MANIFEST,
   OciClient,
   type OciClientOptions,
-} from './oci-client.js';
+  RegistryError,
+  packTree,
+  unpackLayer,
+} from '@agentproto/oci';
 import type { RemoteFillContext, RemoteObject, StoreRemote } from './store-remote.js';
 
 export const OBJECT_ARTIFACT_TYPE = 'application/vnd.agentproto.cache.object.v1';

@@ -1,8 +1,9 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { copyInside } from '@agentproto/fs-inside';
 import { tempDir } from '@agentproto/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { copyInside, hashTree, openContentStore, UnsafeTreeError, type Fill } from '../../src/index.js';
+import { hashTree, openContentStore, UnsafeTreeError, type Fill } from '../../src/index.js';
 
 /**
  * Any provider fills the store (git, a connector, a host's own): whatever it wrote, a tree

@@ -2,7 +2,8 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderings, startLinkSwapper, tempDir, writeOutsideSecret } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotInsideError, hashTree, openInside, readFileInside } from '../../src/index.js';
+import { NotInsideError, openInside, readFileInside } from '@agentproto/fs-inside';
+import { hashTree } from '../../src/index.js';
 
 /**
  * The store hashes trees that someone else may be changing (a local skill folder, a
@@ -98,23 +99,5 @@ describe('a tree whose folders are swapped for links while it is hashed or read'
     expect(leaks.slice(0, 5)).toEqual([]);
     expect(hashed).toBeGreaterThan(5);
     expect(reads).toBeGreaterThan(5);
-  });
-
-  it('refuses a link out of the root by the path asked for only', async () => {
-    const root = join(dir.path, 'static');
-    const outside = await writeOutsideSecret(join(dir.path, 'static-outside'), ['secret.txt']);
-    await mkdir(root);
-    await symlink(outside.dir, join(root, 'out'));
-    const error = (() => {
-      try {
-        readFileInside(root, 'out/secret.txt');
-      } catch (caught) {
-        return caught;
-      }
-    })();
-    expect(error).toBeInstanceOf(NotInsideError);
-    expect((error as NotInsideError).reason).toBe('escapes');
-    expect((error as NotInsideError).message).toBe('"out/secret.txt" leads out of the folder it must stay in');
-    for (const text of renderings(error)) expect(outside.leaksIn(text)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { NotInsideError, copyInside, hashTree, nodeStoreFs } from '@agentproto/content-cache';
+import { NotInsideError, copyInside } from '@agentproto/fs-inside';
+import { hashTree, nodeStoreFs } from '@agentproto/content-cache';
 import { BaseSkillProvider } from '../base-provider.js';
 import { SkillConfigError, SkillError } from '../errors.js';
 import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';

@@ -9,8 +9,8 @@ import {
   type ArchiveVisitor,
   type ReadArchiveOptions,
   readArchive,
-} from '../archive/index.js';
-import { sortInArchiveOrder } from '../archive/entry-order.js';
+  sortInArchiveOrder,
+} from '@agentproto/archive';
 import { RegistryError } from './errors.js';
 import type { Descriptor, OciClient } from './oci-client.js';
 

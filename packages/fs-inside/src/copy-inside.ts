@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isDotGit } from '../archive/git-name.js';
+import { isDotGit } from '@agentproto/archive';
 import { NotInsideError, openDirInside, readFileInside } from './open-inside.js';
 
 export interface CopyInsideOptions {

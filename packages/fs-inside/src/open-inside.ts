@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import { constants } from 'node:fs';
-import { ContentCacheError } from '../errors.js';
 
 /**
  * Reading a folder someone else can write, without ever reading outside it.
@@ -52,10 +51,15 @@ const MESSAGES: Readonly<Record<InsideProblem, string>> = {
  * A path under a root cannot be read safely. `path` is the path relative to the root, as
  * asked for: the message never names, sizes or describes anything outside the root.
  */
-export class NotInsideError extends ContentCacheError {
+export class NotInsideError extends Error {
+  readonly code = 'CACHE_NOT_INSIDE';
+  /** The path relative to the root, as asked for. */
+  readonly path: string;
   readonly reason: InsideProblem;
   constructor(path: string, reason: InsideProblem) {
-    super('CACHE_NOT_INSIDE', `${JSON.stringify(path)} ${MESSAGES[reason]}`, { path });
+    super(`${JSON.stringify(path)} ${MESSAGES[reason]}`);
+    this.name = new.target.name;
+    this.path = path;
     this.reason = reason;
   }
 }

@@ -1,0 +1,24 @@
+// An OCI distribution client: names, blobs, manifests, tags, auth, and file trees as layers.
+export {
+  OciClient,
+  sha256Digest,
+  parseChallenge,
+  OCI_MANIFEST,
+  EMPTY_JSON,
+  EMPTY_JSON_MEDIA_TYPE,
+} from './oci-client.js';
+export type {
+  OciClientOptions,
+  RegistryAuth,
+  RegistryCredentials,
+  AuthChallenge,
+  Descriptor,
+  ImageManifest,
+  FetchedManifest,
+} from './oci-client.js';
+export { RegistryError } from './errors.js';
+export type { RegistryErrorCode } from './errors.js';
+export { parseReference, checkRepository, checkReference, isDigest, isTag } from './names.js';
+export type { ArtifactReference } from './names.js';
+export { packTree, readLayerBlob, unpackLayer, LAYER_TAR, LAYER_TAR_GZIP } from './layer.js';
+export type { LayerOptions, UnpackTarget } from './layer.js';
