@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { DocumentError, FRONTMATTER_LIMITS, findFrontmatter, parseUntrustedYaml } from '@agentproto/content-cache';
+import { DocumentError, FRONTMATTER_LIMITS, findFrontmatter, parseUntrustedYaml } from '@agentproto/documents';
 import { CommandError } from './command-error.js';
 import { shellQuote } from './format.js';
 

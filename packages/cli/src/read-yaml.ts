@@ -1,4 +1,4 @@
-import { DOCUMENT_LIMITS, DocumentError, parseUntrustedYaml, readBoundedFile } from '@agentproto/content-cache';
+import { DOCUMENT_LIMITS, DocumentError, parseUntrustedYaml, readBoundedFile } from '@agentproto/documents';
 import { CommandError } from './command-error.js';
 import { shellQuote } from './format.js';
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, readlink, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CacheKey, OciClient, type StoredTree, objectTag, openContentStore } from '@agentproto/content-cache';
+import { OciClient } from '@agentproto/oci';
+import { type CacheKey, type StoredTree, objectTag, openContentStore } from '@agentproto/content-cache';
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { run, runJson } from './support/run.js';

@@ -3,7 +3,7 @@ import { chmod, lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promi
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { OciClient } from '@agentproto/content-cache';
+import { OciClient } from '@agentproto/oci';
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { run, runJson } from './support/run.js';

@@ -1,8 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { copyInside } from '@agentproto/fs-inside';
 import {
-  copyInside,
   type CacheKey,
   type ContentStore,
   type ContentStoreOptions,

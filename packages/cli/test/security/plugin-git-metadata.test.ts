@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { access, lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/content-cache';
+import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/oci';
 import { type OciRegistry, startOciRegistry } from '@agentproto/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../support/run.js';

@@ -1,4 +1,4 @@
-import { DocumentError, parseUntrustedJson, parseUntrustedYaml } from '@agentproto/content-cache';
+import { DocumentError, parseUntrustedJson, parseUntrustedYaml } from '@agentproto/documents';
 import type { SkillSource } from '../provider.js';
 import { parseSkillDeclaration } from './entry.js';
 import { SkillDeclarationInvalidError } from './errors.js';
