@@ -18,7 +18,9 @@ export class StoreCore {
   readonly lockOptions: LockOptions;
   readonly staleMs: number;
   readonly syncFiles: boolean;
+  /** Markers of objects seen published, by object id (see presentMarker). */
   readonly markers = new Map<string, ObjectMarker>();
+  /** Digests of keys whose record was seen written (see isRecorded in acquire.ts). */
   readonly recorded = new Set<string>();
   private lastSweep = 0;
   /** Something was moved to the trash since it was last emptied. */
