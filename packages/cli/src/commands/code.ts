@@ -207,6 +207,6 @@ function connector(
       resolveRef: async (repo, ref) => (await get()).resolveRef(repo, ref),
       fetch: async (repo, ref, subpath) => (await get()).fetch(repo, ref, subpath),
     },
-    idle: async () => (store ? (await store).remoteIdle() : undefined),
+    idle: async () => (store === undefined ? undefined : (await store).remoteIdle()),
   };
 }
