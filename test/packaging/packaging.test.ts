@@ -1,10 +1,12 @@
 // The proof that a user can install the SDK, not just build it here: pack every public package
 // as `pnpm publish` would, install the tarballs into a fresh project outside the workspace with
 // npm, and use them there as a consumer does: `import`, `require`, `tsc` and the `agentproto` bin.
+// Each tarball also ships only what it names (no `@agentproto/source` condition, which points at
+// src/), the project's LICENSE, and the same repository, homepage and issue tracker.
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +17,12 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONSUMER = fileURLToPath(new URL('./consumer/', import.meta.url));
 const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
 const PNPM = ['-y', 'pnpm@12.4.2'];
-/** The condition that sends the workspace to src/. Published, but no resolver selects it by default. */
+/** The condition that sends the workspace to src/. `publishConfig.exports` leaves it out of the tarball. */
 const SOURCE_CONDITION = '@agentproto/source';
+/** Where every public package says its source lives, and where to report a bug. */
+const REPOSITORY_URL = 'git+https://github.com/agentproto/agentproto-sdk.git';
+const HOMEPAGE_BASE = 'https://github.com/agentproto/agentproto-sdk/tree/main/';
+const ISSUES_URL = 'https://github.com/agentproto/agentproto-sdk/issues';
 
 // Every child is bounded and the setup hook gets the sum: an unreachable registry fails the run
 // within minutes instead of holding CI until its own timeout.
@@ -38,6 +44,25 @@ const CALLS: { name: string; fn: string; args: unknown[]; result: unknown }[] = 
     result: '/srv/cache/agentproto',
   },
   { name: '@agentproto/git', fn: 'isFullCommitId', args: ['a'.repeat(40)], result: true },
+  {
+    name: '@agentproto/archive',
+    fn: 'safeEntrySegments',
+    args: ['./skills//review/SKILL.md'],
+    result: ['skills', 'review', 'SKILL.md'],
+  },
+  {
+    name: '@agentproto/oci',
+    fn: 'parseReference',
+    args: ['ghcr.io/acme/plugin:1.0.0'],
+    result: { registry: 'ghcr.io', repository: 'acme/plugin', tag: '1.0.0' },
+  },
+  {
+    name: '@agentproto/documents',
+    fn: 'parseUntrustedJson',
+    args: ['{"name":"review"}', { source: 'plugin.json' }],
+    result: { name: 'review' },
+  },
+  { name: '@agentproto/fs-inside', fn: 'realRootOf', args: ['/'], result: '/' },
   {
     name: '@agentproto/aip-26',
     fn: 'splitWords',
@@ -78,6 +103,11 @@ interface Manifest {
   types?: string;
   bin?: string | Record<string, string>;
   exports?: unknown;
+  publishConfig?: Record<string, unknown>;
+  repository?: { type?: string; url?: string; directory?: string };
+  homepage?: string;
+  bugs?: { url?: string };
+  keywords?: string[];
   engines?: { node?: string };
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
@@ -92,10 +122,14 @@ interface WorkspacePackage {
 
 interface Packed {
   name: string;
+  /** The package's folder in the workspace, relative to the root: `packages/git`. */
+  directory: string;
   /** The manifest in the tarball, after pnpm rewrote `workspace:` ranges. */
   manifest: Manifest;
   /** Paths inside the tarball, without the `package/` folder npm expects them in. */
   entries: string[];
+  /** The tarball's LICENSE, if it has one. */
+  license: string | undefined;
 }
 
 /** What a probe saw of one package: the file Node resolved, the kind of each export, the call's result. */
@@ -177,9 +211,22 @@ function exportTargets(value: unknown, conditions: string[] = []): { conditions:
   return [];
 }
 
-/** The files a consumer can load: exports outside the source condition, main, module, types, bins. */
+/** An exports map with every `@agentproto/source` condition removed: what a tarball should publish. */
+function withoutSource(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== SOURCE_CONDITION)
+      .map(([key, item]) => [key, withoutSource(item)]),
+  );
+}
+
+/**
+ * The files a manifest names: every exports target under any condition, main, module, types, bins.
+ * In the workspace that includes src/index.ts of the source condition; in a tarball it must not.
+ */
 function loadableFiles(manifest: Manifest): string[] {
-  const exported = exportTargets(manifest.exports).filter(({ conditions }) => !conditions.includes(SOURCE_CONDITION));
+  const exported = exportTargets(manifest.exports);
   const bins = typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {});
   const files = [...exported.map(({ target }) => target), manifest.main, manifest.module, manifest.types, ...bins];
   return [
@@ -224,7 +271,7 @@ function tarballName({ name, version }: Manifest): string {
   return `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
 }
 
-async function inspectTarball(tarball: string, cwd: string): Promise<Omit<Packed, 'name'>> {
+async function inspectTarball(tarball: string, cwd: string): Promise<Omit<Packed, 'name' | 'directory'>> {
   const { stdout: listing } = await run('tar', ['-tzf', tarball], { cwd, timeout: RUN_TIMEOUT });
   const paths = listing.split('\n').filter((line) => line !== '');
   const outside = paths.filter((path) => !path.startsWith('package/'));
@@ -233,9 +280,13 @@ async function inspectTarball(tarball: string, cwd: string): Promise<Omit<Packed
     cwd,
     timeout: RUN_TIMEOUT,
   });
+  const license = paths.includes('package/LICENSE')
+    ? (await run('tar', ['-xzOf', tarball, 'package/LICENSE'], { cwd, timeout: RUN_TIMEOUT })).stdout
+    : undefined;
   return {
     manifest: JSON.parse(manifest) as Manifest,
     entries: paths.map((path) => path.slice('package/'.length)).sort(),
+    license,
   };
 }
 
@@ -306,8 +357,9 @@ beforeAll(
     tarballFiles = (await readdir(tarballs)).sort();
     const tarballPaths = publicPackages.map(({ manifest }) => join(tarballs, tarballName(manifest)));
     packed = await Promise.all(
-      publicPackages.map(async ({ manifest }, index) => ({
+      publicPackages.map(async ({ dir, manifest }, index) => ({
         name: manifest.name,
+        directory: relative(ROOT, dir).split(sep).join('/'),
         ...(await inspectTarball(tarballPaths[index]!, scratch)),
       })),
     );
@@ -359,16 +411,46 @@ describe('the packed packages', () => {
     expect(tarballFiles).toEqual(publicPackages.map(({ manifest }) => tarballName(manifest)).sort());
   });
 
-  it('hold package.json, README.md and dist/ only: no src, test, node_modules or build config', () => {
+  it('hold package.json, README.md, LICENSE and dist/ only: no src, test, node_modules or build config', () => {
+    const top = ['package.json', 'README.md', 'LICENSE'];
     const stray = packed.flatMap(({ name, entries }) =>
-      entries
-        .filter((entry) => entry !== 'package.json' && entry !== 'README.md' && !entry.startsWith('dist/'))
-        .map((entry) => `${name}: ${entry}`),
+      entries.filter((entry) => !top.includes(entry) && !entry.startsWith('dist/')).map((entry) => `${name}: ${entry}`),
     );
     const missing = packed.flatMap(({ name, entries }) =>
-      ['package.json', 'README.md'].filter((entry) => !entries.includes(entry)).map((entry) => `${name}: ${entry}`),
+      top.filter((entry) => !entries.includes(entry)).map((entry) => `${name}: ${entry}`),
     );
     expect({ stray, missing }).toEqual({ stray: [], missing: [] });
+  });
+
+  // pnpm packs the workspace root's LICENSE into a package that has none of its own.
+  it("ship the project's LICENSE, byte for byte", async () => {
+    const license = await readFile(join(ROOT, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\n/);
+    const different = packed
+      .filter((pkg) => pkg.license !== license)
+      .map(({ name, license: shipped }) => `${name}: ${shipped === undefined ? 'no LICENSE' : 'a different LICENSE'}`);
+    expect(different).toEqual([]);
+  });
+
+  it('name the same repository, homepage and issue tracker, each at its own folder, with keywords', () => {
+    const wrong = packed.flatMap(({ name, directory, manifest }) => {
+      const found = {
+        repository: manifest.repository,
+        homepage: manifest.homepage,
+        bugs: manifest.bugs,
+        keywords: Array.isArray(manifest.keywords) && manifest.keywords.length > 0,
+      };
+      const wanted = {
+        repository: { type: 'git', url: REPOSITORY_URL, directory },
+        homepage: `${HOMEPAGE_BASE}${directory}`,
+        bugs: { url: ISSUES_URL },
+        keywords: true,
+      };
+      return JSON.stringify(found) === JSON.stringify(wanted)
+        ? []
+        : [`${name}: ${JSON.stringify(found)}, not ${JSON.stringify(wanted)}`];
+    });
+    expect(wrong).toEqual([]);
   });
 
   it('hold every file their exports, main, module, types and bin name: ESM, CJS and both declarations', () => {
@@ -387,14 +469,21 @@ describe('the packed packages', () => {
     expect(missing).toEqual([]);
   });
 
-  it('keep the source condition for src/ alone, which they do not ship, so only the workspace selects it', () => {
-    const misplaced = packed.flatMap(({ name, manifest, entries }) =>
+  it('never name the source condition, whose src/ they do not ship: it stays in the workspace', () => {
+    const leaked = packed.flatMap(({ name, manifest }) =>
       exportTargets(manifest.exports)
         .filter(({ conditions }) => conditions.includes(SOURCE_CONDITION))
-        .filter(({ target }) => !target.startsWith('./src/') || entries.includes(target.slice(2)))
-        .map(({ target }) => `${name}: ${target}`),
+        .map(({ target }) => `${name}: ${SOURCE_CONDITION} → ${target}`),
     );
-    expect(misplaced).toEqual([]);
+    // pnpm applied publishConfig: nothing of it is left to apply (or to drift) in the tarball.
+    const unapplied = packed.filter(({ manifest }) => manifest.publishConfig?.exports !== undefined);
+    expect({ leaked, unapplied: unapplied.map(({ name }) => name) }).toEqual({ leaked: [], unapplied: [] });
+  });
+
+  it('publish the same exports the workspace uses, the source condition left out', () => {
+    const workspace = new Map(publicPackages.map(({ manifest }) => [manifest.name, manifest.exports]));
+    for (const { name, manifest } of packed)
+      expect({ name, exports: manifest.exports }).toEqual({ name, exports: withoutSource(workspace.get(name)) });
   });
 
   it('name the agentproto bin, a dist/ file that starts with a node shebang', async () => {

@@ -6,6 +6,10 @@ import aip26 = require('@agentproto/aip-26');
 import skillProviders = require('@agentproto/skill-providers');
 import agentPlugins = require('@agentproto/agent-plugins');
 import cli = require('@agentproto/cli');
+import archive = require('@agentproto/archive');
+import oci = require('@agentproto/oci');
+import documents = require('@agentproto/documents');
+import fsInside = require('@agentproto/fs-inside');
 
 const key: contentCache.CacheKey = {
   provider: 'local',
@@ -35,4 +39,12 @@ const exitCode: Promise<number> = cli.main(['--version'], io);
 // @ts-expect-error: argv is an array of strings
 cli.main('--version', io);
 
-export = { key, pinned, program, problem, severity, exitCode };
+const segments: string[] = archive.safeEntrySegments('./skills//review/SKILL.md');
+const artifact: oci.ArtifactReference = oci.parseReference('ghcr.io/acme/plugin:1.0.0');
+const json: documents.JsonParseOptions = { source: 'plugin.json' };
+const parsed: unknown = documents.parseUntrustedJson('{"name":"review"}', json);
+const realRoot: string = fsInside.realRootOf('/');
+// @ts-expect-error: a root is a path string
+fsInside.realRootOf(0);
+
+export = { key, pinned, program, problem, severity, exitCode, segments, artifact, parsed, realRoot };

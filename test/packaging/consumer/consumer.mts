@@ -6,6 +6,10 @@ import { type Words, splitWords } from '@agentproto/aip-26';
 import { type SkillSource, parseGitString } from '@agentproto/skill-providers';
 import { type Finding, pluginNameProblem } from '@agentproto/agent-plugins';
 import { type CliIO, EXIT_OK, main } from '@agentproto/cli';
+import { safeEntrySegments } from '@agentproto/archive';
+import { type ArtifactReference, parseReference } from '@agentproto/oci';
+import { type JsonParseOptions, parseUntrustedJson } from '@agentproto/documents';
+import { realRootOf } from '@agentproto/fs-inside';
 
 const root: string = defaultCacheRoot({ XDG_CACHE_HOME: '/srv/cache' }, '/home/user');
 const key: CacheKey = { provider: 'local', declaration: { path: root }, version: 'v1', contentId: 'sha256:0' };
@@ -37,3 +41,21 @@ const io: CliIO = { stdout: process.stdout, stderr: process.stderr };
 export const ok: boolean = (await main(['--version'], io)) === EXIT_OK;
 // @ts-expect-error: argv is an array of strings
 await main('--version', io);
+
+export const segments: string[] = safeEntrySegments('./skills//review/SKILL.md');
+// @ts-expect-error: an entry name is a string
+safeEntrySegments(['skills']);
+
+const artifact: ArtifactReference = parseReference('ghcr.io/acme/plugin:1.0.0');
+export const tag: string | undefined = artifact.tag;
+// @ts-expect-error: a reference is a string
+parseReference({ registry: artifact.registry });
+
+const json: JsonParseOptions = { source: 'plugin.json' };
+export const parsed: unknown = parseUntrustedJson('{"name":"review"}', json);
+// @ts-expect-error: the options name the document's source
+parseUntrustedJson('{}');
+
+export const realRoot: string = realRootOf('/');
+// @ts-expect-error: a root is a path string
+realRootOf(0);
