@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDirs } from '@agentproto/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PackageFile, type PluginConfig, SIDECAR, type SpecVersion, buildPlugin } from '../src/index.js';
 import { importPlugin } from '../src/import/index.js';
@@ -8,17 +6,13 @@ import { validatePlugin } from '../src/validate/index.js';
 import { type PluginSandbox, pluginSandbox } from './support/read-fixtures.js';
 import { MCP_100, PLUGIN_100, PLUGIN_110, json, skillMd, writeTree } from './support/validate-packages.js';
 
-const made: string[] = [];
+const temp = tempDirs('agent-plugins-import-');
 const boxes: PluginSandbox[] = [];
 afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  await temp.removeAll();
   await Promise.all(boxes.splice(0).map((box) => box.remove()));
 });
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agent-plugins-import-'));
-  made.push(dir);
-  return dir;
-}
+const tempDir = (): Promise<string> => temp.make();
 function sandbox(): PluginSandbox {
   const box = pluginSandbox();
   boxes.push(box);

@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDirs } from '@agentproto/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type PluginConfig,
@@ -27,21 +26,17 @@ import { MCP_100, PLUGIN_100, json, skillMd } from '../support/validate-packages
 // `./bin/windows/probe token.cmd` and expects both entries to load.
 
 const boxes: PluginSandbox[] = [];
-const made: string[] = [];
+const temp = tempDirs('ap-single-token-');
 afterEach(async () => {
   await Promise.all(boxes.splice(0).map((box) => box.remove()));
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  await temp.removeAll();
 });
 function sandbox(): PluginSandbox {
   const box = pluginSandbox();
   boxes.push(box);
   return box;
 }
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ap-single-token-'));
-  made.push(dir);
-  return dir;
-}
+const tempDir = (): Promise<string> => temp.make();
 
 const PROBE = '#!/bin/sh\nprintf "%s|" "$@"\n';
 // The executables of the conformance fixture, and a file name with parentheses.

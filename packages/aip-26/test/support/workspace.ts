@@ -1,20 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile, chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, symlink, writeFile, chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { tempDirs } from '@agentproto/testkit';
 import { afterEach } from 'vitest';
 
-const made: string[] = [];
+const temp = tempDirs('aip26-');
+afterEach(() => temp.removeAll());
 
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-export async function tempDir(prefix = 'aip26-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
+export const tempDir: (prefix?: string) => Promise<string> = temp.make;
 
 export type TreeSpec = Record<string, string | { content: string; mode?: number } | { symlink: string }>;
 
