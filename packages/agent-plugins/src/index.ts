@@ -1,66 +1,81 @@
+// Agent Plugins packages for a host: load a configuration, build, write, validate, verify,
+// import, emit, push and pull a package. Every name here is a promise to hosts; the parts
+// these stand on (layouts, provenance, byte order, finding tables per module) stay inside.
+
+// Load a plugin configuration (TOML, YAML or JSON)
+export { loadPluginConfig, normalizePluginConfig } from './config/index.js';
+
+// Build a package from a configuration, write it, check it against its configuration, emit it
+export { buildPlugin } from './build/build.js';
+export { omittedOf } from './build/sidecar.js';
+export { SIDECAR } from './bundle/include.js';
+export { emitPlugin, readPackageFiles, verifyPlugin, writePlugin } from './write/index.js';
+
+// Read a package folder as a conformant client loads it
+export { validatePlugin } from './validate/index.js';
+export { importPlugin } from './import/index.js';
+
+// Check one part alone: plugin.json, mcp.json, a skill, MCP servers
+export { checkMcpManifestVersion, checkPluginManifest, pluginNameProblem } from './manifest.js';
+export { checkSkill } from './skills/check.js';
+export { buildServers } from './mcp/build.js';
+export { readServers } from './mcp/read.js';
+
+// Likely secrets in a host's own configuration values
+export { detectSecret } from './secrets/detect.js';
+export { SECRET_RULES } from './secrets/rules.js';
+
+// Push and pull a package as an OCI artifact
+export { pushPlugin } from './oci/push.js';
+export { DEFAULT_PULL_LIMITS, pullPlugin } from './oci/pull.js';
+
+// Spec versions, their pinned schemas, and what each finding code means
+export { DEFAULT_SPEC_VERSION, PINNED_SCHEMAS, SPEC_VERSIONS } from './schemas.js';
+export { FINDING_CODES, RULE_TEXT, RULES, explain, sortFindings } from './findings.js';
+
+// Errors a host can catch (each with a stable `code`)
+export { PluginConfigError, PluginContentRootError } from './config/index.js';
+export { PluginGitPathError, PluginRejectedError, PluginWriteError } from './write/index.js';
 export {
-  type Finding,
-  type FindingCode,
-  type FindingCodeInfo,
-  FINDING_CODES,
-  MANIFEST_FINDING_CODES,
-  type Rule,
-  RULES,
-  RULE_TEXT,
-  type Severity,
-  explain,
-  findingFrom,
-  sortFindings,
-} from './findings.js';
-export {
-  type McpVersionCheck,
-  type PluginManifestCheck,
-  checkMcpManifestVersion,
-  checkPluginManifest,
-  isExtensionNamespace,
-  isPluginRelativePath,
-  pluginNameProblem,
-} from './manifest.js';
-export {
-  DEFAULT_SPEC_VERSION,
-  PINNED_SCHEMAS,
-  type PinnedSchemas,
-  SPEC_VERSIONS,
-  type SpecVersion,
-  mcpSchemaId,
-  pluginSchemaId,
-  specOfMcpSchemaId,
-  specOfPluginSchemaId,
-} from './schemas.js';
-export * from './skills/index.js';
-export * from './read/index.js';
-export * from './bundle/index.js';
-export * from './config/index.js';
-export * from './mcp/index.js';
-export {
-  SECRET_FINDING_CODES,
-  SECRET_RULES,
-  type SecretContext,
-  type SecretField,
-  type SecretMatch,
-  type SecretRule,
-  detectSecret,
-} from './secrets/index.js';
-export * from './extensions/index.js';
-export * from './runtimes/index.js';
-export { buildPlugin, type BuildOptions, type PluginPackage } from './build/build.js';
-export {
-  type Drift,
-  type OmittedEntry,
-  type Sidecar,
-  driftBetween,
-  omittedFindings,
-  omittedOf,
-  parseSidecar,
-  renderSidecar,
-} from './build/sidecar.js';
-export { BUILD_FINDING_CODES } from './build/codes.js';
-export * from './write/index.js';
-export * from './validate/index.js';
-export * from './import/index.js';
-export * from './oci/index.js';
+  PluginArtifactError,
+  PluginDestinationError,
+  PluginEntryUnsupportedError,
+  PluginLayerUnsafeError,
+  PluginNotFoundError,
+  PluginOciError,
+  PluginPackageInvalidError,
+  PluginTooLargeError,
+} from './oci/errors.js';
+
+// Types a host passes or receives
+export type {
+  AuthorConfig,
+  LoadedPluginConfig,
+  LoadPluginConfigOptions,
+  McpServerConfig,
+  PluginConfig,
+} from './config/index.js';
+export type { BuildOptions, PluginPackage } from './build/build.js';
+export type { Drift, OmittedEntry } from './build/sidecar.js';
+export type { PackageFile } from './bundle/include.js';
+export type { EmitOptions, EmitResult, PluginVerification, WritePluginOptions } from './write/index.js';
+export type { PluginValidation } from './validate/index.js';
+export type { ImportedPlugin, ImportReportEntry } from './import/index.js';
+export type { McpVersionCheck, PluginManifestCheck } from './manifest.js';
+export type { SkillCheck } from './skills/check.js';
+export type { BuildServersOptions, McpServers } from './mcp/build.js';
+export type { McpRemoteServer, McpServer, McpServerType, McpStdioServer } from './mcp/check.js';
+export type { McpServersRead } from './mcp/read.js';
+export type { SecretContext, SecretField, SecretMatch } from './secrets/detect.js';
+export type { SecretRule } from './secrets/rules.js';
+export type { PackageFileHandle, PackageFs } from './read/resolve.js';
+export type { PluginReaderOptions } from './read/reader.js';
+export type { PushedPlugin, PushPluginOptions } from './oci/push.js';
+export type { PullLimits, PulledPlugin, PullPluginOptions } from './oci/pull.js';
+export type { PluginRegistryOptions } from './oci/repository.js';
+export type { PluginArtifactConfig } from './oci/artifact.js';
+export type { PinnedSchemas, SpecVersion } from './schemas.js';
+export type { Finding, FindingCodeInfo, Rule, Severity } from './findings.js';
+
+// Types of the errors' fields
+export type { PluginOciErrorCode, PluginSizePart } from './oci/errors.js';

@@ -2,17 +2,10 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  SIDECAR,
-  buildPlugin,
-  checkPluginManifest,
-  checkSkill,
-  contentHash,
-  driftBetween,
-  parseSidecar,
-  readServers,
-  removeProvenanceHeader,
-} from '../src/index.js';
+import { SIDECAR, buildPlugin, checkPluginManifest, checkSkill, readServers } from '../src/index.js';
+import { contentHash } from '../src/bundle/include.js';
+import { driftBetween, parseSidecar } from '../src/build/sidecar.js';
+import { removeProvenanceHeader } from '../src/skills/provenance.js';
 
 const made: string[] = [];
 afterEach(async () => {

@@ -1,16 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   FINDING_CODES,
-  MANIFEST_FINDING_CODES,
   type Finding,
   type SpecVersion,
   checkMcpManifestVersion,
   checkPluginManifest,
   explain,
-  pluginSchemaId,
-  mcpSchemaId,
   sortFindings,
 } from '../src/index.js';
+import { MANIFEST_FINDING_CODES } from '../src/findings.js';
+import { pluginSchemaId, mcpSchemaId } from '../src/schemas.js';
 
 const V100 = pluginSchemaId('1.0.0');
 const V110 = pluginSchemaId('1.1.0');

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { FINDING_CODES, type Finding, PINNED_SCHEMAS, RULES, mcpSchemaId } from '../src/index.js';
+import { FINDING_CODES, type Finding, PINNED_SCHEMAS, RULES } from '../src/index.js';
+import { mcpSchemaId } from '../src/schemas.js';
 import { MCP_FINDING_CODES, type McpServerConfig, buildServers, readServers } from '../src/mcp/index.js';
 import { SECRET_FINDING_CODES } from '../src/secrets/index.js';
 import { serverSchemaAccepts } from '../src/mcp/schema.js';

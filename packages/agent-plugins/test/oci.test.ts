@@ -17,16 +17,13 @@ import {
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PluginOciError, type PullLimits, SIDECAR, pullPlugin, pushPlugin } from '../src/index.js';
 import {
   PLUGIN_ARTIFACT_TYPE,
   PLUGIN_CONFIG_TYPE,
-  PluginOciError,
-  type PullLimits,
-  SIDECAR,
-  pullPlugin,
-  pushPlugin,
-} from '../src/index.js';
-import { parseArtifactConfig, renderArtifactConfig } from '../src/oci/artifact.js';
+  parseArtifactConfig,
+  renderArtifactConfig,
+} from '../src/oci/artifact.js';
 import { PLUGIN_100, json, skillMd } from './support/validate-packages.js';
 
 const golden = fileURLToPath(new URL('./golden/', import.meta.url));

@@ -11,10 +11,10 @@ import {
   checkSkill,
   importPlugin,
   readServers,
-  selectIncluded,
   sortFindings,
   writePlugin,
 } from '../src/index.js';
+import { selectIncluded } from '../src/bundle/include.js';
 
 /** The file part of a finding path (before `#`): a package path, never one that climbs. */
 const filePart = (finding: Finding) => finding.path.split('#')[0] ?? '';

@@ -7,11 +7,11 @@ import {
   PluginConfigError,
   SIDECAR,
   buildPlugin,
-  contentHash,
   loadPluginConfig,
   normalizePluginConfig,
-  parseSidecar,
 } from '../src/index.js';
+import { contentHash } from '../src/bundle/include.js';
+import { parseSidecar } from '../src/build/sidecar.js';
 import { verifyPlugin, writePlugin } from '../src/write/index.js';
 
 const made: string[] = [];

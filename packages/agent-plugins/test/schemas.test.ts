@@ -2,14 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import {
-  PINNED_SCHEMAS,
-  SPEC_VERSIONS,
-  mcpSchemaId,
-  pluginSchemaId,
-  specOfMcpSchemaId,
-  specOfPluginSchemaId,
-} from '../src/index.js';
+import { PINNED_SCHEMAS, SPEC_VERSIONS } from '../src/index.js';
+import { mcpSchemaId, pluginSchemaId, specOfMcpSchemaId, specOfPluginSchemaId } from '../src/schemas.js';
 
 // The official schemas, pinned by the SHA-256 of their published bytes: a changed file is a
 // new schema, and a published identifier must never name different contents (§10.1).

@@ -8,11 +8,11 @@ import {
   buildPlugin,
   emitPlugin,
   importPlugin,
-  parseSidecar,
   validatePlugin,
   verifyPlugin,
   writePlugin,
 } from '../../src/index.js';
+import { parseSidecar } from '../../src/build/sidecar.js';
 
 // The rules these tests are built from (reference/agent-plugins/1.0.0/spec.md):
 // §7.2.2 item 3: "If an individual server entry does not satisfy the requirements in §7.2.1,

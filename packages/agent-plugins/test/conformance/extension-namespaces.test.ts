@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { PINNED_SCHEMAS, checkPluginManifest, importPlugin, pluginSchemaId, validatePlugin } from '../../src/index.js';
+import { PINNED_SCHEMAS, checkPluginManifest, importPlugin, validatePlugin } from '../../src/index.js';
+import { pluginSchemaId } from '../../src/schemas.js';
 import { type PluginSandbox, sandboxesRemovedAfterEach } from '../support/read-fixtures.js';
 import { MCP_100, MCP_110, json, skillMd } from '../support/validate-packages.js';
 

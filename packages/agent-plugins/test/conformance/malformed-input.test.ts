@@ -11,6 +11,10 @@ import {
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as plugins from '../../src/index.js';
+import { parseSidecar } from '../../src/build/sidecar.js';
+import { resolveInside } from '../../src/read/resolve.js';
+import { parseFrontmatter } from '../../src/skills/frontmatter.js';
+import { loadPackage } from '../../src/validate/index.js';
 
 // Issue 12, "Honest exit statuses and no crashes": "No input may produce 'unexpected error'.
 // [...] feeds [...] every public parse/validate entry point generated malformed documents
@@ -135,7 +139,7 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   parseFrontmatter: {
     input: () => malformedDocumentBytes(SKILL_FRONTMATTER),
     call: (bytes) =>
-      plugins.parseFrontmatter(Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')]), 'SKILL.md'),
+      parseFrontmatter(Buffer.concat([Buffer.from('---\n'), bytes, Buffer.from('\n---\nbody\n')]), 'SKILL.md'),
   },
   checkSkill: {
     input: () => malformedDocumentBytes(SKILL_FRONTMATTER),
@@ -144,13 +148,13 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   },
   parseSidecar: {
     input: () => malformedDocumentBytes(built['.agentproto-generated.json']),
-    call: (bytes) => plugins.parseSidecar(bytes),
+    call: (bytes) => parseSidecar(bytes),
   },
   validatePlugin: {
     input: damagedPackage,
     call: async (damaged) => plugins.validatePlugin(await writeDamaged(damaged)),
   },
-  loadPackage: { input: damagedPackage, call: async (damaged) => plugins.loadPackage(await writeDamaged(damaged)) },
+  loadPackage: { input: damagedPackage, call: async (damaged) => loadPackage(await writeDamaged(damaged)) },
   importPlugin: { input: damagedPackage, call: async (damaged) => plugins.importPlugin(await writeDamaged(damaged)) },
   readPackageFiles: {
     input: damagedPackage,
@@ -158,7 +162,7 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   },
   resolveInside: {
     input: () => fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('scripts/run.sh')),
-    call: (path) => plugins.resolveInside(packageDir, path),
+    call: (path) => resolveInside(packageDir, path),
   },
 };
 
@@ -242,7 +246,7 @@ describe('fixed cases the property found', () => {
   );
 
   it('resolveInside with a path that is not a string is invalid-path, not a TypeError', async () => {
-    await expect(plugins.resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({
+    await expect(resolveInside(packageDir || tmpdir(), null as never)).resolves.toMatchObject({
       ok: false,
       reason: 'invalid-path',
     });

@@ -14,12 +14,12 @@ import {
   buildServers,
   detectSecret,
   importPlugin,
-  mcpSchemaId,
   pushPlugin,
   readServers,
   validatePlugin,
   writePlugin,
 } from '../../src/index.js';
+import { mcpSchemaId } from '../../src/schemas.js';
 
 // The rules these tests are built from (reference/agent-plugins/1.0.0/spec.md, the same
 // sentences in 1.1.0-draft):

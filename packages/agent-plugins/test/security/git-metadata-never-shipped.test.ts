@@ -7,8 +7,6 @@ import { LAYER_TAR_GZIP, OCI_MANIFEST, OciClient } from '@agentproto/oci';
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  PLUGIN_ARTIFACT_TYPE,
-  PLUGIN_CONFIG_TYPE,
   PluginGitPathError,
   buildPlugin,
   emitPlugin,
@@ -20,6 +18,7 @@ import {
   validatePlugin,
   writePlugin,
 } from '../../src/index.js';
+import { PLUGIN_ARTIFACT_TYPE, PLUGIN_CONFIG_TYPE } from '../../src/oci/artifact.js';
 import { PLUGIN_100, json, skillMd } from '../support/validate-packages.js';
 
 let registry: OciRegistry;
