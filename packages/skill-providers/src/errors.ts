@@ -1,5 +1,6 @@
-import { SkillError } from './errors-base.js';
+import { type ProviderErrorCode, SkillError, type SkillErrorCode } from './errors-base.js';
 export { SkillError };
+export type { ProviderErrorCode, SkillErrorCode };
 
 /** Which entry of a declaration an error is about; the text never holds a secret. */
 export interface EntryRef {
@@ -14,6 +15,7 @@ function where(entry: EntryRef | undefined): string {
 
 /** The declaration names a provider no one registered. */
 export class UnknownProviderError extends SkillError {
+  declare readonly code: 'SKILL_PROVIDER_UNKNOWN';
   constructor(
     readonly provider: string,
     readonly known: readonly string[],
@@ -28,6 +30,7 @@ export class UnknownProviderError extends SkillError {
 
 /** Two providers with one id, or a provider object that does not implement the interface. */
 export class ProviderRegistrationError extends SkillError {
+  declare readonly code: 'SKILL_PROVIDER_INVALID';
   constructor(
     readonly provider: string,
     reason: string,
@@ -38,6 +41,7 @@ export class ProviderRegistrationError extends SkillError {
 
 /** A provider refused the source's configuration (unknown option, missing field, bad value). */
 export class SkillConfigError extends SkillError {
+  declare readonly code: 'SKILL_CONFIG_INVALID';
   constructor(
     readonly source: string,
     readonly option: string,
@@ -49,6 +53,7 @@ export class SkillConfigError extends SkillError {
 
 /** A credential name that the deployment did not approve; checked before any secret is read. */
 export class CredentialNotApprovedError extends SkillError {
+  declare readonly code: 'SKILL_CREDENTIAL_NOT_APPROVED';
   constructor(
     readonly secretName: string,
     readonly allowlistVariable: string,
@@ -62,6 +67,7 @@ export class CredentialNotApprovedError extends SkillError {
 
 /** An approved secret name with no value behind it. */
 export class SecretMissingError extends SkillError {
+  declare readonly code: 'SKILL_SECRET_MISSING';
   constructor(readonly secretName: string) {
     super('SKILL_SECRET_MISSING', `secret "${secretName}" has no value`);
   }
@@ -69,6 +75,7 @@ export class SecretMissingError extends SkillError {
 
 /** The sandbox cannot speak the source's transport (an HTTPS-only sandbox and an SSH source). */
 export class TransportUnsupportedError extends SkillError {
+  declare readonly code: 'SKILL_TRANSPORT_UNSUPPORTED';
   constructor(
     readonly transport: string,
     readonly sandbox: string,
@@ -83,6 +90,19 @@ export class TransportUnsupportedError extends SkillError {
 /** The phase of preparation an error happened in. */
 export type Phase = 'validate' | 'resolve' | 'fetch' | 'publish' | 'cleanup';
 
+/** The codes preparation gives a failure that is not already a SkillError, by what git or the store said. */
+export type SkillPreparationCode =
+  | 'SKILL_AUTH_FAILED'
+  | 'SKILL_NOT_FOUND'
+  | 'SKILL_REF_AMBIGUOUS'
+  | 'SKILL_TOO_LARGE'
+  | 'SKILL_UNSAFE_TREE'
+  | 'SKILL_SOURCE_INVALID'
+  | 'SKILL_RESOLVE_FAILED'
+  | 'SKILL_FETCH_FAILED'
+  | 'SKILL_PUBLISH_FAILED'
+  | 'SKILL_CLEANUP_FAILED';
+
 /**
  * A failure while preparing one entry, naming it and the phase. `code` says what kind:
  * `SKILL_AUTH_FAILED` when the source refused the credential (or the host key did not
@@ -90,12 +110,14 @@ export type Phase = 'validate' | 'resolve' | 'fetch' | 'publish' | 'cleanup';
  * `SKILL_REF_AMBIGUOUS` for a name that is both a branch and a tag, `SKILL_UNSAFE_TREE`
  * for a link that leaves the directory, `SKILL_TOO_LARGE` for a directory past a fetch cap
  * (the cause, GIT_LIMIT_EXCEEDED, has `limit`, `max` and the source), `SKILL_SOURCE_INVALID`, `SKILL_RESOLVE_FAILED`, `SKILL_FETCH_FAILED` or
- * `SKILL_PUBLISH_FAILED` for anything else, by phase.
- * The provider's own error is the cause; `reason` copies its code.
+ * `SKILL_PUBLISH_FAILED` for anything else, by phase. A SkillError (this package's, or a
+ * host provider's) keeps its own code. The provider's own error is the cause; `reason`
+ * copies its code.
  */
 export class SkillPreparationError extends SkillError {
+  declare readonly code: SkillPreparationCode | SkillError['code'];
   constructor(
-    code: string,
+    code: SkillPreparationCode | SkillError['code'],
     readonly entry: EntryRef,
     readonly phase: Phase,
     readonly reason: string,
@@ -108,6 +130,7 @@ export class SkillPreparationError extends SkillError {
 
 /** The prepared directory has no SKILL.md (or it is not a regular file). */
 export class SkillFileMissingError extends SkillError {
+  declare readonly code: 'SKILL_MD_MISSING';
   constructor(
     readonly entry: EntryRef,
     readonly path: string,
@@ -117,8 +140,39 @@ export class SkillFileMissingError extends SkillError {
   }
 }
 
+/**
+ * Content that is not what `resolve` pinned: the fetched directory, or a tree from the
+ * store's registry tier, hashes to another id. Nothing of it is published.
+ */
+export class SkillContentMismatchError extends SkillError {
+  declare readonly code: 'SKILL_CONTENT_MISMATCH';
+  constructor(
+    /** The content id `resolve` pinned. */
+    readonly expected: string,
+    /** What the content hashes to. */
+    readonly actual: string,
+    message: string,
+    /** The source the content was fetched from; undefined for a tree from the registry tier. */
+    readonly source?: string,
+  ) {
+    super('SKILL_CONTENT_MISMATCH', message);
+  }
+}
+
+/** A provider's `resolve` returned a version or content id that cannot go into a cache key (empty, too long, with spaces). */
+export class ProviderResultInvalidError extends SkillError {
+  declare readonly code: 'SKILL_PROVIDER_RESULT_INVALID';
+  constructor(readonly entry: EntryRef) {
+    super(
+      'SKILL_PROVIDER_RESULT_INVALID',
+      `skill #${entry.index} "${entry.name}": provider ${entry.provider} resolved to an invalid version or content id`,
+    );
+  }
+}
+
 /** Preparation was cancelled; nothing of the cancelled entries was published. */
 export class SkillAbortedError extends SkillError {
+  declare readonly code: 'SKILL_ABORTED';
   constructor(
     readonly entry: EntryRef | undefined,
     options?: { cause?: unknown },
@@ -132,6 +186,7 @@ export class SkillAbortedError extends SkillError {
  * even when everything else worked: a credential may still be on disk.
  */
 export class CredentialCleanupError extends SkillError {
+  declare readonly code: 'SKILL_CLEANUP_FAILED';
   constructor(
     readonly entry: EntryRef,
     options?: { cause?: unknown },

@@ -20,7 +20,7 @@ export { defaultRegistry } from './defaults.js';
 
 export { gitProvider, GitSkillProvider, DEPLOY_KEY_ALLOWLIST_VARIABLE } from './git/provider.js';
 export type { GitProviderOptions } from './git/provider.js';
-export { localProvider, LocalSkillProvider, LocalVersionMismatchError } from './local/provider.js';
+export { localProvider, LocalSkillProvider } from './local/provider.js';
 export type { LocalProviderOptions } from './local/provider.js';
 
 export { localSandbox } from './sandbox/local.js';
@@ -36,18 +36,40 @@ export {
 } from './entries/index.js';
 export type { SkillDeclarationTextOptions } from './entries/index.js';
 
+// Errors: one class per failure kind, each with a stable literal `code` (README, "Errors").
+export { SkillError } from './errors.js';
+export type { ProviderErrorCode, SkillErrorCode } from './errors.js';
 export {
-  SkillError,
+  // Parsing a declaration.
+  SkillEntryError,
+  SkillDeclarationInvalidError,
+  SkillEntryInvalidError,
+  SkillRepositoryInvalidError,
+  SkillUrlHasCredentialsError,
+  SkillRefInvalidError,
+  SkillPathUnsafeError,
+  SkillNameInvalidError,
+  DuplicateSkillNameError,
+} from './entries/index.js';
+export type { SkillEntryErrorCode, EntryLocation } from './entries/index.js';
+export {
+  // The registry.
   UnknownProviderError,
   ProviderRegistrationError,
+  // validate, the credential, the transport.
   SkillConfigError,
   CredentialNotApprovedError,
   SecretMissingError,
   TransportUnsupportedError,
+  // Preparing an entry.
   SkillPreparationError,
+  ProviderResultInvalidError,
   SkillFileMissingError,
+  SkillContentMismatchError,
   SkillAbortedError,
   CredentialCleanupError,
 } from './errors.js';
-export type { EntryRef, Phase } from './errors.js';
+export type { EntryRef, Phase, SkillPreparationCode } from './errors.js';
+// The local provider's.
+export { LocalSourceNotFoundError, LocalSourceChangedError, LocalVersionMismatchError } from './local/provider.js';
 export { importFrom, resolveFrom } from './import-from.js';

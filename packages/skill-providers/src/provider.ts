@@ -94,7 +94,8 @@ export interface SkillContentProvider {
   readonly id: string;
   /**
    * Checks the source's shape and configuration, and that any credential it names is
-   * approved. Reads no secret and touches no network. Throws a SkillSourceError.
+   * approved. Reads no secret and touches no network. Throws a SkillError (SkillConfigError,
+   * CredentialNotApprovedError, or the provider's own class).
    */
   validate(source: SkillSource): void;
   /** The hosts acquisition connects to (`host` or `host:port`), from the source itself. */

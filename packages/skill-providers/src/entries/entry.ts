@@ -7,8 +7,9 @@ import {
   SkillUrlHasCredentialsError,
   type EntryLocation,
 } from './errors.js';
-import { checkGitRef, normalizePath, parseGitStringAt, parseRepositoryAt } from './git-string.js';
+import { type GitSource, parseGitStringAt, readGitEntryAt, withGitSource } from '../git/source.js';
 import { skillNameProblem } from './name.js';
+import { normalizePath } from './path.js';
 import { kindOf, quote, renderEntry, showSource, splitHostPort, splitUrlPrefix } from './render.js';
 
 /**
@@ -26,7 +27,8 @@ import { kindOf, quote, renderEntry, showSource, splitHostPort, splitUrlPrefix }
  * Any other key is refused; `undefined` counts as absent for `path` and `config`. For
  * `provider: 'git'` the object gets the checks of the git string form: `source` follows
  * the repository grammar (its path may hold `@` here) and `version` is a hex commit id or
- * a valid ref name. Other providers' `source` and `version` are theirs to check.
+ * a valid ref name: the git provider's grammar (git/source.ts) reads them, once. Other
+ * providers' `source` and `version` are theirs to check.
  *
  * Credentials: any userinfo in an `http(s)://` source, and a userinfo with a `:` in any
  * `scheme://` source, is refused for every provider.
@@ -69,14 +71,12 @@ export function parseSkillEntry(entry: unknown, index: number): SkillSource {
     config = copyJson(entry.config, 'config', at, 0, { left: MAX_CONFIG_VALUES }) as Record<string, unknown>;
   }
 
-  if (provider === 'git') {
-    parseRepositoryAt(source, at, false);
-    checkGitRef(version, at);
-  }
+  const git: GitSource | undefined = provider === 'git' ? readGitEntryAt(source, version, path, at) : undefined;
 
   const problem = skillNameProblem(name);
   if (problem !== undefined) throw new SkillNameInvalidError(quote(name, 64), problem, false, at);
-  return { provider, source, version, path, name, config };
+  const parsed: SkillSource = { provider, source, version, path, name, config };
+  return git ? withGitSource(parsed, git) : parsed;
 }
 
 /**

@@ -70,7 +70,7 @@ export class SkillEntryInvalidError extends SkillEntryError {
   }
 }
 
-/** The repository of a git entry is not one of the accepted forms (see git-string.ts). */
+/** The repository of a git entry is not one of the accepted forms (see git/source.ts). */
 export class SkillRepositoryInvalidError extends SkillEntryError {
   declare readonly code: 'SKILL_REPOSITORY_INVALID';
   constructor(

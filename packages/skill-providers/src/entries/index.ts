@@ -1,6 +1,6 @@
 // Skill entries: parsing a declaration (git strings or source objects) into SkillSource values.
-export { parseGitString, parseGitRepository, gitRefProblem } from './git-string.js';
-export type { GitRepositoryAddress } from './git-string.js';
+export { parseGitString, parseGitRepository, gitRefProblem } from '../git/source.js';
+export type { GitRepositoryAddress } from '../git/source.js';
 export { parseSkillEntry, parseSkillDeclaration, canonicalDeclaration } from './entry.js';
 export type { CanonicalDeclaration, JsonValue } from './entry.js';
 export { parseSkillDeclarationText } from './declaration-text.js';

@@ -10,24 +10,25 @@ import {
   expandCommit,
   fetchDirectory,
   folderTreeId,
-  isFullCommitId,
   isomorphicGitEngine,
   listRefs,
   normalizeRemoteUrl,
-  refNameProblem,
   resolveRef,
   systemGitEngine,
 } from '@agentproto/git';
 import { BaseSkillProvider } from '../base-provider.js';
+import { maskText } from '../entries/render.js';
+import { SkillEntryError, SkillRefInvalidError } from '../entries/errors.js';
 import {
   CredentialNotApprovedError,
   SecretMissingError,
   SkillConfigError,
-  SkillError,
+  SkillContentMismatchError,
   TransportUnsupportedError,
 } from '../errors.js';
 import type { FetchContext, ProviderContext, ResolvedSkillSource, SkillSource } from '../provider.js';
-import { type GitLocation, knownHostsNames, locate } from './transport.js';
+import { type GitRef, type GitSource, gitSourceOf } from './source.js';
+import { type GitLocation, knownHostsNames } from './transport.js';
 
 /** The deployment's list of deploy key secret names that agent configuration may use. */
 export const DEPLOY_KEY_ALLOWLIST_VARIABLE = 'AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
@@ -77,12 +78,7 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   validate(source: SkillSource): void {
-    const location = this.locationOf(source);
-    const { version } = source;
-    if (!/^[0-9a-f]{4,40}$/.test(version) && version !== 'HEAD') {
-      const problem = refNameProblem(version);
-      if (problem) throw new SkillConfigError(source.source, 'version', `is not a commit id or a ref name: ${problem}`);
-    }
+    const { location } = this.sourceOf(source);
     for (const option of Object.keys(source.config)) {
       if (!(SSH_OPTIONS as readonly string[]).includes(option))
         throw new SkillConfigError(source.source, option, 'is not an option of the git provider');
@@ -93,44 +89,48 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   egressHosts(source: SkillSource): string[] {
-    return [this.locationOf(source).egress];
+    return [this.sourceOf(source).location.egress];
   }
 
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
-    const { url, listingEngine, ...remote } = await this.open(source, context, 'resolve');
+    const git = this.sourceOf(source);
+    const { url, listingEngine, ...remote } = await this.open(source, git, context, 'resolve');
     const options: RemoteOptions = { ...remote, workDir: context.privateDir, signal: context.signal };
     // Listing refs is the authorization check: it runs on every preparation, with the
     // current credential, also for a full commit id and also when the result is cached.
     const refs = await listRefs(url, { ...options, engine: listingEngine });
-    const commit = await this.commitOf(source.version, refs, url, { ...options, limits: this.limitsFor(context) });
+    const commit = await this.commitOf(git.ref, refs, url, { ...options, limits: this.limitsFor(context) });
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
     // worth keeping: a hit then costs one ref listing and nothing else. The store recalls
     // only facts its own callers learned from the origin, never the shared registry's: the
     // tree id is what a tree from that registry is proven against (verifyTree), so it must
     // come from the origin, whose commit and trees are hashed to their ids on the way.
-    const fact = `git-tree\0${url}\0${commit}\0${source.path}`;
+    const fact = `git-tree\0${url}\0${commit}\0${git.path}`;
     const known = await context.facts.recall(fact);
     if (known !== undefined) return { version: commit, contentId: known };
     // The caps hold here too: without git in the sandbox the whole commit is fetched now.
     // Only the commit and the trees on the way to the directory: they name it, which is all
     // a hit in the store or its registry tier needs. A miss fetches the rest in fetch.
-    const { tree } = await directoryTreeId(url, commit, source.path, { ...options, limits: this.limitsFor(context) });
+    const { tree } = await directoryTreeId(url, commit, git.path, { ...options, limits: this.limitsFor(context) });
     await context.facts.remember(fact, tree);
     return { version: commit, contentId: tree };
   }
 
   async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
-    const { url, listingEngine: _listingEngine, ...remote } = await this.open(source, context, 'fetch');
-    const fetched = await fetchDirectory(url, resolved.version, source.path, context.destination, {
+    const git = this.sourceOf(source);
+    const { url, listingEngine: _listingEngine, ...remote } = await this.open(source, git, context, 'fetch');
+    const fetched = await fetchDirectory(url, resolved.version, git.path, context.destination, {
       ...remote,
       workDir: context.privateDir,
       signal: context.signal,
       limits: this.limitsFor(context),
     });
     if (fetched.tree !== resolved.contentId) {
-      throw new SkillError(
-        'SKILL_CONTENT_MISMATCH',
-        `${source.source}: "${source.path || '.'}" at ${resolved.version} is tree ${fetched.tree}, not ${resolved.contentId}`,
+      throw new SkillContentMismatchError(
+        resolved.contentId,
+        fetched.tree,
+        `${source.source}: "${git.path || '.'}" at ${resolved.version} is tree ${fetched.tree}, not ${resolved.contentId}`,
+        source.source,
       );
     }
   }
@@ -149,27 +149,40 @@ export class GitSkillProvider extends BaseSkillProvider {
   async verifyTree(tree: string, resolved: ResolvedSkillSource, signal: AbortSignal): Promise<void> {
     const actual = await folderTreeId(tree, { signal });
     if (actual !== resolved.contentId) {
-      throw new SkillError(
-        'SKILL_CONTENT_MISMATCH',
+      throw new SkillContentMismatchError(
+        resolved.contentId,
+        actual,
         `the tree hashes to git tree ${actual}, not ${resolved.contentId} as the origin says`,
       );
     }
   }
 
-  private locationOf(source: SkillSource): GitLocation {
-    const location = locate(source.source);
-    if (!location)
-      throw new SkillConfigError(source.source, 'source', 'is not an https://, ssh:// or user@host:path repository');
+  /**
+   * The source as the git grammar read it (once: the entry parser's reading is reused), and
+   * allowed by this provider: plain http only to a loopback host unless `allowInsecureHttp`.
+   * A source built by hand that the grammar refuses is SKILL_CONFIG_INVALID, masked.
+   */
+  private sourceOf(source: SkillSource): GitSource {
+    let git: GitSource;
     try {
-      normalizeRemoteUrl(source.source, {
-        protocols: ['https:', 'http:', 'ssh:'],
-        engine: 'git provider',
-        ...(this.options.allowInsecureHttp ? { allowInsecureHttp: true } : {}),
-      });
+      git = gitSourceOf(source);
     } catch (error) {
-      throw new SkillConfigError(source.source, 'source', (error as Error).message);
+      if (error instanceof SkillRefInvalidError)
+        throw new SkillConfigError(source.source, 'version', `is not a commit id or a ref name: ${error.reason}`);
+      if (error instanceof SkillEntryError)
+        throw new SkillConfigError(maskedSource(source.source), 'source', reasonOf(error));
+      throw error;
     }
-    return location;
+    // The grammar checked the address with @agentproto/git's rules, plain http to any host
+    // allowed: only that last rule is this provider's own to apply.
+    if (git.address.scheme === 'http' && !this.options.allowInsecureHttp) {
+      try {
+        normalizeRemoteUrl(source.source, { protocols: ['https:', 'http:', 'ssh:'], engine: 'git provider' });
+      } catch (error) {
+        throw new SkillConfigError(source.source, 'source', (error as Error).message);
+      }
+    }
+    return git;
   }
 
   /** The SSH options, checked; the secret name approved before anything reads it. */
@@ -215,8 +228,13 @@ export class GitSkillProvider extends BaseSkillProvider {
    * known_hosts are written into the private folder (0600) and used by path only; there is
    * no fallback to another identity or transport. HTTPS: Basic credentials from the vault.
    */
-  private async open(source: SkillSource, context: ProviderContext, phase: 'resolve' | 'fetch'): Promise<Remote> {
-    const location = this.locationOf(source);
+  private async open(
+    source: SkillSource,
+    git: GitSource,
+    context: ProviderContext,
+    phase: 'resolve' | 'fetch',
+  ): Promise<Remote> {
+    const { location } = git;
     const { sandbox } = context;
     if (!sandbox.capabilities[location.transport])
       throw new TransportUnsupportedError(location.transport.toUpperCase(), sandbox.name);
@@ -238,9 +256,9 @@ export class GitSkillProvider extends BaseSkillProvider {
         knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`,
       );
       const engine = systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } });
-      return { url: source.source, engine, listingEngine: engine, ...insecure };
+      return { url: git.url, engine, listingEngine: engine, ...insecure };
     }
-    const url = normalizeRemoteUrl(source.source, { protocols: ['https:', 'http:'], ...insecure });
+    const { url } = git;
     const credential = await context.vault(url);
     const auth: GitAuth | undefined = credential
       ? () => ({
@@ -255,20 +273,26 @@ export class GitSkillProvider extends BaseSkillProvider {
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
-  private async commitOf(
-    version: string,
-    refs: RemoteRefs,
-    url: string,
-    options: ExpandCommitOptions,
-  ): Promise<string> {
-    if (isFullCommitId(version)) return version;
+  private async commitOf(ref: GitRef, refs: RemoteRefs, url: string, options: ExpandCommitOptions): Promise<string> {
+    if (ref.kind === 'commit') return ref.commit;
     try {
-      return resolveRef(refs, version).commit;
+      return resolveRef(refs, ref.name).commit;
     } catch (error) {
-      if (error instanceof GitAbbreviatedShaError) return expandCommit(url, version, options);
+      if (error instanceof GitAbbreviatedShaError) return expandCommit(url, ref.name, options);
       throw error;
     }
   }
+}
+
+/** A source built by hand, for a message: masked (see render.ts), or named by its type when it is not a string. */
+function maskedSource(source: unknown): string {
+  return typeof source === 'string' ? maskText(source) : `(${typeof source})`;
+}
+
+/** Why the grammar refused a repository (SkillRepositoryInvalidError, SkillUrlHasCredentialsError): its `reason`. */
+function reasonOf(error: SkillEntryError): string {
+  const { reason } = error as SkillEntryError & { reason?: unknown };
+  return typeof reason === 'string' ? reason : error.message;
 }
 
 export function gitProvider(options: GitProviderOptions = {}): GitSkillProvider {

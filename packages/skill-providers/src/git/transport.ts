@@ -1,3 +1,5 @@
+import type { GitRepositoryAddress } from './source.js';
+
 /** How a git source is reached, read from its URL alone (pure). */
 export type GitTransport = 'https' | 'ssh';
 
@@ -10,33 +12,25 @@ export interface GitLocation {
 }
 
 /**
- * The transport and host of a repository URL: `https://` and `http://` are HTTPS git,
- * `ssh://[user@]host[:port]/path` and scp-like `[user@]host:path` are SSH. Returns
- * undefined for anything else (the URL checks themselves belong to @agentproto/git).
+ * How a parsed repository is reached: `https://` and `http://` are HTTPS git,
+ * `ssh://[user@]host[:port]/path` and scp-like `[user@]host:path` are SSH. The host and
+ * port of a URL are the URL parser's (lower-cased, a scheme's default port left out), as
+ * the connection uses them; an scp-like address has its host as written and no port.
  */
-export function locate(url: string): GitLocation | undefined {
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'https' || scheme === 'http' || scheme === 'ssh') {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return undefined;
-    }
-    const host = parsed.hostname;
-    if (host === '') return undefined;
-    const port = parsed.port;
-    if (scheme === 'ssh') {
-      const knownHostsName = port && port !== '22' ? `[${host}]:${port}` : host;
-      return { transport: 'ssh', knownHostsName, egress: port ? `${host}:${port}` : host };
-    }
-    return { transport: 'https', knownHostsName: host, egress: port ? `${host}:${port}` : host };
+export function locationOf(
+  address: Pick<GitRepositoryAddress, 'form' | 'scheme' | 'host'>,
+  repository: string,
+): GitLocation {
+  if (address.form === 'scp') return { transport: 'ssh', knownHostsName: address.host, egress: address.host };
+  // The grammar accepted it, and @agentproto/git's URL rules parsed it with this parser.
+  const parsed = new URL(repository);
+  const host = parsed.hostname;
+  const port = parsed.port;
+  if (address.scheme === 'ssh') {
+    const knownHostsName = port && port !== '22' ? `[${host}]:${port}` : host;
+    return { transport: 'ssh', knownHostsName, egress: port ? `${host}:${port}` : host };
   }
-  if (scheme !== undefined) return undefined;
-  // scp-like: [user@]host:path, where host has no `/` (else it is a local path).
-  const match = /^(?:[^@/:]+@)?([^@/:[\]]+|\[[^\]]+\]):(.+)$/.exec(url);
-  if (!match?.[1] || match[1].startsWith('-')) return undefined;
-  return { transport: 'ssh', knownHostsName: match[1], egress: match[1] };
+  return { transport: 'https', knownHostsName: host, egress: port ? `${host}:${port}` : host };
 }
 
 /**

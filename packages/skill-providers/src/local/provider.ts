@@ -93,22 +93,20 @@ export class LocalSkillProvider extends BaseSkillProvider {
    */
   private async directoryOf(source: SkillSource): Promise<{ base: string; rel: string; directory: string }> {
     const base = await realpath(source.source).catch((error: unknown) => {
-      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source} cannot be read`, { cause: error });
+      throw new LocalSourceNotFoundError(source.source, undefined, 'cannot be read', error);
     });
     if (this.roots && !(await this.insideRoots(base))) {
       throw new SkillConfigError(source.source, 'source', 'is outside the folders this host allows');
     }
     const directory = await realpath(join(base, ...(source.path ? source.path.split('/') : []))).catch(
       (error: unknown) => {
-        throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" cannot be read`, {
-          cause: error,
-        });
+        throw new LocalSourceNotFoundError(source.source, source.path, 'cannot be read', error);
       },
     );
     if (!inside(base, directory))
       throw new SkillConfigError(source.source, 'path', 'leaves the source folder through a link');
     if (!(await stat(directory)).isDirectory())
-      throw new SkillError('SKILL_NOT_FOUND', `local source ${source.source}: "${source.path}" is not a folder`);
+      throw new LocalSourceNotFoundError(source.source, source.path, 'is not a folder');
     return { base, rel: relative(base, directory).split(sep).join('/'), directory };
   }
 
@@ -121,8 +119,29 @@ export class LocalSkillProvider extends BaseSkillProvider {
   }
 }
 
+/**
+ * The source folder, or the selected directory in it, cannot be read or is not a folder.
+ * `path` is undefined when the source folder itself is at fault.
+ */
+export class LocalSourceNotFoundError extends SkillError {
+  declare readonly code: 'SKILL_NOT_FOUND';
+  constructor(
+    readonly source: string,
+    readonly path: string | undefined,
+    readonly problem: 'cannot be read' | 'is not a folder',
+    cause?: unknown,
+  ) {
+    super(
+      'SKILL_NOT_FOUND',
+      path === undefined ? `local source ${source} ${problem}` : `local source ${source}: "${path}" ${problem}`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
 /** The folder's digest is not the one pinned (or it changed during the fetch). */
 export class LocalVersionMismatchError extends SkillError {
+  declare readonly code: 'SKILL_VERSION_MISMATCH';
   constructor(
     readonly source: string,
     readonly expected: string,
@@ -137,6 +156,7 @@ export class LocalVersionMismatchError extends SkillError {
  * replaced): the message names the source and the path inside it, nothing of where a link led.
  */
 export class LocalSourceChangedError extends SkillError {
+  declare readonly code: 'SKILL_SOURCE_CHANGED';
   constructor(
     readonly source: string,
     readonly path: string,

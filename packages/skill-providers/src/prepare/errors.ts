@@ -1,6 +1,13 @@
 import { GitAbortedError } from '@agentproto/git';
 import { AcquisitionAbortedError, ContentCacheError } from '@agentproto/content-cache';
-import { type EntryRef, type Phase, SkillAbortedError, SkillError, SkillPreparationError } from '../errors.js';
+import {
+  type EntryRef,
+  type Phase,
+  SkillAbortedError,
+  SkillError,
+  SkillPreparationError,
+  type SkillPreparationCode,
+} from '../errors.js';
 
 const AUTH_CODES = new Set(['GIT_AUTH_FAILED', 'GIT_HOST_KEY']);
 const NOT_FOUND_CODES = new Set([
@@ -13,7 +20,7 @@ const NOT_FOUND_CODES = new Set([
 ]);
 const AMBIGUOUS_CODES = new Set(['GIT_AMBIGUOUS_REF', 'GIT_AMBIGUOUS_COMMIT']);
 
-const PHASE_CODES: Record<Phase, string> = {
+const PHASE_CODES: Record<Phase, SkillPreparationCode> = {
   validate: 'SKILL_SOURCE_INVALID',
   resolve: 'SKILL_RESOLVE_FAILED',
   fetch: 'SKILL_FETCH_FAILED',
@@ -36,7 +43,7 @@ export function preparationError(error: unknown, entry: EntryRef, phase: Phase, 
   }
   const reason = codeOf(error);
   const message = error instanceof Error ? error.message : String(error);
-  let code: string;
+  let code: SkillPreparationError['code'];
   if (error instanceof SkillError) code = error.code;
   else if (AUTH_CODES.has(reason)) code = 'SKILL_AUTH_FAILED';
   else if (NOT_FOUND_CODES.has(reason)) code = 'SKILL_NOT_FOUND';

@@ -1,13 +1,13 @@
 import { type CacheKey, FillFailedError, type ContentStore } from '@agentproto/content-cache';
 import type { FetchLimits } from '@agentproto/git';
 import pLimit from 'p-limit';
-import { canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
+import { type CanonicalDeclaration, canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
 import {
   CredentialCleanupError,
   type EntryRef,
   type Phase,
+  ProviderResultInvalidError,
   SkillAbortedError,
-  SkillError,
   SkillFileMissingError,
 } from '../errors.js';
 import type {
@@ -93,7 +93,7 @@ const NO_VAULT: BasicVault = () => undefined;
  */
 export async function prepareSkills(declaration: unknown, options: PrepareOptions): Promise<PreparedSkill[]> {
   return runAll(declaration, options, async (job, context) => {
-    const key = cacheKeyOf(job.source, job.resolved);
+    const key = cacheKeyOf(job, job.resolved);
     let fetched = false;
     const tree = await options.cache
       .acquire(
@@ -145,7 +145,7 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
  */
 export async function resolveSkills(declaration: unknown, options: PrepareOptions): Promise<ResolvedSkill[]> {
   return runAll(declaration, options, async (job) => {
-    const key = cacheKeyOf(job.source, job.resolved);
+    const key = cacheKeyOf(job, job.resolved);
     const found = await options.cache.lookup(key);
     return {
       name: job.source.name,
@@ -157,10 +157,16 @@ export async function resolveSkills(declaration: unknown, options: PrepareOption
   });
 }
 
-interface Job {
+/** One entry of the declaration, read and checked once: what every step of its preparation uses. */
+interface Entry {
   source: SkillSource;
   entry: EntryRef;
   provider: SkillContentProvider;
+  /** What identifies its content: the store key's declaration, and what groups identical entries. */
+  declaration: CanonicalDeclaration;
+}
+
+interface Job extends Entry {
   resolved: ResolvedSkillSource;
   notify(
     event:
@@ -170,12 +176,18 @@ interface Job {
   ): void;
 }
 
-/** Carries the phase an error happened in up to where the entry is known. */
-class PhaseError {
+/**
+ * Carries the phase an error happened in (its cause) up to where the entry is known; never
+ * leaves runOne, which unwraps it.
+ */
+class PhaseError extends Error {
   constructor(
     readonly phase: Phase,
-    readonly error: unknown,
-  ) {}
+    cause: unknown,
+  ) {
+    super(`${phase} failed`, { cause });
+    this.name = 'PhaseError';
+  }
 }
 
 async function runAll<T>(
@@ -186,10 +198,23 @@ async function runAll<T>(
   const registry = options.registry ?? defaultRegistry();
   // Private folders under the store's own root, where a killed preparation's are found again.
   const sandbox = options.sandbox ?? localSandbox({ privateRoot: options.cache.privateRoot });
-  const sources = parseSkillDeclaration(declaration);
-  // Every entry is checked before any of them runs: a bad entry stops the whole
-  // declaration before a secret is read or a byte is fetched.
-  const providers = sources.map((source, index) => {
+  const entries = checkedEntries(parseSkillDeclaration(declaration), registry);
+  const groups = groupByContent(entries);
+
+  // What preparations killed before their cleanup left behind (deploy keys, header files)
+  // goes first; the sandbox removes only folders whose owner process is gone.
+  await sandbox.sweepPrivateDirs?.();
+
+  return runGroups(entries, groups, options, sandbox, finish);
+}
+
+/**
+ * Each entry with its provider, validated, and its content declaration. Every entry is
+ * checked before any of them runs: a bad entry stops the whole declaration before a secret
+ * is read or a byte is fetched.
+ */
+function checkedEntries(sources: SkillSource[], registry: ProviderRegistry): Entry[] {
+  return sources.map((source, index) => {
     const entry: EntryRef = { index, name: source.name, provider: source.provider };
     const provider = registry.get(source.provider, entry);
     try {
@@ -197,37 +222,46 @@ async function runAll<T>(
     } catch (error) {
       throw preparationError(error, entry, 'validate', new AbortController().signal);
     }
-    return provider;
+    return { source, entry, provider, declaration: canonicalDeclaration(source) };
   });
+}
 
-  // One run per distinct content declaration; entries that differ only by name share it.
+/** One run per distinct content declaration (indexes of its entries); entries that differ only by name share it. */
+function groupByContent(entries: readonly Entry[]): number[][] {
   const groups = new Map<string, number[]>();
-  sources.forEach((source, index) => {
-    const id = JSON.stringify([source.provider, canonicalDeclaration(source)]);
+  entries.forEach(({ source, declaration }, index) => {
+    const id = JSON.stringify([source.provider, declaration]);
     groups.set(id, [...(groups.get(id) ?? []), index]);
   });
+  return [...groups.values()];
+}
 
-  // What preparations killed before their cleanup left behind (deploy keys, header files)
-  // goes first; the sandbox removes only folders whose owner process is gone.
-  await sandbox.sweepPrivateDirs?.();
-
+/**
+ * Runs the groups, at most `concurrency` at once, each once for all its entries. The first
+ * failure cancels the others and is thrown once all have settled.
+ */
+async function runGroups<T>(
+  entries: readonly Entry[],
+  groups: readonly number[][],
+  options: PrepareOptions,
+  sandbox: Sandbox,
+  finish: (job: Job, context: ProviderContext) => Promise<T>,
+): Promise<T[]> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal?.reason);
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   const limit = pLimit(Math.max(1, options.concurrency ?? 4));
-  const results: T[] = new Array(sources.length);
+  const results: T[] = new Array(entries.length);
   let firstError: unknown;
   try {
     await Promise.allSettled(
-      [...groups.values()].map((indexes) =>
+      groups.map((indexes) =>
         limit(async () => {
-          const first = indexes[0]!;
-          const source = sources[first]!;
-          const entry: EntryRef = { index: first, name: source.name, provider: source.provider };
+          const first = entries[indexes[0]!]!;
           try {
-            const outcome = await runOne(source, entry, providers[first]!, options, sandbox, controller.signal, finish);
-            for (const index of indexes) results[index] = { ...outcome, name: sources[index]!.name } as T;
+            const outcome = await runOne(first, options, sandbox, controller.signal, finish);
+            for (const index of indexes) results[index] = { ...outcome, name: entries[index]!.source.name } as T;
           } catch (error) {
             firstError ??= error;
             // The first failure cancels the rest: nothing else is fetched or published.
@@ -244,14 +278,13 @@ async function runAll<T>(
 }
 
 async function runOne<T>(
-  source: SkillSource,
-  entry: EntryRef,
-  provider: SkillContentProvider,
+  first: Entry,
   options: PrepareOptions,
   sandbox: Sandbox,
   signal: AbortSignal,
   finish: (job: Job, context: ProviderContext) => Promise<T>,
 ): Promise<T> {
+  const { source, entry, provider } = first;
   if (signal.aborted) throw new SkillAbortedError(entry, { cause: signal.reason });
   let phase: Phase = 'resolve';
   let privateDir: string;
@@ -278,9 +311,9 @@ async function runOne<T>(
     options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });
     phase = 'publish';
     const notify: Job['notify'] = (event) => options.onProgress?.({ ...event, index: entry.index, name: entry.name });
-    outcome = { ok: true, value: await finish({ source, entry, provider, resolved, notify }, context) };
+    outcome = { ok: true, value: await finish({ ...first, resolved, notify }, context) };
   } catch (error) {
-    const unwrapped = error instanceof PhaseError ? error.error : error;
+    const unwrapped = error instanceof PhaseError ? error.cause : error;
     outcome = {
       ok: false,
       error: preparationError(unwrapped, entry, error instanceof PhaseError ? error.phase : phase, signal),
@@ -307,8 +340,8 @@ async function runOne<T>(
  * can name the tree id of someone else's private directory (a tree object needs no blobs);
  * scoped, it finds nothing, and its fetch fails for lack of the files.
  */
-function cacheKeyOf(source: SkillSource, resolved: ResolvedSkillSource): CacheKey {
-  return { provider: source.provider, declaration: canonicalDeclaration(source), ...resolved, scope: source.source };
+function cacheKeyOf({ source, declaration }: Entry, resolved: ResolvedSkillSource): CacheKey {
+  return { provider: source.provider, declaration, ...resolved, scope: source.source };
 }
 
 /** Both fields go into cache keys and results: they must be non-empty public strings. */
@@ -316,9 +349,6 @@ function assertResolved(resolved: ResolvedSkillSource, entry: EntryRef): void {
   const ok = (value: unknown) =>
     typeof value === 'string' && value !== '' && value.length <= 256 && !/[\s\0]/.test(value);
   if (!resolved || !ok(resolved.version) || !ok(resolved.contentId)) {
-    throw new SkillError(
-      'SKILL_PROVIDER_RESULT_INVALID',
-      `skill #${entry.index} "${entry.name}": provider ${entry.provider} resolved to an invalid version or content id`,
-    );
+    throw new ProviderResultInvalidError(entry);
   }
 }

@@ -1,23 +1,37 @@
 import {
   GitError,
   GitUnsupportedUrlError,
-  normalizeDirectoryPath,
+  isFullCommitId,
   normalizeRemoteUrl,
   refNameProblem,
   remoteHelperOf,
 } from '@agentproto/git';
-import type { SkillSource } from '../provider.js';
 import {
   SkillEntryInvalidError,
   SkillNameInvalidError,
-  SkillPathUnsafeError,
   SkillRefInvalidError,
   SkillRepositoryInvalidError,
   SkillUrlHasCredentialsError,
   type EntryLocation,
-} from './errors.js';
-import { skillNameProblem } from './name.js';
-import { quote, readsAsPassword, showSource, splitHostPort, splitScp, splitUrlPrefix, SSH_USER } from './render.js';
+} from '../entries/errors.js';
+import { skillNameProblem } from '../entries/name.js';
+import { normalizePath } from '../entries/path.js';
+import {
+  quote,
+  readsAsPassword,
+  showSource,
+  splitHostPort,
+  splitScp,
+  splitUrlPrefix,
+  SSH_USER,
+} from '../entries/render.js';
+import type { SkillSource } from '../provider.js';
+import { type GitLocation, locationOf } from './transport.js';
+
+// The git provider's source grammar: the one place a git source (a git string, or the
+// `source` and `version` of a git object entry) is read. The entry parser asks it for
+// every git entry, and the provider reads the typed GitSource it made (gitSourceOf), so
+// a source is parsed once, under one set of rules.
 
 /**
  * The git string form of a skill entry: `repository[@ref][#directory]`.
@@ -59,8 +73,10 @@ import { quote, readsAsPassword, showSource, splitHostPort, splitScp, splitUrlPr
  *   trailing `/` and empty segments are kept as written: the repository is `source`
  *   verbatim, so two spellings of one repository are two declarations (a cache miss,
  *   never a wrong hit);
- * - ref: a 4–40 digit hex commit id, or a name that passes refNameProblem from
- *   `@agentproto/git` (git check-ref-format plus: no leading `-`, no `%`, ≤ 1024 characters);
+ * - ref: a name that passes refNameProblem from `@agentproto/git` (git check-ref-format
+ *   plus: no leading `-`, no `%`, ≤ 1024 characters); every hex string passes it. Exactly
+ *   40 lower-case hex digits is a commit id, used as is (readGitRef); anything else, an
+ *   abbreviated id or upper-case hex included, is resolved against the remote's refs;
  * - directory: normalizeDirectoryPath from `@agentproto/git`: relative, `/`-separated, one
  *   trailing `/` allowed, `.` alone is the root; no `.` or `..` segment, no empty segment
  *   (`a//b`), no backslash, no `.git` segment, no control character;
@@ -99,7 +115,96 @@ export interface GitRepositoryAddress {
  * no ref follows. Throws a SkillEntryError; pure.
  */
 export function parseGitRepository(text: string): GitRepositoryAddress {
-  return parseRepositoryAt(text, { index: undefined, entry: showSource(String(text)) }, false).address;
+  return parseRepositoryAt(text, { index: undefined, entry: shownSource(text) }, false).address;
+}
+
+/** A source for a message, masked; one that is not a string (built by hand) named by its type. */
+export function shownSource(text: unknown): string {
+  return typeof text === 'string' ? showSource(text) : `(${typeof text})`;
+}
+
+/**
+ * A git source, read once: what the git provider works with. The entry parser makes it
+ * (parseGitStringAt, readGitEntryAt) and keeps it beside the SkillSource it returns; the
+ * provider's steps find it there (gitSourceOf) instead of reading the text again.
+ */
+export interface GitSource {
+  /** The repository as declared: the entry's `source`, verbatim. */
+  readonly repository: string;
+  /** Its parts. */
+  readonly address: GitRepositoryAddress;
+  /** How it is reached: the transport, the host a known_hosts line names, the egress host. */
+  readonly location: GitLocation;
+  /**
+   * What the engines get: an HTTP(S) repository as `@agentproto/git`'s normalizeRemoteUrl
+   * writes it, an SSH one as declared.
+   */
+  readonly url: string;
+  /** What `version` asks for. */
+  readonly ref: GitRef;
+  /** The skill's directory in the repository, as the entry holds it (`''` for the root). */
+  readonly path: string;
+}
+
+/**
+ * A declared version, by the one ref rule (readGitRef): a full commit id, used as is, or a
+ * name the remote's refs resolve (`HEAD`, a branch, a tag, `refs/heads/…`, an abbreviated
+ * commit id, which a ref of that name wins over).
+ */
+export type GitRef =
+  | { readonly kind: 'commit'; readonly commit: string }
+  | { readonly kind: 'name'; readonly name: string };
+
+/**
+ * The one ref rule, for git strings, git object entries and the provider alike. A ref must
+ * pass refNameProblem (every hex string does); exactly 40 lower-case hex digits is a commit
+ * id (AIP-26's `^[0-9a-f]{40}$`, and what `@agentproto/git` takes as one), anything else a
+ * name. So upper-case hex is never read as a commit id: `ABCDEF…` (40 digits) is refused
+ * by the remote resolution (GIT_UPPERCASE_SHA, which names the lower-case spelling), and a
+ * shorter one is a ref name first, then an abbreviation, expanded in either case.
+ */
+export function readGitRef(version: string, at: EntryLocation): GitRef {
+  checkGitRef(version, at);
+  return isFullCommitId(version) ? { kind: 'commit', commit: version } : { kind: 'name', name: version };
+}
+
+/** The typed source of each SkillSource the grammar read, with the fields it was read from. */
+const readSources = new WeakMap<SkillSource, { source: string; version: string; path: string; git: GitSource }>();
+
+function remember(skill: SkillSource, git: GitSource): SkillSource {
+  readSources.set(skill, { source: skill.source, version: skill.version, path: skill.path, git });
+  return skill;
+}
+
+/**
+ * The typed source of a git SkillSource: the one the entry parser made for this object, or,
+ * for a source built by hand (or changed since), read now by the same grammar (its
+ * repository as a git object entry's `source`, `version` by readGitRef; `path` as given).
+ * Throws a SkillEntryError.
+ */
+export function gitSourceOf(skill: SkillSource): GitSource {
+  const known = readSources.get(skill);
+  if (known && known.source === skill.source && known.version === skill.version && known.path === skill.path)
+    return known.git;
+  const at: EntryLocation = { index: undefined, entry: shownSource(skill.source) };
+  const git = readGitEntryAt(skill.source, skill.version, skill.path, at);
+  remember(skill, git);
+  return git;
+}
+
+/**
+ * The `source` and `version` of a git object entry, checked by the grammar (the repository
+ * path may hold `@` here, since no ref follows), into a GitSource with `path`.
+ */
+export function readGitEntryAt(source: string, version: string, path: string, at: EntryLocation): GitSource {
+  const { address, url } = parseRepositoryAt(source, at, false);
+  const ref = readGitRef(version, at);
+  return { repository: source, address, location: locationOf(address, source), url, ref, path };
+}
+
+/** `skill`, with `git` kept as its typed source. */
+export function withGitSource(skill: SkillSource, git: GitSource): SkillSource {
+  return remember(skill, git);
 }
 
 /** What the git string form means, for the entry at `index` (undefined outside a declaration). */
@@ -121,60 +226,65 @@ export function parseGitStringAt(text: string, index: number | undefined): Skill
     throw new SkillEntryInvalidError('has nothing after "#"; leave the "#" out for the repository root', undefined, at);
   }
 
-  const { address, ref } = parseRepositoryAt(repositoryAndRef, at, true);
+  const { address, url, ref } = parseRepositoryAt(repositoryAndRef, at, true);
   const source = ref === undefined ? repositoryAndRef : repositoryAndRef.slice(0, -(ref.length + 1));
   if (ref === '') throw new SkillEntryInvalidError('has nothing after "@"; leave the "@" out for HEAD', undefined, at);
-  if (ref !== undefined) checkGitRef(ref, at);
+  const version = ref ?? 'HEAD';
+  const typedRef = readGitRef(version, at);
   const path = directory === undefined ? '' : normalizePath(directory, at);
 
   const name = path === '' ? address.repositoryName : path.slice(path.lastIndexOf('/') + 1);
   const problem = skillNameProblem(name);
   if (problem !== undefined) throw new SkillNameInvalidError(quote(name, 64), problem, true, at);
-  return { provider: 'git', source, version: ref ?? 'HEAD', path, name, config: {} };
+  const location = locationOf(address, source);
+  return remember(
+    { provider: 'git', source, version, path, name, config: {} },
+    { repository: source, address, location, url, ref: typedRef, path },
+  );
 }
 
-/** A git ref as a declaration states it: a 4–40 digit hex commit id, or a name refNameProblem accepts. */
+/**
+ * Why a declared ref is refused, or undefined: refNameProblem from `@agentproto/git`.
+ * Every hex string passes; whether it is a commit id is readGitRef's rule.
+ */
 export function gitRefProblem(ref: string): string | undefined {
-  if (/^[0-9a-fA-F]{4,40}$/.test(ref)) return undefined;
   return refNameProblem(ref);
 }
 
-export function checkGitRef(ref: string, at: EntryLocation): void {
+function checkGitRef(ref: string, at: EntryLocation): void {
   const problem = gitRefProblem(ref);
-  if (problem !== undefined) throw new SkillRefInvalidError(quote(ref, 64), problem, at);
-}
-
-/** normalizeDirectoryPath, its refusal turned into a SkillPathUnsafeError. */
-export function normalizePath(path: string, at: EntryLocation): string {
-  try {
-    return normalizeDirectoryPath(path);
-  } catch (error) {
-    const reason = (error as { reason?: unknown }).reason;
-    throw new SkillPathUnsafeError(
-      quote(path, 80),
-      typeof reason === 'string' ? reason : 'is not a safe relative path',
-      at,
-      {
-        cause: error,
-      },
-    );
-  }
+  // A version that is not a string (a SkillSource built by hand) is named by its type.
+  if (problem !== undefined)
+    throw new SkillRefInvalidError(quote(typeof ref === 'string' ? ref : `(${typeof ref})`, 64), problem, at);
 }
 
 const SCHEMES = new Set(['https', 'http', 'ssh']);
 
+/** A repository part, read: its address, the URL the engines get (see GitSource.url), and the ref after it. */
+interface ParsedRepository {
+  address: GitRepositoryAddress;
+  url: string;
+  /** Undefined when there is no `@`, and `''` for an empty one (the caller decides). */
+  ref: string | undefined;
+}
+
+/** The refusals of one repository text: every message shows it masked. */
+interface Refusals {
+  invalid(reason: string): SkillRepositoryInvalidError;
+  credentials(reason: string): SkillUrlHasCredentialsError;
+}
+
 /**
- * The repository part of `text` (with the `@ref` split off when `withRef`), checked. `ref`
- * is undefined when there is no `@`, and `''` for an empty one (the caller decides).
+ * The repository part of `text` (with the `@ref` split off when `withRef`), checked: the
+ * checks every form shares, then the URL form's or the scp-like form's own.
  */
-export function parseRepositoryAt(
-  text: string,
-  at: EntryLocation,
-  withRef: boolean,
-): { address: GitRepositoryAddress; ref: string | undefined } {
-  const shown = showSource(text);
-  const invalid = (reason: string) => new SkillRepositoryInvalidError(shown, reason, at);
-  const credentials = (reason: string) => new SkillUrlHasCredentialsError(shown, reason, at);
+function parseRepositoryAt(text: string, at: EntryLocation, withRef: boolean): ParsedRepository {
+  const shown = shownSource(text);
+  const refuse: Refusals = {
+    invalid: (reason) => new SkillRepositoryInvalidError(shown, reason, at),
+    credentials: (reason) => new SkillUrlHasCredentialsError(shown, reason, at),
+  };
+  const { invalid } = refuse;
   if (typeof text !== 'string' || text === '') throw invalid('is empty');
   if (/[\s\u0000-\u001f\u007f-\u009f]/.test(text)) throw invalid('contains whitespace or a control character');
   // git's `<transport>::<address>` (ext::, fd::, file::…) by git's own rule, before any
@@ -187,49 +297,68 @@ export function parseRepositoryAt(
     );
 
   const url = splitUrlPrefix(text);
-  if (url) {
-    if (!SCHEMES.has(url.scheme))
-      throw invalid(`uses the scheme ${quote(url.scheme, 20)}; use https://, http://, ssh:// or user@host:path`);
-    const authority = text.slice(url.start, url.end);
-    const userEnd = authority.lastIndexOf('@');
-    const userinfo = userEnd < 0 ? undefined : authority.slice(0, userEnd);
-    if (userinfo !== undefined && url.scheme !== 'ssh') {
-      throw credentials('carries credentials in its userinfo; remove them (HTTP credentials come from the vault)');
-    }
-    if (userinfo !== undefined && userinfo.includes(':')) {
-      throw credentials('carries a password in its userinfo; remove it (ssh uses a deploy key named in config)');
-    }
-    const hostPort = authority.slice(userEnd + 1);
-    const split = splitHostPort(hostPort);
-    if (!split) {
-      // `https://alice:S3CRET/…@host/…`: the password ended the authority early.
-      if (text.indexOf('@', url.end) >= 0 && hostPort.includes(':')) {
-        throw credentials('reads as user:password@host (the authority is not host[:port]); remove the credentials');
-      }
-      throw invalid('has no valid host[:port] (an ASCII host name or a bracketed IPv6 address, a port in 1-65535)');
-    }
-    if (userinfo !== undefined && !SSH_USER.test(userinfo))
-      throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
-    if (url.end < text.length && text[url.end] !== '/') throw invalid('has a query or fragment after its host');
-    const pathPart = text.slice(url.end);
-    const { path, ref } = splitRef(pathPart, withRef);
-    const problem = repositoryPathProblem(path, true);
-    if (problem !== undefined) throw invalid(problem);
-    checkWithGit(text.slice(0, url.end) + path, at);
-    return {
-      address: {
-        form: 'url',
-        scheme: url.scheme as GitRepositoryAddress['scheme'],
-        user: userinfo,
-        host: split.host,
-        port: split.port,
-        path,
-        repositoryName: repositoryName(path),
-      },
-      ref,
-    };
-  }
+  return url ? parseUrlRepository(text, url, at, withRef, refuse) : parseScpRepository(text, at, withRef, refuse);
+}
 
+/** `https://host[:port]/path`, `http://…`, `ssh://[user@]host[:port]/path`. */
+function parseUrlRepository(
+  text: string,
+  url: { scheme: string; start: number; end: number },
+  at: EntryLocation,
+  withRef: boolean,
+  { invalid, credentials }: Refusals,
+): ParsedRepository {
+  if (!SCHEMES.has(url.scheme))
+    throw invalid(`uses the scheme ${quote(url.scheme, 20)}; use https://, http://, ssh:// or user@host:path`);
+  const authority = text.slice(url.start, url.end);
+  const userEnd = authority.lastIndexOf('@');
+  const userinfo = userEnd < 0 ? undefined : authority.slice(0, userEnd);
+  if (userinfo !== undefined && url.scheme !== 'ssh') {
+    throw credentials('carries credentials in its userinfo; remove them (HTTP credentials come from the vault)');
+  }
+  if (userinfo !== undefined && userinfo.includes(':')) {
+    throw credentials('carries a password in its userinfo; remove it (ssh uses a deploy key named in config)');
+  }
+  const hostPort = authority.slice(userEnd + 1);
+  const split = splitHostPort(hostPort);
+  if (!split) {
+    // `https://alice:S3CRET/…@host/…`: the password ended the authority early.
+    if (text.indexOf('@', url.end) >= 0 && hostPort.includes(':')) {
+      throw credentials('reads as user:password@host (the authority is not host[:port]); remove the credentials');
+    }
+    throw invalid('has no valid host[:port] (an ASCII host name or a bracketed IPv6 address, a port in 1-65535)');
+  }
+  if (userinfo !== undefined && !SSH_USER.test(userinfo))
+    throw invalid('has an invalid user name (letters, digits, ".", "_", "-")');
+  if (url.end < text.length && text[url.end] !== '/') throw invalid('has a query or fragment after its host');
+  const pathPart = text.slice(url.end);
+  const { path, ref } = splitRef(pathPart, withRef);
+  const problem = repositoryPathProblem(path, true);
+  if (problem !== undefined) throw invalid(problem);
+  const repository = text.slice(0, url.end) + path;
+  const normalized = checkWithGit(repository, at);
+  return {
+    address: {
+      form: 'url',
+      scheme: url.scheme as GitRepositoryAddress['scheme'],
+      user: userinfo,
+      host: split.host,
+      port: split.port,
+      path,
+      repositoryName: repositoryName(path),
+    },
+    url: url.scheme === 'ssh' ? repository : normalized,
+    ref,
+  };
+}
+
+/** `[user@]host:path`, git's scp-like SSH address. */
+function parseScpRepository(
+  text: string,
+  at: EntryLocation,
+  withRef: boolean,
+  { invalid, credentials }: Refusals,
+): ParsedRepository {
   const scp = splitScp(text);
   if (!scp) {
     throw invalid(
@@ -252,7 +381,8 @@ export function parseRepositoryAt(
   if (path === '') throw invalid('has no repository path after its ":"');
   const problem = repositoryPathProblem(path, false);
   if (problem !== undefined) throw invalid(problem);
-  checkWithGit(text.slice(0, scp.restStart) + path, at);
+  const repository = text.slice(0, scp.restStart) + path;
+  checkWithGit(repository, at);
   return {
     address: {
       form: 'scp',
@@ -263,6 +393,7 @@ export function parseRepositoryAt(
       path,
       repositoryName: repositoryName(path),
     },
+    url: repository,
     ref,
   };
 }
@@ -274,11 +405,12 @@ export function parseRepositoryAt(
  * differently. Above all git's remote-helper syntax (`ext::…`, `fd::…`, `file::…`), which
  * has the scp-like shape `host:path` here, is refused before any provider or process runs.
  * Every scheme is allowed here with plain http to any host: which of them an entry may use
- * is the provider's decision (`allowInsecureHttp`, the sandbox's transports).
+ * is the provider's decision (`allowInsecureHttp`, the sandbox's transports). Returns the
+ * normalized URL.
  */
-function checkWithGit(repository: string, at: EntryLocation): void {
+function checkWithGit(repository: string, at: EntryLocation): string {
   try {
-    normalizeRemoteUrl(repository, {
+    return normalizeRemoteUrl(repository, {
       protocols: ['https:', 'http:', 'ssh:'],
       engine: 'git provider',
       allowInsecureHttp: true,
