@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { gnuTarSortNameListing, tarListing, type TarListed } from '@agentproto/testkit';
+import { gnuTarSortNameListing, tarListing } from '@agentproto/testkit';
 import { describe, expect, it } from 'vitest';
 import { packTree } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
