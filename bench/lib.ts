@@ -48,7 +48,7 @@ export function syntheticTree(count: number, minBytes: number, maxBytes: number,
  * pattern as the content store's fill writer, minus hashing and publication, so a
  * comparison of the two measures what the store adds.
  */
-export function plainWriter(root: string): (path: string, data: Buffer) => Promise<void> {
+function plainWriter(root: string): (path: string, data: Buffer) => Promise<void> {
   const folders = new Map<string, Promise<unknown>>();
   return async (path, data) => {
     const abs = join(root, path);

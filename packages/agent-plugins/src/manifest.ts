@@ -72,7 +72,7 @@ export function isExtensionNamespace(key: string): boolean {
 }
 
 /** A `presentation.icon` a client may use: `./`-relative, with no `..` segment or backslash (§4.1, §5.7.2). */
-export function isPluginRelativePath(path: string): boolean {
+function isPluginRelativePath(path: string): boolean {
   if (!path.startsWith('./') || path.length === 2) return false;
   if (path.includes('\\') || path.includes('\0')) return false;
   return !path.split('/').includes('..');

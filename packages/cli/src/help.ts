@@ -2,7 +2,7 @@ import { defaultCacheRoot } from '@agentproto/content-cache';
 import { shellQuote } from './format.js';
 
 /** The command groups: `agentproto <group> <subcommand> …`. */
-export const GROUPS = ['cache', 'code', 'skills', 'plugin'] as const;
+const GROUPS = ['cache', 'code', 'skills', 'plugin'] as const;
 export type Group = (typeof GROUPS)[number];
 
 export function isGroup(value: string | undefined): value is Group {

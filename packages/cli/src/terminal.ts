@@ -38,7 +38,7 @@ export interface Terminal extends CliIO, OutputOptions {
  * Colour only for a person at a terminal: stderr is a TTY, the output is not --json (a
  * program reads it), `NO_COLOR` is unset or empty (no-color.org), and TERM is not `dumb`.
  */
-export function wantsColour(io: CliIO, json: boolean): boolean {
+function wantsColour(io: CliIO, json: boolean): boolean {
   const env = io.env ?? process.env;
   return io.stderr.isTTY === true && !json && (env.NO_COLOR ?? '') === '' && env.TERM !== 'dumb';
 }

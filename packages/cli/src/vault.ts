@@ -10,7 +10,7 @@ export interface VaultEntry {
 }
 
 /** A URL the vault will not match: its path reads differently once a server decodes it. */
-export class VaultScopeError extends CommandError {
+class VaultScopeError extends CommandError {
   readonly code = 'VAULT_URL_REFUSED';
   constructor(
     /** The URL asked about (normalized by @agentproto/git: it holds no credentials). */

@@ -88,7 +88,7 @@ export function parseUntrustedYaml(input: string | Uint8Array, options: YamlPars
  * an estimate that can only miss levels that share a column, which the exact check on the
  * parsed value (toCheckedPlain) still catches.
  */
-export function checkYamlDepth(text: string, source: string, maxDepth: number): void {
+function checkYamlDepth(text: string, source: string, maxDepth: number): void {
   let flow = 0;
   const block: number[] = [];
   let offset = 0;

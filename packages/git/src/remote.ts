@@ -52,7 +52,7 @@ export function openRemote(url: string, options: RemoteOptions): { engine: GitEn
 }
 
 /** An engine failure as a GitError: engines should throw ours, anything else is a transport failure. */
-export function engineError(error: unknown, url: string): unknown {
+function engineError(error: unknown, url: string): unknown {
   if (error instanceof GitError) return error;
   const code = (error as { code?: unknown } | undefined)?.code;
   const reason = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
@@ -63,7 +63,7 @@ export function engineError(error: unknown, url: string): unknown {
  * The error an operation rejects with: GitAbortedError once the signal has fired, whatever
  * else went wrong meanwhile; and never holding a header value of the request.
  */
-export function finalError(
+function finalError(
   error: unknown,
   operation: string,
   signal: AbortSignal | undefined,
@@ -82,7 +82,7 @@ const UNWIND_MS = 2000;
  * await ends the moment the signal fires, and `unwind` waits (a bounded time) for the
  * calls still running, so a folder is never removed under a process still writing to it.
  */
-export class EngineCalls {
+class EngineCalls {
   private readonly pending: Promise<unknown>[] = [];
 
   constructor(
@@ -104,7 +104,7 @@ export class EngineCalls {
   }
 }
 
-export interface WorkDir {
+interface WorkDir {
   path: string;
   /** `<path>/git`, where engines keep objects. */
   gitdir: string;
@@ -126,7 +126,7 @@ export function givenWorkDir(options: RemoteOptions): string | undefined {
  * The caller's folder, or a fresh one made with mkdtemp (mode 0700: credential files and
  * fetched objects are nobody else's business) under `privateDir`.
  */
-export async function openWorkDir(given: string | undefined, privateDir: string | undefined): Promise<WorkDir> {
+async function openWorkDir(given: string | undefined, privateDir: string | undefined): Promise<WorkDir> {
   if (given !== undefined) return { path: given, gitdir: join(given, 'git'), owned: false };
   const parent = privateDir ?? tmpdir();
   let path: string;
@@ -139,7 +139,7 @@ export async function openWorkDir(given: string | undefined, privateDir: string 
 }
 
 /** Removes a work folder this operation made; a caller's is left to the caller. */
-export async function closeWorkDir(work: WorkDir | undefined): Promise<void> {
+async function closeWorkDir(work: WorkDir | undefined): Promise<void> {
   if (work?.owned) await rm(work.path, { recursive: true, force: true, maxRetries: 3 });
 }
 

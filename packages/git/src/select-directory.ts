@@ -19,7 +19,7 @@ export type DirectoryEntry =
   | { kind: 'submodule'; path: string; commit: string };
 
 /** An entry as the tree walk finds it: a link's target is still a blob to read. */
-export type WalkedEntry = Exclude<DirectoryEntry, { kind: 'symlink' }> | { kind: 'symlink'; path: string; oid: string };
+type WalkedEntry = Exclude<DirectoryEntry, { kind: 'symlink' }> | { kind: 'symlink'; path: string; oid: string };
 
 export interface DirectoryWalk {
   /** Tree id of the directory (the root tree for the whole commit). */
@@ -107,7 +107,7 @@ export async function treeOnPath(
  * resolved the way the kernel will. Still before the first byte is written, so a refused
  * tree leaves nothing behind.
  */
-export async function resolveLinks(
+async function resolveLinks(
   reader: GitObjectReader,
   walk: DirectoryWalk,
   signal: AbortSignal | undefined,
@@ -172,7 +172,7 @@ export type WalkCap = Required<FetchLimits> & { url: string; path: string };
  * Entries and depth of a walk made earlier (directoryTree's, kept for this fetch, maybe
  * under other caps): the same checks listTree makes while walking.
  */
-export function assertWalkWithin(walk: DirectoryWalk, cap: WalkCap): void {
+function assertWalkWithin(walk: DirectoryWalk, cap: WalkCap): void {
   if (walk.entries.length > cap.maxFiles) {
     throw new GitLimitExceededError('files', cap.maxFiles, cap.url, cap.path, `${walk.entries.length} entries`);
   }

@@ -10,7 +10,7 @@ import { GitInvalidArgumentError } from './errors.js';
  */
 
 /** A mode git writes in trees: regular file, executable file, symlink, directory. */
-export type GitTreeMode = '100644' | '100755' | '120000' | '40000';
+type GitTreeMode = '100644' | '100755' | '120000' | '40000';
 
 export interface GitTreeEntry {
   /** One path segment: not empty, no `/` and no NUL. Bytes, or a string taken as UTF-8. */
@@ -26,7 +26,7 @@ export function gitBlobId(data: Uint8Array): string {
 }
 
 /** The tree object's content (without its header), entries in git's order. */
-export function gitTreeContent(entries: readonly GitTreeEntry[]): Buffer {
+function gitTreeContent(entries: readonly GitTreeEntry[]): Buffer {
   const rows = entries.map((entry) => {
     const name = typeof entry.name === 'string' ? Buffer.from(entry.name, 'utf8') : Buffer.from(entry.name);
     if (name.length === 0 || name.includes(0x2f) || name.includes(0)) {

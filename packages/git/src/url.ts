@@ -192,7 +192,7 @@ function checkRepoPath(path: string, shown: string): string {
 }
 
 /** `localhost`, `127.0.0.0/8` and `[::1]`: traffic that never leaves the machine. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 

@@ -24,7 +24,7 @@ export async function storeBlobs(gitDir: string, blobs: readonly Uint8Array[]): 
 }
 
 /** The object id git gives a blob: SHA-1 of `blob <size>\0<bytes>`. */
-export function blobSha(blob: Uint8Array): string {
+function blobSha(blob: Uint8Array): string {
   return createHash('sha1').update(`blob ${blob.length}\0`).update(blob).digest('hex');
 }
 

@@ -20,13 +20,13 @@ export interface GitHttpServerOptions {
 }
 
 /** What a careless server says back about the credential it refused (see echoCredentials). */
-export interface EchoCredentials {
+interface EchoCredentials {
   status?: number;
   text: (sent: SentCredential) => string;
 }
 
 /** The credential of a request as the server saw it: the header, and for Basic its decoded parts. */
-export interface SentCredential {
+interface SentCredential {
   authorization: string | undefined;
   user?: string;
   password?: string;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { afterEach } from 'vitest';
 
-export interface Route {
+interface Route {
   body: Buffer;
   /** When set, requests need `Authorization: Bearer <token>`: none → 401, another → 403. */
   token?: string;
@@ -12,7 +12,7 @@ export interface Route {
   redirectTo?: string;
 }
 
-export interface RequestLogEntry {
+interface RequestLogEntry {
   method: string;
   path: string;
   authorization: string | undefined;

@@ -29,7 +29,7 @@ export interface OmittedEntry {
   path: string;
 }
 
-export const GENERATOR = '@agentproto/agent-plugins';
+const GENERATOR = '@agentproto/agent-plugins';
 
 /**
  * The sidecar over `files`. `findings` are the build's: each error among them (a component or

@@ -22,5 +22,3 @@ export const BUNDLE_FINDING_CODES = {
       '(sharedResources copies the folder into every skill at skills/<name>/<folder>/).',
   },
 } as const satisfies Record<string, FindingCodeInfo>;
-
-export type BundleFindingCode = keyof typeof BUNDLE_FINDING_CODES;

@@ -12,7 +12,7 @@ import {
 import { includeGlobProblem } from '../bundle/include.js';
 import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';
-import type { McpServerConfig, PluginConfig } from './types.js';
+import type { PluginConfig } from './types.js';
 
 /** The seed's spellings of the keys this package names in camelCase. */
 const SNAKE: Readonly<Record<string, string>> = {
@@ -307,5 +307,3 @@ async function versionFrom(path: string, source: string): Promise<string> {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-
-export type { McpServerConfig };

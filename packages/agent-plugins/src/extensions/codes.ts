@@ -46,5 +46,3 @@ export const EXTENSION_FINDING_CODES = Object.freeze({
     text: 'The Codex interface block (extensions["com.openai"].interface) must be an object, as [plugin.interface] is a table; any other value is left out.',
   },
 } as const satisfies Record<string, FindingCodeInfo>);
-
-export type ExtensionFindingCode = keyof typeof EXTENSION_FINDING_CODES;

@@ -1,7 +1,7 @@
 /** What the product makes of a file in a known namespace folder. */
 export type ExtensionKind = 'agent' | 'command' | 'hooks' | 'rule' | 'context';
 
-export interface ExtensionFileLayout {
+interface ExtensionFileLayout {
   /**
    * Where the file sits inside the namespace folder: `agents/<name>.md` is one file per name
    * directly in `agents/`; a template without `<name>` is one fixed file.

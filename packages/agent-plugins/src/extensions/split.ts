@@ -7,7 +7,7 @@ import { packagePathProblem } from './paths.js';
 import { isPlainObject, pointerToken } from '../values.js';
 
 /** A file import turns into project content: an agent, a command, a rule or a context document. */
-export interface ImportedExtension {
+interface ImportedExtension {
   namespace: string;
   kind: Exclude<ExtensionKind, 'hooks'>;
   /** The `<name>` of the layout (`review` for `agents/review.agent.md`). */
@@ -28,7 +28,7 @@ export type UnmappedReason =
   /** A second file of the same kind and name (a Claude Code and a Copilot agent `review`); the first in byte order of path is imported. */
   | 'duplicate';
 
-export interface UnmappedExtension {
+interface UnmappedExtension {
   /** `<namespace>/` for a whole folder, `<namespace>/<path>` for one file, `plugin.json#/extensions/…` for data. */
   path: string;
   reason: UnmappedReason;

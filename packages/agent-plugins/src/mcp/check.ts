@@ -26,13 +26,13 @@ export type McpServer = McpStdioServer | McpRemoteServer;
 export type McpServerType = McpServer['type'];
 
 /** The fields of each closed variant, in the order they are written (§7.2.1). */
-export const VARIANT_FIELDS: Readonly<Record<McpServerType, readonly string[]>> = {
+const VARIANT_FIELDS: Readonly<Record<McpServerType, readonly string[]>> = {
   stdio: ['type', 'command', 'args', 'env', 'cwd'],
   'streamable-http': ['type', 'url', 'headers'],
   sse: ['type', 'url', 'headers'],
 };
 
-export const isServerType = (value: unknown): value is McpServerType =>
+const isServerType = (value: unknown): value is McpServerType =>
   value === 'stdio' || value === 'streamable-http' || value === 'sse';
 
 /** `mcp.json#/mcpServers/<name>[/part…]`, every part escaped. */
@@ -67,7 +67,7 @@ export class ServerReport {
  * is an error and the server is not packaged. read: what a conformant client does with a
  * package, where only the entry rules of §7.2.1 skip a server.
  */
-export type CheckMode = 'build' | 'read';
+type CheckMode = 'build' | 'read';
 
 export interface CheckContext {
   mode: CheckMode;

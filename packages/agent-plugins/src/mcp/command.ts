@@ -34,7 +34,7 @@ const COMMAND_LINE = /[\s;&|<>$`'"*?]/u;
 const CONTROL = /\p{Cc}/u;
 
 /** Whether `command` reads like a shell command line (whitespace, or a shell operator) rather than a name. */
-export function looksLikeCommandLine(command: string): boolean {
+function looksLikeCommandLine(command: string): boolean {
   return COMMAND_LINE.test(command);
 }
 

@@ -8,10 +8,10 @@ export const PLUGIN_ARTIFACT_TYPE = 'application/vnd.agentproto.plugin.v1';
 /** The media type of its config blob (PluginArtifactConfig as JSON). */
 export const PLUGIN_CONFIG_TYPE = 'application/vnd.agentproto.plugin.config.v1+json';
 /** Its one layer: the package as a deterministic tar.gz. */
-export const PLUGIN_LAYER_TYPE = LAYER_TAR_GZIP;
+const PLUGIN_LAYER_TYPE = LAYER_TAR_GZIP;
 
 /** A config is a handful of fields; anything larger is not one push wrote. */
-export const MAX_CONFIG_BYTES = 64 * 1024;
+const MAX_CONFIG_BYTES = 64 * 1024;
 
 /** The config blob: what a registry UI or `oras manifest fetch-config` shows without the layer. */
 export interface PluginArtifactConfig {

@@ -38,6 +38,6 @@ export function openRepository(reference: string, options: PluginRegistryOptions
   return { client, parsed, label: referenceLabel(parsed) };
 }
 
-export function referenceLabel(parsed: ArtifactReference): string {
+function referenceLabel(parsed: ArtifactReference): string {
   return `${parsed.registry}/${parsed.repository}${parsed.tag === undefined ? '' : `:${parsed.tag}`}${parsed.digest === undefined ? '' : `@${parsed.digest}`}`;
 }

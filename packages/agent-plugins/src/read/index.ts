@@ -1,29 +1,18 @@
-export { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
+export { READ_FINDING_CODES } from './codes.js';
 export {
-  DEFAULT_MAX_FILE_BYTES,
-  DEFAULT_MAX_PACKAGE_BYTES,
   FAILURE_BOUNDARIES,
-  type FailureBoundary,
   type FailureScope,
-  type ListResult,
-  type PackageDirEntry,
-  type PathUse,
   type PluginReader,
   type PluginReaderOptions,
-  type ReadAbsent,
   type ReadFailure,
   type ReadFileResult,
-  type ResolvePathResult,
   failureBoundary,
   openPluginReader,
 } from './reader.js';
 export {
   MAX_LINK_HOPS,
-  type PackageFileHandle,
   type PackageFs,
-  type ResolveFailure,
   type ResolveFailureReason,
-  type ResolveResult,
   nodePackageFs,
   packagePathSegments,
   resolveInside,

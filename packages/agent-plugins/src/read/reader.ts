@@ -119,7 +119,7 @@ export interface ReadFailure {
 }
 
 /** Nothing exists at the path and no link points there: not an error by itself (§6.2). */
-export interface ReadAbsent {
+interface ReadAbsent {
   ok: false;
   absent: true;
   path: string;
@@ -127,18 +127,15 @@ export interface ReadAbsent {
 
 export type ReadFileResult = { ok: true; path: string; realPath: string; bytes: Uint8Array } | ReadAbsent | ReadFailure;
 
-export interface PackageDirEntry {
+interface PackageDirEntry {
   name: string;
   /** The entry itself, links not followed: resolve `dir/name` to learn where a link leads. */
   kind: 'file' | 'directory' | 'link' | 'other';
 }
 
-export type ListResult =
-  | { ok: true; path: string; realPath: string; entries: PackageDirEntry[] }
-  | ReadAbsent
-  | ReadFailure;
+type ListResult = { ok: true; path: string; realPath: string; entries: PackageDirEntry[] } | ReadAbsent | ReadFailure;
 
-export type ResolvePathResult =
+type ResolvePathResult =
   | { ok: true; path: string; realPath: string; kind: 'file' | 'directory' | 'other' }
   | ReadAbsent
   | ReadFailure;
@@ -165,7 +162,7 @@ export interface PluginReader {
   readonly bytesRead: number;
 }
 
-export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 
 // O_NONBLOCK: a file swapped for a pipe after it was checked must not block the open.

@@ -24,5 +24,3 @@ export const RUNTIME_FINDING_CODES = Object.freeze({
       'be merged into anything else, so the file is left exactly as it is.',
   },
 } as const satisfies Record<string, FindingCodeInfo>);
-
-export type RuntimeFindingCode = keyof typeof RUNTIME_FINDING_CODES;

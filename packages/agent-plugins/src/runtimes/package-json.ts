@@ -10,7 +10,7 @@ import { RUNTIME_FINDING_CODES } from './codes.js';
 export const PACKAGE_JSON = 'package.json';
 
 /** The OpenCode runtime's dependency, and its range when [plugin] opencode_dependency is unset (the seed). */
-export const OPENCODE_PLUGIN_PACKAGE = '@opencode/plugin';
+const OPENCODE_PLUGIN_PACKAGE = '@opencode/plugin';
 export const DEFAULT_OPENCODE_DEPENDENCY = '^2.0.26';
 
 /** Where the Pi package's skills live when [plugin.pi] skills_dir is unset (the seed). */

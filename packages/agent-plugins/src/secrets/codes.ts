@@ -25,5 +25,3 @@ export const SECRET_FINDING_CODES = Object.freeze({
       'public value and still loads the server; treat the value as leaked and revoke it.',
   },
 } as const satisfies Record<string, FindingCodeInfo>);
-
-export type SecretFindingCode = keyof typeof SECRET_FINDING_CODES;

@@ -270,7 +270,7 @@ function wordsOf(name: string): string[] {
 }
 
 /** Whether a name (env variable, header, flag, query key) names a credential. */
-export function isCredentialName(name: string): boolean {
+function isCredentialName(name: string): boolean {
   const words = wordsOf(name);
   const last = words.at(-1);
   if (last === undefined || NOT_SECRET_TAILS.has(last)) return false;

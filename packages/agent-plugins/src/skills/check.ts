@@ -13,9 +13,9 @@ export interface SkillCheck {
 }
 
 export const SKILL_FILE = 'SKILL.md';
-export const MAX_NAME_LENGTH = 64;
-export const MAX_DESCRIPTION_LENGTH = 1024;
-export const MAX_COMPATIBILITY_LENGTH = 500;
+const MAX_NAME_LENGTH = 64;
+const MAX_DESCRIPTION_LENGTH = 1024;
+const MAX_COMPATIBILITY_LENGTH = 500;
 
 const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'name',

@@ -70,5 +70,3 @@ export const VALIDATE_FINDING_CODES = Object.freeze({
       'resolves inside the root; validation and import do not descend into it again.',
   },
 } as const satisfies Record<string, FindingCodeInfo>);
-
-export type ValidateFindingCode = keyof typeof VALIDATE_FINDING_CODES;

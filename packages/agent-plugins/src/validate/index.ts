@@ -2,9 +2,7 @@ import type { Finding } from '../findings.js';
 import type { PluginReaderOptions } from '../read/index.js';
 import type { SpecVersion } from '../schemas.js';
 import { loadPackage } from './load.js';
-
-export { VALIDATE_FINDING_CODES, type ValidateFindingCode } from './codes.js';
-export { type LoadedPackage, loadPackage } from './load.js';
+export { loadPackage } from './load.js';
 
 export interface PluginValidation {
   /** The version plugin.json targets; undefined when it names none this package supports. */

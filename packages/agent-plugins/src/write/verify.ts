@@ -1,6 +1,6 @@
 import { parseUntrustedJson } from '@agentproto/documents';
 import { withoutBom } from '../text.js';
-import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
+import { SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
 import { buildPlugin, type BuildOptions } from '../build/build.js';
 import { renderJson } from '../build/render.js';
 import { type Drift, type OmittedEntry, driftBetween, parseSidecar } from '../build/sidecar.js';
@@ -145,5 +145,3 @@ export async function readPackageFiles(dir: string): Promise<Map<string, Uint8Ar
   await walk('');
   return files;
 }
-
-export type { PackageFile };

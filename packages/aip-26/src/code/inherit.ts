@@ -109,7 +109,7 @@ function layer(base: InheritedBlocks, over: Manifest | InheritedBlocks, where: s
 }
 
 /** The language a `run` entry needs, from its extension; undefined when it does not say. */
-export function languageOfRunFile(file: string): string | undefined {
+function languageOfRunFile(file: string): string | undefined {
   const ext = /\.[^./]+$/.exec(file)?.[0];
   if (ext === '.ts' || ext === '.tsx' || ext === '.mts' || ext === '.js' || ext === '.mjs' || ext === '.cjs')
     return 'node';

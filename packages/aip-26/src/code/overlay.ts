@@ -12,7 +12,7 @@ export type BundleFile = {
   source: string;
 } & ({ data: Buffer } | { size: number; read: () => Promise<Buffer>; readInto?: (target: Buffer) => Promise<void> });
 
-export function sizeOf(file: BundleFile): number {
+function sizeOf(file: BundleFile): number {
   return 'data' in file ? file.data.length : file.size;
 }
 

@@ -28,7 +28,7 @@ function checkGithubRef(ref: string, label: string, source: Source): void {
 }
 
 /** How deep `ref` sources may nest (ADAPTER.md recommends a bound; 5 is its example). */
-export const MAX_REF_DEPTH = 5;
+const MAX_REF_DEPTH = 5;
 
 export type PlannedSource =
   | { kind: 'inline'; label: string; declaration: Source; path: string; content: string }

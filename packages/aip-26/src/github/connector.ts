@@ -218,7 +218,7 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
 }
 
 /** Thrown when a tree from the store's remote tier is not the directory the origin names. */
-export class GithubTreeMismatchError extends Error {
+class GithubTreeMismatchError extends Error {
   readonly code = 'AIP26_TREE_MISMATCH';
   constructor(
     readonly url: string,

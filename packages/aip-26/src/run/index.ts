@@ -1,11 +1,6 @@
 export { resolveRun } from './resolve.js';
-export type { ResolvedRun } from './resolve.js';
 export { parseRun, looksLikeShell } from './parse.js';
-export type { ParsedRun, RunOptions, RunValue } from './parse.js';
+export type { RunOptions, RunValue } from './parse.js';
 export { DEFAULT_RUNNERS } from './runners.js';
-export type { RunnerTable } from './runners.js';
-export { hasShellOperator, splitWords } from './shell.js';
-export type { Words } from './shell.js';
 export { assertRunFileInBundle } from './in-bundle.js';
 export { RunResolutionError, RunFileMissingError } from './errors.js';
-export type { RunProblem } from './errors.js';

@@ -18,7 +18,6 @@ import { delimiter, isAbsolute, join } from 'node:path';
  *   Best effort: a process that double-forks and clears its environment between two polls
  *   escapes.
  */
-export type TreeIsolation = 'pid-namespace' | 'process-tree';
 
 let namespaceWorks: boolean | undefined;
 

@@ -31,9 +31,9 @@ export interface TarItem {
   readInto?: (target: Buffer) => Promise<void>;
 }
 
-export const FILE_MODE = 0o644;
-export const EXECUTABLE_MODE = 0o755;
-export const DIRECTORY_MODE = 0o755;
+const FILE_MODE = 0o644;
+const EXECUTABLE_MODE = 0o755;
+const DIRECTORY_MODE = 0o755;
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const DRIVE_LETTER = /^[A-Za-z]:/;

@@ -39,7 +39,7 @@ import { UsageError } from '../usage.js';
 const EXIT_STRICT = EXIT_USAGE;
 
 /** The configuration `plugin import` writes beside the content root it imports. */
-export const IMPORTED_CONFIG_FILE = 'plugin.config.json';
+const IMPORTED_CONFIG_FILE = 'plugin.config.json';
 
 /** The error code printed when a conformant client would load nothing of the plugin. */
 const REJECTED = 'PLUGIN_REJECTED';

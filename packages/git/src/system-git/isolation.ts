@@ -166,6 +166,6 @@ function sshPath(path: string, name: string): string {
 }
 
 /** Single quotes for sh; the values here hold no `'`, so this never needs escaping, but stays correct if one does. */
-export function shQuote(text: string): string {
+function shQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }

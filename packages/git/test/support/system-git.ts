@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-export interface RecordedCall {
+interface RecordedCall {
   argv: string[];
   env: Record<string, string>;
   cwd: string | undefined;
@@ -74,7 +74,6 @@ export function settings(argv: readonly string[]): string[] {
 }
 
 export { renderings, watchProc } from '@agentproto/testkit';
-export type { ProcWatch } from '@agentproto/testkit';
 
 export interface SshSetup {
   server: GitSshServer;

@@ -114,7 +114,7 @@ export function parseSkillDeclaration(value: unknown): SkillSource[] {
 }
 
 /** A JSON value, as config holds after parsing (the same shape as the content cache's JsonValue). */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** The fields that identify a skill's content, in a fixed order, config keys sorted at every level. */
 export type CanonicalDeclaration = {
@@ -145,7 +145,7 @@ const MAX_CONFIG_DEPTH = 32;
 /** Values in one entry's `config`, containers included: far above any provider's needs. */
 const MAX_CONFIG_VALUES = 10_000;
 /** Entries in one declaration. */
-export const MAX_DECLARATION_ENTRIES = 1_000;
+const MAX_DECLARATION_ENTRIES = 1_000;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;

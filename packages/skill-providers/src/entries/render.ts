@@ -15,8 +15,8 @@
 
 const URL_PREFIX = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?';
-export const HOST_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
-export const HOST_IPV6 = /^\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]$/;
+const HOST_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
+const HOST_IPV6 = /^\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]$/;
 /** A login name: no `:` (that would be a password) and no leading `-` (an ssh option). */
 export const SSH_USER = /^[A-Za-z0-9._][A-Za-z0-9._-]*$/;
 

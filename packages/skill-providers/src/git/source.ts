@@ -119,7 +119,7 @@ export function parseGitRepository(text: string): GitRepositoryAddress {
 }
 
 /** A source for a message, masked; one that is not a string (built by hand) named by its type. */
-export function shownSource(text: unknown): string {
+function shownSource(text: unknown): string {
   return typeof text === 'string' ? showSource(text) : `(${typeof text})`;
 }
 
@@ -163,7 +163,7 @@ export type GitRef =
  * by the remote resolution (GIT_UPPERCASE_SHA, which names the lower-case spelling), and a
  * shorter one is a ref name first, then an abbreviation, expanded in either case.
  */
-export function readGitRef(version: string, at: EntryLocation): GitRef {
+function readGitRef(version: string, at: EntryLocation): GitRef {
   checkGitRef(version, at);
   return isFullCommitId(version) ? { kind: 'commit', commit: version } : { kind: 'name', name: version };
 }
@@ -247,7 +247,7 @@ export function parseGitStringAt(text: string, index: number | undefined): Skill
  * Why a declared ref is refused, or undefined: refNameProblem from `@agentproto/git`.
  * Every hex string passes; whether it is a commit id is readGitRef's rule.
  */
-export function gitRefProblem(ref: string): string | undefined {
+function gitRefProblem(ref: string): string | undefined {
   return refNameProblem(ref);
 }
 

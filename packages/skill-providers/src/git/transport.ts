@@ -1,7 +1,7 @@
 import type { GitRepositoryAddress } from './source.js';
 
 /** How a git source is reached, read from its URL alone (pure). */
-export type GitTransport = 'https' | 'ssh';
+type GitTransport = 'https' | 'ssh';
 
 export interface GitLocation {
   transport: GitTransport;

@@ -28,7 +28,7 @@ export async function servedRepo(
   return { repo, server, url: server.urlFor('skills.git') };
 }
 
-export interface RecordedRun {
+interface RecordedRun {
   argv: string[];
   env: Record<string, string>;
 }
