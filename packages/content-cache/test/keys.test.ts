@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidKeyError, canonicalJson, canonicalKey, objectIdOf, openContentStore } from '@agentproto/content-cache';
+import { InvalidKeyError, openContentStore } from '@agentproto/content-cache';
+import { canonicalJson, canonicalKey, objectIdOf } from '../src/canonical-key.js';
 import { storeState } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 

@@ -9,16 +9,14 @@ import {
   type CacheKey,
   type ContentStore,
   type Fill,
-  OBJECT_ARTIFACT_TYPE,
-  OBJECT_CONFIG_TYPE,
   type ObjectMarker,
   type StoreEvent,
-  canonicalJson,
-  objectIdOf,
   objectTag,
   ociRemote,
   openContentStore,
 } from '@agentproto/content-cache';
+import { canonicalJson, objectIdOf } from '../src/canonical-key.js';
+import { OBJECT_ARTIFACT_TYPE, OBJECT_CONFIG_TYPE } from '../src/remote/oci-remote.js';
 import { type OciRegistry, startOciRegistry, tarOf, type TarOfEntry } from '@agentproto/testkit';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
