@@ -12,6 +12,7 @@ export type {
   RegistryAuth,
   RegistryCredentials,
   AuthChallenge,
+  Challenge,
   Descriptor,
   ImageManifest,
   FetchedManifest,

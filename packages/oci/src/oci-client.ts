@@ -582,7 +582,8 @@ export class OciClient {
   }
 }
 
-interface Challenge {
+/** A parsed `WWW-Authenticate` challenge: the scheme and the parameters the registry named. */
+export interface Challenge {
   scheme: 'basic' | 'bearer';
   realm?: string;
   service?: string;

@@ -18,15 +18,15 @@ import type { RemoteFillContext, RemoteObject, StoreRemote } from './store-remot
 
 export const OBJECT_ARTIFACT_TYPE = 'application/vnd.agentproto.cache.object.v1';
 export const OBJECT_CONFIG_TYPE = 'application/vnd.agentproto.cache.object.config.v1+json';
-export const FACT_ARTIFACT_TYPE = 'application/vnd.agentproto.cache.fact.v1';
-export const FACT_CONFIG_TYPE = 'application/vnd.agentproto.cache.fact.config.v1+json';
+const FACT_ARTIFACT_TYPE = 'application/vnd.agentproto.cache.fact.v1';
+const FACT_CONFIG_TYPE = 'application/vnd.agentproto.cache.fact.config.v1+json';
 
 /** Tag of an object: a digest of its content identity (provider, content id). */
 export const objectTag = (objectId: string) => `object-${objectId}`;
 /** Tag of a key: a digest of the canonical key. Its manifest shares the object's layer. */
-export const keyTag = (key: CacheKey) => `key-${sha256Hex(canonicalKey(key))}`;
+const keyTag = (key: CacheKey) => `key-${sha256Hex(canonicalKey(key))}`;
 /** Tag of a fact: a digest of its name. */
-export const factTag = (name: string) => `fact-${sha256Hex(name)}`;
+const factTag = (name: string) => `fact-${sha256Hex(name)}`;
 
 export interface OciRemoteOptions extends OciClientOptions, LayerOptions {
   /** Limits on what is pulled. A config or layer over them is refused before it is read. */
