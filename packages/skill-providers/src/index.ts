@@ -1,7 +1,11 @@
 // @agentproto/skill-providers: prepare the skills a declaration names, from git and other providers, into the content store.
+// Every name here is a promise to hosts; entry parsing steps, canonical declarations and the git internals stay inside.
+
+// Prepare (fetch, check, publish) or only resolve a declaration's skills
 export { prepareSkills, resolveSkills, environmentSecrets } from './prepare/prepare.js';
 export type { PrepareOptions, PrepareProgress, PreparedSkill, ResolvedSkill } from './prepare/prepare.js';
 
+// The provider contract, for a host's own providers
 export type {
   BasicCredential,
   BasicVault,
@@ -14,26 +18,26 @@ export type {
   SkillSource,
 } from './provider.js';
 export { BaseSkillProvider } from './base-provider.js';
+
+// Which providers a declaration may name: a registry, built or loaded from deployment-owned packages
 export { ProviderRegistry, createRegistry, loadRegistry } from './registry.js';
 export type { LoadRegistryOptions } from './registry.js';
 export { defaultRegistry } from './defaults.js';
+export { importFrom, resolveFrom } from './import-from.js';
 
-export { gitProvider, GitSkillProvider, DEPLOY_KEY_ALLOWLIST_VARIABLE } from './git/provider.js';
+// The providers this package ships: git (HTTPS and SSH) and a local folder
+export { gitProvider, GitSkillProvider } from './git/provider.js';
 export type { GitProviderOptions } from './git/provider.js';
 export { localProvider, LocalSkillProvider } from './local/provider.js';
 export type { LocalProviderOptions } from './local/provider.js';
 
+// Where providers run: the sandbox contract and the default one, this machine
 export { localSandbox } from './sandbox/local.js';
 export type { LocalSandboxOptions } from './sandbox/local.js';
 export type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox/sandbox.js';
 
-export {
-  parseSkillDeclaration,
-  parseSkillDeclarationText,
-  parseSkillEntry,
-  parseGitString,
-  canonicalDeclaration,
-} from './entries/index.js';
+// Read a declaration from its text, or one git string, without preparing anything
+export { parseSkillDeclarationText, parseGitString } from './entries/index.js';
 export type { SkillDeclarationTextOptions } from './entries/index.js';
 
 // Errors: one class per failure kind, each with a stable literal `code` (README, "Errors").
@@ -72,4 +76,3 @@ export {
 export type { EntryRef, Phase, SkillPreparationCode } from './errors.js';
 // The local provider's.
 export { LocalSourceNotFoundError, LocalSourceChangedError, LocalVersionMismatchError } from './local/provider.js';
-export { importFrom, resolveFrom } from './import-from.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gitProvider, parseGitString, parseSkillDeclaration, parseSkillEntry } from '@agentproto/skill-providers';
+import { gitProvider, parseGitString } from '@agentproto/skill-providers';
+import { parseSkillDeclaration, parseSkillEntry } from '../src/entries/index.js';
 import { gitSourceOf } from '../src/git/source.js';
 import type { SkillSource } from '../src/provider.js';
 

@@ -1,14 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { makeRepo, watchProc } from '@agentproto/testkit';
-import {
-  createRegistry,
-  gitProvider,
-  parseSkillDeclaration,
-  prepareSkills,
-  resolveSkills,
-  type Sandbox,
-} from '@agentproto/skill-providers';
+import { createRegistry, gitProvider, prepareSkills, resolveSkills, type Sandbox } from '@agentproto/skill-providers';
+import { parseSkillDeclaration } from '../../src/entries/index.js';
 import { recordingSandbox } from '../support/git.js';
 import { newCache } from '../support/skills.js';
 import { tempDir } from '../support/temp.js';

@@ -1,7 +1,7 @@
 // What a worker of runBounded calls (hostile-declarations-end-in-typed-errors.test.ts):
 // parseSkillDeclarationText and parseSkillDeclaration on hostile input, in the worker's
 // bounded heap.
-import { parseSkillDeclaration, parseSkillDeclarationText } from '../../../src/index.js';
+import { parseSkillDeclaration, parseSkillDeclarationText } from '../../../src/entries/index.js';
 
 /** The names a declaration's text installs. */
 export function parseText({ format, bytes }: { format: 'yaml' | 'json'; bytes: Uint8Array }): string[] {
