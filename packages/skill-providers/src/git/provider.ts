@@ -31,7 +31,7 @@ import { type GitRef, type GitSource, gitSourceOf } from './source.js';
 import { type GitLocation, knownHostsNames } from './transport.js';
 
 /** The deployment's list of deploy key secret names that agent configuration may use. */
-export const DEPLOY_KEY_ALLOWLIST_VARIABLE = 'AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
+const DEPLOY_KEY_ALLOWLIST_VARIABLE = 'AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
 
 export interface GitProviderOptions {
   /**
