@@ -48,81 +48,145 @@ describe('resolveInside: link states', () => {
     ['the root itself', () => undefined, '', { realPath: '' }],
     [
       'a link inside the root to a file',
-      () => (box.file('real.txt'), box.link('l', 'real.txt')),
+      () => {
+        box.file('real.txt');
+        box.link('l', 'real.txt');
+      },
       'l',
       { realPath: 'real.txt' },
     ],
     [
       'a link inside the root to a folder',
-      () => (box.file('d/f.txt'), box.link('dl', 'd')),
+      () => {
+        box.file('d/f.txt');
+        box.link('dl', 'd');
+      },
       'dl/f.txt',
       { realPath: 'd/f.txt' },
     ],
-    ['a link to a folder, itself', () => (box.dir('d'), box.link('dl', 'd')), 'dl', { realPath: 'd' }],
+    [
+      'a link to a folder, itself',
+      () => {
+        box.dir('d');
+        box.link('dl', 'd');
+      },
+      'dl',
+      { realPath: 'd' },
+    ],
     [
       'a chain of links within the root',
-      () => (box.file('f'), box.link('a', 'b'), box.link('b', 'sub/c'), box.link('sub/c', '../f')),
+      () => {
+        box.file('f');
+        box.link('a', 'b');
+        box.link('b', 'sub/c');
+        box.link('sub/c', '../f');
+      },
       'a',
       { realPath: 'f' },
     ],
     [
       'a link climbing with ".." but staying inside',
-      () => (box.file('f'), box.link('d/back', '../f')),
+      () => {
+        box.file('f');
+        box.link('d/back', '../f');
+      },
       'd/back',
       { realPath: 'f' },
     ],
     [
       `a chain of ${MAX_LINK_HOPS} links`,
-      () => (box.file('f'), chain('h', MAX_LINK_HOPS, 'f')),
+      () => {
+        box.file('f');
+        chain('h', MAX_LINK_HOPS, 'f');
+      },
       'h1',
       { realPath: 'f' },
     ],
     [
       `a chain of ${MAX_LINK_HOPS + 1} links`,
-      () => (box.file('f'), chain('h', MAX_LINK_HOPS + 1, 'f')),
+      () => {
+        box.file('f');
+        chain('h', MAX_LINK_HOPS + 1, 'f');
+      },
       'h1',
       { reason: 'too-many-hops', at: 'h1' },
     ],
     [
       '40 hops over two components (20 + 20)',
-      () => (box.file('d/f'), chain('x', 20, 'd'), chain('d/y', 20, 'f')),
+      () => {
+        box.file('d/f');
+        chain('x', 20, 'd');
+        chain('d/y', 20, 'f');
+      },
       'x1/y1',
       { realPath: 'd/f' },
     ],
     [
       'hops counted over the whole path, not per component (20 + 21)',
-      () => (box.file('d/f'), chain('x', 20, 'd'), chain('d/y', 21, 'f')),
+      () => {
+        box.file('d/f');
+        chain('x', 20, 'd');
+        chain('d/y', 21, 'f');
+      },
       'x1/y1',
       { reason: 'too-many-hops', at: 'x1/y1' },
     ],
-    ['a loop a -> b -> a', () => (box.link('a', 'b'), box.link('b', 'a')), 'a', { reason: 'loop', at: 'a' }],
+    [
+      'a loop a -> b -> a',
+      () => {
+        box.link('a', 'b');
+        box.link('b', 'a');
+      },
+      'a',
+      { reason: 'loop', at: 'a' },
+    ],
     ['a self-link', () => box.link('self', 'self'), 'self', { reason: 'loop', at: 'self' }],
     ['a link into itself (l -> l/x)', () => box.link('l', 'l/x'), 'l', { reason: 'loop', at: 'l' }],
     [
       'a loop reached through a folder',
-      () => (box.link('d/a', 'b'), box.link('d/b', 'a')),
+      () => {
+        box.link('d/a', 'b');
+        box.link('d/b', 'a');
+      },
       'd/a/x',
       { reason: 'loop', at: 'd/a' },
     ],
     [
       'the same link followed twice, each time to its end, is no loop',
-      () => (box.file('d/f'), box.link('d/up', '..')),
+      () => {
+        box.file('d/f');
+        box.link('d/up', '..');
+      },
       'd/up/d/up/d/f',
       { realPath: 'd/f' },
     ],
     ['a dangling link', () => box.link('gone', 'nothing-here'), 'gone', { reason: 'dangling', at: 'gone' }],
-    ['a link through a file', () => (box.file('f'), box.link('l', 'f/x')), 'l', { reason: 'dangling', at: 'l' }],
+    [
+      'a link through a file',
+      () => {
+        box.file('f');
+        box.link('l', 'f/x');
+      },
+      'l',
+      { reason: 'dangling', at: 'l' },
+    ],
     ['a missing file, no link involved', () => undefined, 'nope.txt', { reason: 'missing', at: 'nope.txt' }],
     [
       'a missing file under a linked folder',
-      () => (box.dir('d'), box.link('dl', 'd')),
+      () => {
+        box.dir('d');
+        box.link('dl', 'd');
+      },
       'dl/nope',
       { reason: 'missing', at: 'dl/nope' },
     ],
     ['a path through a file', () => box.file('f'), 'f/x', { reason: 'missing', at: 'f/x' }],
     [
       'an absolute link to a file inside the root (its real path)',
-      () => (box.file('f'), box.link('abs', join(realpathSync(box.root), 'f'))),
+      () => {
+        box.file('f');
+        box.link('abs', join(realpathSync(box.root), 'f'));
+      },
       'abs',
       { realPath: 'f' },
     ],
@@ -154,7 +218,10 @@ describe('resolveInside: link states', () => {
     [
       // d/x -> up/.. looks like d/ on paper; followed, up is the root and its parent is outside.
       'a link through a linked folder that leaves only when followed',
-      () => (box.link('d/up', '..'), box.link('d/x', 'up/..')),
+      () => {
+        box.link('d/up', '..');
+        box.link('d/x', 'up/..');
+      },
       'd/x/outside/secret.txt',
       { reason: 'outside-root', at: 'd/x' },
     ],
@@ -199,7 +266,13 @@ describe('resolveInside: link states', () => {
   it('never looks at anything outside the root, not even to lstat it', async () => {
     box.link('up', '../outside/secret.txt');
     const touched: string[] = [];
-    const watching: PackageFs = { ...nodePackageFs, lstat: (p) => (touched.push(p), nodePackageFs.lstat(p)) };
+    const watching: PackageFs = {
+      ...nodePackageFs,
+      lstat: (p) => {
+        touched.push(p);
+        return nodePackageFs.lstat(p);
+      },
+    };
     await resolveInside(box.root, 'up', watching);
     const real = realpathSync(box.root);
     expect(touched.length).toBeGreaterThan(0);
@@ -373,9 +446,10 @@ describe('openPluginReader: size limits', () => {
         const handle = await nodeFs.open(path, flags);
         return {
           stat: () => handle.stat(),
-          read: (buffer, offset, length, position) => (
-            asked.push(length), handle.read(buffer, offset, length, position)
-          ),
+          read: (buffer, offset, length, position) => {
+            asked.push(length);
+            return handle.read(buffer, offset, length, position);
+          },
           close: () => handle.close(),
         };
       },

@@ -275,7 +275,10 @@ describe('package.json drift', () => {
     ['version edited', edit((v) => (v.version = '9.9.9')), ['package.json'], ['package.json#/version']],
     [
       'owned keys edited and removed',
-      edit((v) => ((v.pi = { skills: ['./x'] }), delete v.description)),
+      edit((v) => {
+        v.pi = { skills: ['./x'] };
+        delete v.description;
+      }),
       ['package.json'],
       ['package.json#/description', 'package.json#/pi'],
     ],

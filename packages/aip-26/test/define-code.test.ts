@@ -267,7 +267,7 @@ const badInputs: [string, unknown, Expectation][] = [
   ['an empty inline path', { sources: [{ inline: { path: '', content: '' } }] }, invalid],
   ['"." as an inline path', { sources: [{ inline: { path: '.', content: '' } }] }, unsafe()],
   ['a name over 255 bytes', { sources: [{ inline: { path: `${'n'.repeat(256)}.ts`, content: '' } }] }, unsafe()],
-  ['a 10,000-deep path', { sources: [{ inline: { path: 'a/'.repeat(10_000) + 'f', content: '' } }] }, unsafe()],
+  ['a 10,000-deep path', { sources: [{ inline: { path: `${'a/'.repeat(10_000)}f`, content: '' } }] }, unsafe()],
   ['%2F.. in a path', { sources: [{ inline: { path: 'a%2F..%2F..%2Fx', content: '' } }] }, unsafe()],
   ['traversal in local.as', { sources: [{ local: { path: 'tool.ts', as: '../tool.ts' } }] }, unsafe()],
   ['an absolute local.path', { sources: [{ local: '/etc/passwd' }] }, unsafe()],

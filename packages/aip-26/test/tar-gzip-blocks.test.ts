@@ -51,7 +51,10 @@ describe('lazily read entries', () => {
       data.map((d, i) => ({
         path: `f${String(i).padStart(2, '0')}`,
         size: d.length,
-        read: async () => (order.push(i), d),
+        read: async () => {
+          order.push(i);
+          return d;
+        },
       })),
     );
     const eager = await writeBundle(data.map((d, i) => ({ path: `f${String(i).padStart(2, '0')}`, data: d })));

@@ -62,14 +62,21 @@ export class GunzipOneMember extends Transform {
       if (this.state === 'header') {
         this.header = this.header.length === 0 ? chunk : Buffer.concat([this.header, chunk]);
         const length = gzipHeaderLength(this.header);
-        if (length === undefined) return callback();
+        if (length === undefined) {
+          callback();
+          return;
+        }
         const rest = this.header.subarray(length);
         this.header = Buffer.alloc(0);
         this.state = 'body';
-        if (rest.length === 0) return callback();
-        return this.feed(rest, callback);
+        if (rest.length === 0) callback();
+        else this.feed(rest, callback);
+        return;
       }
-      if (this.state === 'body') return this.feed(chunk, callback);
+      if (this.state === 'body') {
+        this.feed(chunk, callback);
+        return;
+      }
       this.takeTrailer(chunk);
       callback();
     } catch (error) {

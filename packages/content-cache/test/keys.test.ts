@@ -21,6 +21,7 @@ describe('canonical keys', () => {
     ['a Buffer', { ...base, declaration: Buffer.from('x') }, '/declaration'],
     ['a Map', { ...base, declaration: new Map() }, '/declaration'],
     ['a cycle', { ...base, declaration: cyclic }, '/declaration/self'],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the hostile input under test
     ['a sparse array', { ...base, declaration: [1, , 3] }, '/declaration/1'],
     ['NUL in a declaration string', { ...base, declaration: { source: 'a\0b' } }, '/declaration/source'],
     ['NUL in a declaration name', { ...base, declaration: { 'a\0b': 1 } }, '/declaration'],

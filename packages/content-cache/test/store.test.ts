@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   AcquisitionAbortedError,
-  ContentCacheError,
+  type ContentCacheError,
   FillFailedError,
   FillOutsideDestinationError,
   type StoreFs,

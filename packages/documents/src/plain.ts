@@ -30,7 +30,9 @@ export function toCheckedPlain(
         throw new DocumentTooDeepError(source, format, limits.maxDepth, undefined, undefined);
       if (Array.isArray(from)) {
         const list: unknown[] = new Array<unknown>(from.length);
-        from.forEach((item, index) => stack.push({ from: item, into: list, key: index, depth: depth + 1 }));
+        from.forEach((item, index) => {
+          stack.push({ from: item, into: list, key: index, depth: depth + 1 });
+        });
         copy = list;
       } else {
         const record: Record<string, unknown> = {};

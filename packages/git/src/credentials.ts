@@ -92,7 +92,7 @@ function echoForms(secret: string): string[] {
   const urlSafe = unpadded.replace(/\+/g, '-').replace(/\//g, '_');
   const percent = encodeURIComponent(secret);
   const strict = percent.replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
-  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (sequence) => sequence.toLowerCase());
   const json = JSON.stringify(secret).slice(1, -1);
   return [
     secret,

@@ -680,7 +680,7 @@ function parseManifest(bytes: Buffer, what: string): ImageManifest {
     throw bad(`media type ${JSON.stringify(manifest.mediaType)} is not ${OCI_MANIFEST}`);
   checkDescriptor(manifest.config, bad, 'config');
   if (!Array.isArray(manifest.layers)) throw bad('no layers list');
-  manifest.layers.forEach((layer, i) => checkDescriptor(layer, bad, `layers[${i}]`));
+  for (const [i, layer] of manifest.layers.entries()) checkDescriptor(layer, bad, `layers[${i}]`);
   return manifest as ImageManifest;
 }
 

@@ -157,7 +157,10 @@ describe('the git provider over SSH', () => {
     const s = await setup();
     const { sandbox, runs } = await recordingSandbox({ capabilities: { ssh: false } });
     const reads: string[] = [];
-    const secrets: SecretReader = (name) => (reads.push(name), s.privateKey);
+    const secrets: SecretReader = (name) => {
+      reads.push(name);
+      return s.privateKey;
+    };
     await expect(
       prepareSkills([entryFor(s)], { cache: await newCache(), sandbox, registry: s.registry, secrets }),
     ).rejects.toMatchObject({
@@ -171,7 +174,10 @@ describe('the git provider over SSH', () => {
     const s = await setup();
     const { sandbox } = await recordingSandbox();
     const reads: string[] = [];
-    const secrets: SecretReader = (name) => (reads.push(name), s.privateKey);
+    const secrets: SecretReader = (name) => {
+      reads.push(name);
+      return s.privateKey;
+    };
     const options = { cache: await newCache(), sandbox, registry: s.registry, secrets };
     await expect(
       prepareSkills([entryFor(s, { deploy_key_secret_name: 'prod-admin-key' })], options),

@@ -275,7 +275,10 @@ describe('the git provider over HTTPS', () => {
     );
     const { sandbox } = await recordingSandbox();
     const asked: string[] = [];
-    const vault: BasicVault = (vaultUrl) => (asked.push(vaultUrl), { username: 'bot', password: 'pw-1234' });
+    const vault: BasicVault = (vaultUrl) => {
+      asked.push(vaultUrl);
+      return { username: 'bot', password: 'pw-1234' };
+    };
     const [first] = await prepareSkills([`${url}#skills/review`], { cache: await newCache(), sandbox, vault });
     const askedFirst = asked.length;
     server.resetStats();
@@ -302,7 +305,10 @@ describe('the git provider over HTTPS', () => {
       const command = gitSubcommand(argv);
       if (at === command || (at === 'fetch --stdin' && command === 'fetch' && argv.includes('--stdin'))) cancel();
     });
-    const vault: BasicVault = () => (at === 'vault' && cancel(), undefined);
+    const vault: BasicVault = () => {
+      if (at === 'vault') cancel();
+      return undefined;
+    };
     const cache = await newCache();
     await expect(
       prepareSkills([`${url}#skills/review`], { cache, sandbox: recording.sandbox, signal: controller.signal, vault }),

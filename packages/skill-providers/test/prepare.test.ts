@@ -117,9 +117,16 @@ describe('prepareSkills', () => {
     provider.hooks.fetch = async (context) => {
       await new Promise((resolve, reject) => {
         const timer = setTimeout(resolve, 2000);
-        context.signal.addEventListener('abort', () => (clearTimeout(timer), reject(context.signal.reason)), {
-          once: true,
-        });
+        context.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(context.signal.reason);
+          },
+          {
+            once: true,
+          },
+        );
       });
     };
     provider.hooks.resolve = async (_context, source) => {

@@ -17,6 +17,6 @@ async function probe(callsPath, reportPath) {
 }
 
 probe(process.argv[2], process.argv[3]).catch((error) => {
-  process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
+  process.stderr.write(`${error?.stack ? error.stack : String(error)}\n`);
   process.exitCode = 1;
 });

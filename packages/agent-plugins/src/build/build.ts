@@ -103,9 +103,11 @@ export async function buildPlugin(config: PluginConfig, options: BuildOptions): 
   for (const path of included.selected) {
     const slash = path.indexOf('/');
     const top = slash < 0 ? '' : path.slice(0, slash);
-    if (top !== '' && isExtensionNamespace(top))
-      (namespaces[top] ??= {})[path.slice(slash + 1)] = await source.read(path);
-    else files.set(path, await source.read(path));
+    if (top !== '' && isExtensionNamespace(top)) {
+      const namespace = namespaces[top] ?? {};
+      namespaces[top] = namespace;
+      namespace[path.slice(slash + 1)] = await source.read(path);
+    } else files.set(path, await source.read(path));
   }
   const extensionFolders = extensionFiles(namespaces);
   findings.push(...extensionFolders.findings);

@@ -56,7 +56,10 @@ export function scanServerSecrets(name: string, server: ScannedServer, options: 
   for (const [key, value] of Object.entries(server.env ?? {})) look(['env', key], value, { field: 'env', name: key });
   (server.args ?? []).forEach((arg, i, args) => {
     const inline = FLAG_WITH_VALUE.exec(arg);
-    if (inline !== null) return look(['args', i], inline[2] ?? '', { field: 'arg', name: inline[1] ?? '' });
+    if (inline !== null) {
+      look(['args', i], inline[2] ?? '', { field: 'arg', name: inline[1] ?? '' });
+      return;
+    }
     const flag = i > 0 ? FLAG.exec(args[i - 1] ?? '') : null;
     look(
       ['args', i],

@@ -91,6 +91,7 @@ async function configFile(bytes: Uint8Array, extension: '.json' | '.yaml'): Prom
   return file;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: each entry point takes an input of its own type
 type EntryPoint = EntryPointUnderTest<any>;
 
 /**

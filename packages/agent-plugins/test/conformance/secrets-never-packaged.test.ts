@@ -139,7 +139,7 @@ const HARMLESS: ReadonlyArray<readonly [string, string, { field: 'env' | 'header
 ];
 
 const secretFindings = (findings: readonly Finding[]) => findings.filter((f) => f.code.startsWith('secret.'));
-const valueOf = (token: string) => token.split('\n')[1] ?? token;
+const tokenValue = (token: string) => token.split('\n')[1] ?? token;
 
 describe('§7.2.1, §9.2 "Plugins MUST NOT embed credentials or other secrets": known token shapes', () => {
   it('every rule of the table has a token shape here', () => {
@@ -402,7 +402,7 @@ describe('the secret never reaches a message, whatever the value', () => {
       expect(finding).toBeDefined();
       // Everything past the marker is withheld: no 8 consecutive characters of the token's body.
       const marker = /\((.+?)…\)/.exec(finding!.message)?.[1] ?? '';
-      const body = marker === '' ? valueOf(token) : token.slice(token.indexOf(marker) + marker.length);
+      const body = marker === '' ? tokenValue(token) : token.slice(token.indexOf(marker) + marker.length);
       for (let i = 0; i + 8 <= body.length; i += 4) expect(finding!.message).not.toContain(body.slice(i, i + 8));
     },
   );

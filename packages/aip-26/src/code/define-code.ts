@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readArchive } from '@agentproto/archive';
-import { type ContentStore } from '@agentproto/content-cache';
+import type { ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';

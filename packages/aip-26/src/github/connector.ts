@@ -122,7 +122,8 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
   const storeOf = (): Promise<ContentStore> | undefined => {
     if (options.cache === false) return undefined;
     if (options.cache !== undefined) return Promise.resolve(options.cache);
-    return (defaultStore ??= openContentStore({ root: defaultRoot! }));
+    defaultStore ??= openContentStore({ root: defaultRoot! });
+    return defaultStore;
   };
   const auth: GitAuth = async () => {
     const token = options.getToken ? await options.getToken() : options.token;

@@ -76,7 +76,7 @@ export class ParallelGzip extends Writable {
     yield Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, this.level === 9 ? 2 : this.level === 1 ? 4 : 0, OS_UNIX]);
     for (;;) {
       const job = this.jobs.shift();
-      if (job) {
+      if (job !== undefined) {
         if (this.jobs.length < IN_FLIGHT && this.blocked) {
           const release = this.blocked;
           this.blocked = undefined;

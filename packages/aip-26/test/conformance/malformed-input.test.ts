@@ -93,6 +93,7 @@ async function readManifestOf(bytes: Uint8Array, file: 'manifest.yaml' | 'CODE.m
   }
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: each entry point takes an input of its own type
 type EntryPoint = EntryPointUnderTest<any>;
 
 /**

@@ -49,7 +49,7 @@ describe('untrusted documents: every rule ends in its DocumentError, and no mess
     [
       'YAML block maps 65 deep by indentation',
       'DOCUMENT_TOO_DEEP',
-      yaml(Array.from({ length: 65 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1'),
+      yaml(`${Array.from({ length: 65 }, (_, i) => `${' '.repeat(i)}a:`).join('\n')} 1`),
     ],
     ["YAML: the issue's `name: ` and 50,000 `[`", 'DOCUMENT_TOO_DEEP', yaml(`name: ${'['.repeat(50_000)}`)],
     ['a YAML alias bomb (10^10 values)', 'DOCUMENT_TOO_COMPLEX', yaml(bomb)],

@@ -1,7 +1,7 @@
 import {
   GitAuthFailedError,
   GitCommitUnavailableError,
-  GitError,
+  type GitError,
   GitHostKeyError,
   GitRepositoryNotFoundError,
   GitTransportError,

@@ -38,6 +38,7 @@ const text = (valid: string) =>
     fc.constantFrom('', ' ', '\0', '..', '@{', 'refs/heads/', `${'a'.repeat(39)}`, 'A'.repeat(40)),
   );
 
+// biome-ignore lint/suspicious/noExplicitAny: each entry point takes an input of its own type
 type EntryPoint = EntryPointUnderTest<any>;
 
 /**

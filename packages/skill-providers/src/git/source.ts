@@ -316,7 +316,7 @@ function parseUrlRepository(
   if (userinfo !== undefined && url.scheme !== 'ssh') {
     throw credentials('carries credentials in its userinfo; remove them (HTTP credentials come from the vault)');
   }
-  if (userinfo !== undefined && userinfo.includes(':')) {
+  if (userinfo?.includes(':')) {
     throw credentials('carries a password in its userinfo; remove it (ssh uses a deploy key named in config)');
   }
   const hostPort = authority.slice(userEnd + 1);

@@ -35,6 +35,7 @@ const declaration = () => [
   'http://127.0.0.1:9/skills.git#v1',
 ];
 
+// biome-ignore lint/suspicious/noExplicitAny: each entry point takes an input of its own type
 type EntryPoint = EntryPointUnderTest<any>;
 
 /**
