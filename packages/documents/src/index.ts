@@ -1,15 +1,7 @@
 // Parsing documents nobody vouches for (front matter, manifests, plugin configs,
 // declarations): one implementation, one parser configuration, for every package.
-export {
-  DocumentError,
-  DocumentSyntaxError,
-  DocumentTooComplexError,
-  DocumentTooDeepError,
-  DocumentTooLargeError,
-} from './errors.js';
-export type { DocumentErrorCode, DocumentFormat } from './errors.js';
-export { DOCUMENT_LIMITS, FRONTMATTER_LIMITS } from './limits.js';
-export type { DocumentLimits } from './limits.js';
+
+// Parse a document within its limits: size, depth and node count checked before and while parsing
 export { parseUntrustedYaml, parseYamlDocument, yamlDocumentValue } from './yaml.js';
 export type { YamlParseOptions } from './yaml.js';
 export { parseUntrustedJson } from './json.js';
@@ -19,3 +11,17 @@ export type { TomlParseOptions } from './toml.js';
 export { findFrontmatter } from './frontmatter.js';
 export type { FrontmatterBlock } from './frontmatter.js';
 export { readBoundedFile } from './read.js';
+
+// The limits every parser applies unless a caller passes its own
+export { DOCUMENT_LIMITS, FRONTMATTER_LIMITS } from './limits.js';
+export type { DocumentLimits } from './limits.js';
+
+// Errors
+export {
+  DocumentError,
+  DocumentSyntaxError,
+  DocumentTooComplexError,
+  DocumentTooDeepError,
+  DocumentTooLargeError,
+} from './errors.js';
+export type { DocumentErrorCode, DocumentFormat } from './errors.js';

@@ -1,4 +1,6 @@
 // An OCI distribution client: names, blobs, manifests, tags, auth, and file trees as layers.
+
+// The client: blobs, manifests and tags on one registry, Basic and bearer-token auth
 export {
   OciClient,
   sha256Digest,
@@ -17,9 +19,15 @@ export type {
   ImageManifest,
   FetchedManifest,
 } from './oci-client.js';
-export { RegistryError } from './errors.js';
-export type { RegistryErrorCode } from './errors.js';
+
+// Names: references, repositories, tags and digests checked before any request
 export { parseReference, checkRepository, checkReference, isDigest, isTag } from './names.js';
 export type { ArtifactReference } from './names.js';
+
+// File trees as deterministic layers, and layers back into trees
 export { packTree, readLayerBlob, unpackLayer, LAYER_TAR, LAYER_TAR_GZIP } from './layer.js';
 export type { LayerOptions, UnpackTarget } from './layer.js';
+
+// Errors
+export { RegistryError } from './errors.js';
+export type { RegistryErrorCode } from './errors.js';
