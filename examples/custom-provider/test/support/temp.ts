@@ -1,17 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDirs } from '@agentproto/testkit';
 import { afterEach } from 'vitest';
 
-const made: string[] = [];
+const temp = tempDirs('agentproto-tarball-');
+afterEach(() => temp.removeAll());
 
 /** A fresh folder under the system temp folder, removed after the test. */
-export async function tempDir(prefix = 'agentproto-tarball-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+export const tempDir: (prefix?: string) => Promise<string> = temp.make;
