@@ -213,6 +213,22 @@ export interface ExplainOptions {
   pointer?: string;
 }
 
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+/** `/a/b` → `''`, `/a`, `/a/b`: the JSON pointers a value at `path` lies at or under. */
+function pathAndAncestors(path: string): string[] {
+  const paths = [''];
+  for (let slash = path.indexOf('/', 1); slash !== -1; slash = path.indexOf('/', slash + 1)) {
+    paths.push(path.slice(0, slash));
+  }
+  if (path !== '') paths.push(path);
+  return paths;
+}
+
 /**
  * Ajv errors → problems: every problem once, in Ajv's order, with readable messages and
  * `oneOf` noise collapsed (see above). Works on errors of any schema that uses the AIP-26
@@ -225,6 +241,14 @@ export function explainSchemaErrors(
   const list = errors ?? [];
   const dropped = new Set<ErrorObject>();
   const replaced = new Map<ErrorObject, string>();
+  // Each collapsed `oneOf` looks only at the errors at and under its own value, found through
+  // these indexes: scanning the whole list for each one made a block of n bad sources cost n².
+  const typeErrorsAt = new Map<string, ErrorObject[]>();
+  const errorsUnder = new Map<string, ErrorObject[]>();
+  for (const e of list) {
+    if (e.keyword === 'type') pushTo(typeErrorsAt, e.instancePath, e);
+    for (const path of pathAndAncestors(e.instancePath)) pushTo(errorsUnder, path, e);
+  }
 
   for (const branching of list.filter(isBranching)) {
     const branches = branching.schema as unknown[];
@@ -234,21 +258,16 @@ export function explainSchemaErrors(
     const { typed, candidates: fitting } = candidatesFor(branches, value);
     // A `oneOf` beside a `type` that already failed (`source` is `type: object` + `oneOf`)
     // has nothing to say about a string: the type error says it all.
-    const typeFailed = list.some(
-      (e) =>
-        e.keyword === 'type' &&
-        e.instancePath === branching.instancePath &&
-        (e.parentSchema !== undefined
-          ? e.parentSchema === branching.parentSchema
-          : e.schemaPath === branching.schemaPath.replace(/[^/]+$/, 'type')),
+    const typeFailed = (typeErrorsAt.get(branching.instancePath) ?? []).some((e) =>
+      e.parentSchema !== undefined
+        ? e.parentSchema === branching.parentSchema
+        : e.schemaPath === branching.schemaPath.replace(/[^/]+$/, 'type'),
     );
     // Errors of which branches are noise: all of them if the value fits several (the problem
     // is the ambiguity), none, or has the wrong type altogether; otherwise the other branches'.
     const noise = branches.flatMap((_, i) =>
       typeFailed || several || fitting.length === 0 || !fitting.includes(i) ? [i] : [],
     );
-    const inside = (e: ErrorObject) =>
-      e.instancePath === branching.instancePath || e.instancePath.startsWith(`${branching.instancePath}/`);
     // An error belongs to branch i if its schema object lies in that branch (verbose errors
     // carry it; this holds across inlined `$ref`s), or if its schema path runs through it.
     const inBranch = (e: ErrorObject, i: number) => {
@@ -256,8 +275,9 @@ export function explainSchemaErrors(
       if (branch !== null && typeof branch === 'object' && subtree(branch).has(e.parentSchema)) return true;
       return e.schemaPath.startsWith(`${branching.schemaPath}/${i}/`);
     };
-    for (const e of list) {
-      if (e !== branching && inside(e) && noise.some((i) => inBranch(e, i))) dropped.add(e);
+    // The errors inside the value: at its own path or under it.
+    for (const e of errorsUnder.get(branching.instancePath) ?? []) {
+      if (e !== branching && noise.some((i) => inBranch(e, i))) dropped.add(e);
     }
     if (typeFailed) dropped.add(branching);
     else if (several) replaced.set(branching, severalMessage(branches, value));

@@ -87,7 +87,31 @@ function codeAmbiguities(code: unknown, at: string): SchemaProblem[] {
   return code.sources.flatMap((source, i) => ambiguousDiscriminators(source, SOURCE_KEYS, `${at}/sources/${i}`));
 }
 
+/**
+ * The most sources a code block may list. Ajv gathers the errors of each source by copying
+ * every error so far (`concat`), so checking n bad sources costs n²: 60,000 of them took
+ * minutes. A longer list gets this one problem instead of a schema check, which stays fast
+ * up to here.
+ */
+const MAX_CODE_SOURCES = 1_000;
+
+function tooManySources(code: unknown, at: string): SchemaProblem | undefined {
+  if (!isObject(code) || !Array.isArray(code.sources) || code.sources.length <= MAX_CODE_SOURCES) return undefined;
+  return {
+    pointer: `${at}/sources`,
+    message: `must NOT have more than ${MAX_CODE_SOURCES} items (it has ${code.sources.length})`,
+    keyword: 'maxItems',
+  };
+}
+
 function check(def: CodeSchemaDef, value: unknown, prefix: string, extra: SchemaProblem[]): CheckResult {
+  const tooMany =
+    def === 'code'
+      ? tooManySources(value, prefix)
+      : def === 'codeWorkspaceManifest' && isObject(value)
+        ? tooManySources(value.code, `${prefix}/code`)
+        : undefined;
+  if (tooMany !== undefined) return { ok: false, problems: [tooMany] };
   const validate = validatorFor(def);
   const problems = validate(value) ? [] : explainSchemaErrors(validate.errors, { pointer: prefix });
   const seen = new Set(problems.map(problemId));
