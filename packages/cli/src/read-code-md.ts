@@ -40,10 +40,12 @@ export async function readCodeMdFrontmatter(path: string): Promise<unknown> {
       `manifest ${shellQuote(path)} has no YAML front matter (a first line "---" and a closing "---")`,
     );
   try {
-    return parseUntrustedYaml(block.yaml, { source: `${path}#/frontmatter`, limits: FRONTMATTER_LIMITS });
+    // firstLine 2: the opening `---` is line 1, so errors give the line of the file an editor shows.
+    return parseUntrustedYaml(block.yaml, { source: path, limits: FRONTMATTER_LIMITS, firstLine: 2 });
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
-    // The message names the rule and a line, never the file's text.
+    // The message names the rule, a line and a column of the file, never its text (the
+    // cause, a DocumentSyntaxError, holds the offending line as its excerpt).
     throw new CommandError(`manifest ${shellQuote(path)} front matter ${error.detail}`, { cause: error });
   }
 }

@@ -25,7 +25,8 @@ export async function readYamlFile(path: string, what: string): Promise<unknown>
     return parseUntrustedYaml(bytes, { source: path });
   } catch (error) {
     if (!(error instanceof DocumentError)) throw error;
-    // The message names the rule and a line, never the file's text.
+    // The message names the rule, a line and a column, never the file's text (the cause, a
+    // DocumentSyntaxError, holds the offending line as its excerpt).
     throw new CommandError(`${what} ${shellQuote(path)} ${error.detail}`, { cause: error });
   }
 }

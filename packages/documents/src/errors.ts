@@ -1,7 +1,8 @@
 /**
  * Why an untrusted document (YAML, JSON, TOML) was not parsed. One class per failure kind,
  * each with a stable `code` and the facts in fields. Messages name the document's source
- * and a line and column at most: never a byte of its text, which may hold a secret.
+ * and a line and column at most: never a byte of its text, which may hold a secret (a
+ * syntax error's `excerpt`, a separate field, shows the offending line).
  */
 export type DocumentFormat = 'yaml' | 'json' | 'toml';
 
@@ -18,7 +19,8 @@ export abstract class DocumentError extends Error {
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super(`${source}: ${detail}`, options);
+    // A path may hold a line break or an escape sequence: the message stays one printable line.
+    super(`${oneLine(source)}: ${detail}`, options);
     this.name = new.target.name;
     this.detail = detail;
   }
@@ -77,22 +79,56 @@ export class DocumentTooComplexError extends DocumentError {
 
 /**
  * The document is not valid: `reason` is the parser's own code (`BLOCK_AS_IMPLICIT_KEY`,
- * `DUPLICATE_KEY`, `NOT_UTF8`, `INVALID_JSON`, `INVALID_TOML`, ...).
+ * `DUPLICATE_KEY`, `NOT_UTF8`, `INVALID_JSON`, `INVALID_TOML`, ...), `description` says it in
+ * words (`unfinished string`, `expected ',' or '}' after a value in an object`). `line` and
+ * `column` count from 1 as an editor does (columns in characters, lines of the whole file,
+ * front matter included); `excerpt` is the offending line and a caret under the column:
+ *
+ * ```text
+ *   3 | name = "acme
+ *     |        ^
+ * ```
+ *
+ * The message (one line) holds the source, the reason and the position, never the text.
+ * The excerpt shows that one line of the document (cut to 120 characters around the column,
+ * control characters escaped), which may hold a secret: it is there for a caller that asks
+ * for it (a command line showing a user their own file), and not enumerable, so logging the
+ * error (`console.error(error)`, `util.inspect`, `JSON.stringify`) never prints it.
  */
 export class DocumentSyntaxError extends DocumentError {
   readonly code = 'DOCUMENT_SYNTAX';
+  /** The offending line and a caret line (two lines, `\n` between), or undefined without a position. Not enumerable. */
+  declare readonly excerpt: string | undefined;
+  /** The reason in words, when the parser gives one. */
+  readonly description: string | undefined;
   constructor(
     source: string,
     format: DocumentFormat,
     readonly reason: string,
     readonly line: number | undefined,
     readonly column: number | undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; excerpt?: string; description?: string },
   ) {
-    super(source, format, `is not valid ${format.toUpperCase()}: ${reason}${where(line, column)}`, options);
+    const at = line === undefined ? '' : ` at line ${line}${column === undefined ? '' : `, column ${column}`}`;
+    const what = options?.description === undefined ? '' : `: ${options.description}`;
+    super(
+      source,
+      format,
+      `is not valid ${format.toUpperCase()}${at} (${reason})${what}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
+    Object.defineProperty(this, 'excerpt', { value: options?.excerpt, enumerable: false });
+    this.description = options?.description;
   }
 }
 
 function where(line: number | undefined, column: number | undefined): string {
   return line === undefined ? '' : ` (line ${line}${column === undefined ? '' : `, column ${column}`})`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
+  });
 }

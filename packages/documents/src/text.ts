@@ -28,14 +28,3 @@ export function boundedText(
     throw new DocumentSyntaxError(source, format, 'NOT_UTF8', undefined, undefined, { cause: error });
   }
 }
-
-/** 1-based line and column of a UTF-16 offset. */
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let start = 0;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line += 1;
-    start = i + 1;
-  }
-  return { line, column: offset - start + 1 };
-}

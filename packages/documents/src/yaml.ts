@@ -1,8 +1,9 @@
-import { type Document, Lexer, LineCounter, parseDocument } from 'yaml';
+import { type Document, Lexer, type LineCounter, parseDocument } from 'yaml';
 import { DocumentSyntaxError, DocumentTooComplexError, DocumentTooDeepError } from './errors.js';
 import { DOCUMENT_LIMITS, type DocumentLimits } from './limits.js';
 import { toCheckedPlain } from './plain.js';
-import { boundedText, lineColumn } from './text.js';
+import { positionAt } from './position.js';
+import { boundedText } from './text.js';
 
 export interface YamlParseOptions {
   /** Names the document in errors: a path, `skills/x/SKILL.md#/frontmatter`. */
@@ -10,6 +11,11 @@ export interface YamlParseOptions {
   limits?: Partial<DocumentLimits>;
   /** Filled with line starts, for the caller's own positions. */
   lineCounter?: LineCounter;
+  /**
+   * The line of its file the text's first line is, so errors give the file's line numbers
+   * (default 1). Front matter cut out by findFrontmatter starts on line 2, after the `---`.
+   */
+  firstLine?: number;
 }
 
 /**
@@ -43,8 +49,11 @@ const YAML_OPTIONS = Object.freeze({
  */
 export function parseYamlDocument(input: string | Uint8Array, options: YamlParseOptions): Document.Parsed {
   const limits = { ...DOCUMENT_LIMITS, ...options.limits };
-  const text = boundedText(input, options.source, 'yaml', limits.maxBytes);
-  checkYamlDepth(text, options.source, limits.maxDepth);
+  return parseBoundedYaml(boundedText(input, options.source, 'yaml', limits.maxBytes), options, limits.maxDepth);
+}
+
+function parseBoundedYaml(text: string, options: YamlParseOptions, maxDepth: number): Document.Parsed {
+  checkYamlDepth(text, options.source, maxDepth, options.firstLine);
   return parseDocument(text, { ...YAML_OPTIONS, ...(options.lineCounter ? { lineCounter: options.lineCounter } : {}) });
 }
 
@@ -71,12 +80,16 @@ export function yamlDocumentValue(doc: Document.Parsed, source: string, limits: 
  * resolve included) is a DocumentSyntaxError naming the first one's code and position.
  */
 export function parseUntrustedYaml(input: string | Uint8Array, options: YamlParseOptions): unknown {
-  const lineCounter = options.lineCounter ?? new LineCounter();
-  const doc = parseYamlDocument(input, { ...options, lineCounter });
+  const limits = { ...DOCUMENT_LIMITS, ...options.limits };
+  const text = boundedText(input, options.source, 'yaml', limits.maxBytes);
+  const doc = parseBoundedYaml(text, options, limits.maxDepth);
   const first = doc.errors[0] ?? doc.warnings[0];
   if (first !== undefined) {
-    const position = lineCounter.linePos(first.pos[0]);
-    throw new DocumentSyntaxError(options.source, 'yaml', first.code, position.line, position.col);
+    const at = positionAt(text, first.pos[0], options.firstLine);
+    throw new DocumentSyntaxError(options.source, 'yaml', first.code, at.line, at.column, {
+      excerpt: at.excerpt,
+      description: yamlDescription(first.code, first.message),
+    });
   }
   return yamlDocumentValue(doc, options.source, options.limits);
 }
@@ -88,7 +101,7 @@ export function parseUntrustedYaml(input: string | Uint8Array, options: YamlPars
  * an estimate that can only miss levels that share a column, which the exact check on the
  * parsed value (toCheckedPlain) still catches.
  */
-function checkYamlDepth(text: string, source: string, maxDepth: number): void {
+function checkYamlDepth(text: string, source: string, maxDepth: number, firstLine: number | undefined): void {
   let flow = 0;
   const block: number[] = [];
   let offset = 0;
@@ -98,7 +111,7 @@ function checkYamlDepth(text: string, source: string, maxDepth: number): void {
   // where the mapping a `:` closes a key of begins.
   let keyColumn = -1;
   const refuse = () => {
-    const at = lineColumn(text, offset);
+    const at = positionAt(text, offset, firstLine);
     throw new DocumentTooDeepError(source, 'yaml', maxDepth, at.line, at.column);
   };
   for (const token of new Lexer().lex(text)) {
@@ -140,4 +153,55 @@ function checkYamlDepth(text: string, source: string, maxDepth: number): void {
       keyColumn = here;
     }
   }
+}
+
+/**
+ * The `yaml` library's messages that are fixed text: passed on. Its other messages quote the
+ * document (a tag, a token, an escape), so those errors are described by their code.
+ */
+const FIXED_MESSAGES = new Set([
+  'A block sequence may not be used as an implicit map key',
+  'Nested mappings are not allowed in compact mappings',
+  'Map keys must be unique',
+  "Missing closing 'quote",
+  'Missing closing "quote',
+  'Comments must be separated from other tokens by white space characters',
+  'Implicit map keys need to be followed by map values',
+  'Sequence item without - indicator',
+  'Tags and anchors must be separated from the next token by white space',
+  'Implicit keys need to be on a single line',
+  'Implicit keys of flow sequence pairs need to be on a single line',
+  'A node can have at most one anchor',
+  'A node can have at most one tag',
+  'Tabs are not allowed as indentation',
+  'All sequence items must start at the same column',
+  'An alias node must not specify any properties',
+]);
+
+const CODE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  ALIAS_PROPS: 'an alias has an anchor or a tag',
+  BAD_ALIAS: 'an alias or anchor is empty or ends in ":"',
+  BAD_DIRECTIVE: 'a directive (a line starting with "%") is not valid',
+  BAD_DQ_ESCAPE: 'a double-quoted string has an invalid escape sequence',
+  BAD_INDENT: 'the indentation does not match the lines around it',
+  BAD_PROP_ORDER: 'an anchor or tag stands before an indicator',
+  BAD_SCALAR_START: 'a plain value starts with a reserved character (quote the value)',
+  BLOCK_AS_IMPLICIT_KEY: 'a block collection is used as a key',
+  BLOCK_IN_FLOW: 'a block collection is inside a flow collection ([ ] or { })',
+  DUPLICATE_KEY: 'a key is repeated (keys compare as strings)',
+  MISSING_CHAR: 'a character is missing (a closing quote, a space, a ":" or ",")',
+  MULTILINE_IMPLICIT_KEY: 'a key spans more than one line',
+  MULTIPLE_ANCHORS: 'a value has more than one anchor',
+  MULTIPLE_DOCS: 'the file holds more than one document (a second "---")',
+  MULTIPLE_TAGS: 'a value has more than one tag',
+  NON_STRING_KEY: 'a list or map is used as a key',
+  TAB_AS_INDENT: 'a tab is used for indentation',
+  TAG_RESOLVE_FAILED: 'an explicit tag (!tag) is used; tags are not resolved',
+  UNEXPECTED_TOKEN: 'unexpected character or token here',
+  BAD_COLLECTION_TYPE: 'a tag does not fit the kind of collection',
+};
+
+function yamlDescription(code: string, message: string): string | undefined {
+  if (FIXED_MESSAGES.has(message)) return message.charAt(0).toLowerCase() + message.slice(1);
+  return CODE_DESCRIPTIONS[code];
 }
