@@ -3,7 +3,12 @@
 // these stand on (layouts, provenance, byte order, finding tables per module) stay inside.
 
 // Load a plugin configuration (TOML, YAML or JSON)
-export { loadPluginConfig, normalizePluginConfig } from './config/index.js';
+export {
+  loadPluginConfig,
+  normalizePluginConfig,
+  PLUGIN_CONFIG_SCHEMA,
+  PLUGIN_CONFIG_SCHEMA_ID,
+} from './config/index.js';
 
 // Build a package from a configuration, write it, check it against its configuration, emit it
 export { buildPlugin } from './build/build.js';

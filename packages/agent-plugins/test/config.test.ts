@@ -105,7 +105,7 @@ describe('checking a configuration object', () => {
     [{}, 'name', 'is required'],
     [{ name: 'a.b', colour: 'blue' }, 'colour', 'is not a plugin setting'],
     [{ name: 'a.b', version: 1 }, 'version', 'must be a string'],
-    [{ name: 'a.b', spec: '2.0.0' }, 'spec', 'must be one of 1.0.0, 1.1.0'],
+    [{ name: 'a.b', spec: '2.0.0' }, 'spec', 'must be "1.0.0" or "1.1.0"'],
     [{ name: 'a.b', include: ['../x/**'] }, 'include[0]', 'contains a ".." segment'],
     [{ name: 'a.b', include: ['/etc/**'] }, 'include[0]', 'is absolute'],
     [{ name: 'a.b', include: ['C:/x'] }, 'include[0]', 'starts with a drive letter'],

@@ -10,49 +10,9 @@ import {
   readBoundedFile,
 } from '@agentproto/documents';
 import { includeGlobProblem } from '../bundle/include.js';
-import { SPEC_VERSIONS } from '../schemas.js';
 import { PluginConfigError, PluginContentRootError } from './errors.js';
+import { documentProblem, pluginProblem, SNAKE } from './schema.js';
 import type { PluginConfig } from './types.js';
-
-/** The seed's spellings of the keys this package names in camelCase. */
-const SNAKE: Readonly<Record<string, string>> = {
-  version_from: 'versionFrom',
-  content_root: 'contentRoot',
-  shared_resources: 'sharedResources',
-  provenance_headers: 'provenanceHeaders',
-  package_manager: 'packageManager',
-  opencode_dependency: 'opencodeDependency',
-  skills_dir: 'skillsDir',
-  package_json: 'packageJson',
-};
-
-const STRING_KEYS = [
-  'name',
-  'version',
-  'versionFrom',
-  'description',
-  'homepage',
-  'repository',
-  'license',
-  'contentRoot',
-  'skills',
-  'packageManager',
-  'opencodeDependency',
-] as const;
-const KNOWN = new Set<string>([
-  ...STRING_KEYS,
-  'keywords',
-  'author',
-  'spec',
-  'presentation',
-  'include',
-  'sharedResources',
-  'provenanceHeaders',
-  'mcp',
-  'extensions',
-  'pi',
-  'runtimes',
-]);
 
 export interface LoadedPluginConfig {
   config: PluginConfig;
@@ -91,10 +51,15 @@ export async function loadPluginConfig(
     (reason, cause) => new PluginConfigError(path, '', reason, { cause }),
   );
   if (!isObject(document)) throw new PluginConfigError(path, '', 'must hold a table (an object)');
+  const problem = documentProblem(document);
+  if (problem !== undefined) throw new PluginConfigError(path, problem.key, problem.reason);
   const table = isObject(document.plugin) ? document.plugin : document;
   const raw: Record<string, unknown> = { ...table };
   if (raw.mcp === undefined && Array.isArray(document.mcp_servers)) raw.mcp = document.mcp_servers;
-  if (table === document) delete raw.mcp_servers;
+  if (table === document) {
+    delete raw.mcp_servers;
+    delete raw.$schema;
+  }
   const config = normalizePluginConfig(raw, path);
   const baseDir = dirname(path);
   if (config.versionFrom !== undefined) {
@@ -179,55 +144,22 @@ export function normalizePluginConfig(raw: Record<string, unknown>, source = 'pl
   // file holding anything but a table is, not walked into a TypeError.
   if (!isObject(raw)) throw new PluginConfigError(source, '', 'must hold a table (an object)');
   const value = camelCase(raw, source, '');
-  for (const key of Object.keys(value))
-    if (!KNOWN.has(key)) throw new PluginConfigError(source, key, 'is not a plugin setting');
-  for (const key of STRING_KEYS) {
-    if (value[key] !== undefined && typeof value[key] !== 'string')
-      throw new PluginConfigError(source, key, 'must be a string');
-  }
-  if (typeof value.name !== 'string' || value.name === '') throw new PluginConfigError(source, 'name', 'is required');
-  if (value.spec !== undefined && !(SPEC_VERSIONS as readonly unknown[]).includes(value.spec)) {
-    throw new PluginConfigError(source, 'spec', `must be one of ${SPEC_VERSIONS.join(', ')}`);
-  }
-  for (const key of ['keywords', 'include', 'sharedResources', 'runtimes'] as const) {
-    const list = value[key];
-    if (list !== undefined && (!Array.isArray(list) || list.some((item) => typeof item !== 'string'))) {
-      throw new PluginConfigError(source, key, 'must be a list of strings');
-    }
-  }
+  // Types, required keys, unknown keys and allowed values: the published schema says them,
+  // and editors check the same file against it. What a schema cannot say follows in code.
+  const problem = pluginProblem(value);
+  if (problem !== undefined) throw new PluginConfigError(source, problem.key, problem.reason);
   for (const [index, glob] of ((value.include as string[] | undefined) ?? []).entries()) {
-    const problem = includeGlobProblem(glob);
-    if (problem !== undefined)
-      throw new PluginConfigError(source, `include[${index}]`, `${problem}: globs stay inside the content root`);
+    const globProblem = includeGlobProblem(glob);
+    if (globProblem !== undefined)
+      throw new PluginConfigError(source, `include[${index}]`, `${globProblem}: globs stay inside the content root`);
   }
   for (const [index, folder] of ((value.sharedResources as string[] | undefined) ?? []).entries()) {
     if (isAbsolute(folder) || folder.split(/[\\/]/).includes('..') || folder === '') {
       throw new PluginConfigError(source, `sharedResources[${index}]`, 'must be a folder inside the content root');
     }
   }
-  if (value.provenanceHeaders !== undefined && typeof value.provenanceHeaders !== 'boolean') {
-    throw new PluginConfigError(source, 'provenanceHeaders', 'must be true or false');
-  }
-  for (const key of ['author', 'presentation', 'extensions', 'pi'] as const) {
-    if (value[key] !== undefined && !isObject(value[key]))
-      throw new PluginConfigError(source, key, 'must be a table (an object)');
-  }
-  const pi = value.pi as Record<string, unknown> | undefined;
-  if (pi?.packageJson !== undefined && pi.packageJson !== 'own' && pi.packageJson !== 'merge') {
-    throw new PluginConfigError(source, 'pi.packageJson', 'must be "own" or "merge"');
-  }
-  if (pi?.skillsDir !== undefined && typeof pi.skillsDir !== 'string')
-    throw new PluginConfigError(source, 'pi.skillsDir', 'must be a string');
   const conflict = runtimesConflict(value as Pick<PluginConfig, 'runtimes' | 'pi'>);
   if (conflict !== undefined) throw new PluginConfigError(source, 'pi.packageJson', conflict);
-  if (value.mcp !== undefined) {
-    if (!Array.isArray(value.mcp) || value.mcp.some((server) => !isObject(server)))
-      throw new PluginConfigError(source, 'mcp', 'must be a list of tables');
-    for (const [index, server] of (value.mcp as Record<string, unknown>[]).entries()) {
-      if (typeof server.name !== 'string' || server.name === '')
-        throw new PluginConfigError(source, `mcp[${index}].name`, 'is required');
-    }
-  }
   return value as unknown as PluginConfig;
 }
 
