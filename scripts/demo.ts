@@ -2,7 +2,8 @@
  * The tour: every part of the SDK working on this machine, on embedded defaults. Nothing to
  * start by hand and no account: an embedded git server on 127.0.0.1 serves repositories the
  * tour builds on the fly, and everything lives under one temporary folder, removed at the
- * end. Runs against the built packages (`pnpm demo` builds first).
+ * end, so the tour shows paths in it relative to it. Runs against the built packages: `pnpm demo`
+ * (scripts/demo-start.mjs) builds the stale ones first, quietly.
  *
  *   1. AIP-26: a manifest mixing inline, local, github (from the embedded server) and
  *      code-workspace sources is materialized into a deterministic tar.gz and run.
@@ -18,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   type BundleReport,
@@ -108,7 +109,7 @@ try {
     });
   });
   git = await startGitHttpServer({ root: repos });
-  say(`${bold('agentproto tour')}  ${dim(`(everything under ${work})`)}`);
+  say(`${bold('agentproto tour')}  ${dim('(everything in one temporary folder, removed at the end)')}`);
   say(`embedded git server: ${git.url}  serving acme/tool-shell (tag v1.0.0, branch next) and acme/skills (tag v1)`);
 
   // --- 1. AIP-26: inline, local, github and code-workspace sources in one manifest.
@@ -211,7 +212,7 @@ try {
   say(
     `   warm: ${describeSkills(warm.skills)}; ${warm.requests} requests (the ref listing that authorizes), ${warm.bytes} B, ${warm.ms.toFixed(0)} ms`,
   );
-  say(`   review is at ${cold.skills[0]!.dir}`);
+  say(`   review is at ${inTour(cold.skills[0]!.dir)}`);
   report.skills = { cold: preparation(cold), warm: preparation(warm) };
 
   // --- 3. Agent Plugins: a package from those skills and a stdio server.
@@ -253,7 +254,7 @@ try {
   const after = await verifyPlugin(packageDir, config, { contentRoot, spec: '1.1.0' });
   if (!before.ok || after.ok || !after.edited.includes(edited))
     throw new Error(`verify did not behave: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
-  say(`\n${bold('3. Agent Plugins')}: acme.tour 1.0.0 (Agent Plugins ${validation.spec}) at ${packageDir}`);
+  say(`\n${bold('3. Agent Plugins')}: acme.tour 1.0.0 (Agent Plugins ${validation.spec}) at ${inTour(packageDir)}`);
   say(
     `   files: ${emitted.files.length}; skills: ${validation.skills.join(', ')}; servers: ${validation.servers.join(', ')}`,
   );
@@ -340,6 +341,11 @@ if (failed !== undefined) {
   process.exit(1);
 }
 if (json) console.log(JSON.stringify({ ok: true, ...report }, null, 2));
+
+/** A path in the temporary folder as the tour shows it: relative, since the folder is gone once it ends. */
+function inTour(path: string): string {
+  return relative(work, path).split(sep).join('/');
+}
 
 function describeSkills(skills: PreparedSkill[]): string {
   return skills.map((s) => `${s.name} ${s.from === 'origin' ? 'fetched' : `from the ${s.from}`}`).join(', ');

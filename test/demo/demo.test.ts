@@ -1,20 +1,40 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Runs the tour (`pnpm demo` without its build step) from the packages' sources. */
-function tour(
+/**
+ * The temp folder each run gets as TMPDIR: the tour makes its one folder in it and removes it at
+ * the end, so afterwards that folder is gone, and nothing the tour printed names a path in it.
+ */
+let tmp = '';
+beforeAll(async () => {
+  tmp = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-demo-test-')));
+});
+afterAll(async () => {
+  if (tmp !== '') await rm(tmp, { recursive: true, force: true });
+});
+
+/**
+ * Our environment with TMPDIR pointed at `tmp`, without the npm_* and pnpm_* variables that
+ * `pnpm test` exports (pnpm reads them as its own configuration).
+ */
+function tourEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const kept = Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key));
+  return { ...Object.fromEntries(kept), TMPDIR: tmp, ...extra };
+}
+
+function runChild(
+  file: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@agentproto/source', '--import', 'tsx', 'scripts/demo.ts', ...args],
-      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(file, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -22,6 +42,23 @@ function tour(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs the tour (`pnpm demo` without its build step) from the packages' sources. */
+function tour(args: string[]) {
+  return runChild(
+    process.execPath,
+    ['--conditions=@agentproto/source', '--import', 'tsx', 'scripts/demo.ts', ...args],
+    tourEnv(),
+  );
+}
+
+/** The run left nothing in its temp folder and named no path in it. */
+async function leftNoTrace(output: string): Promise<void> {
+  // tsx keeps its compile cache there too (tsx-<uid>): only the tour's own folder must be gone.
+  expect((await readdir(tmp)).filter((entry) => entry.startsWith('agentproto-demo-'))).toEqual([]);
+  expect(output).not.toContain(tmp);
+  expect(output).not.toMatch(/agentproto-demo-/);
 }
 
 describe('the tour', () => {
@@ -57,6 +94,7 @@ describe('the tour', () => {
     });
     // The OCI tier runs where the registry is installed (the test command makes sure it is).
     expect(report.oci).toMatchObject({ machineB: { from: 'remote', gitFetches: 0, gitProofFetches: 1 } });
+    await leftNoTrace(stdout + stderr);
   });
 
   it('prints the tour on stdout, nothing on stderr when stderr is not a terminal', async () => {
@@ -67,5 +105,20 @@ describe('the tour', () => {
       expect(stdout).toContain(heading);
     expect(stdout).not.toContain('\x1b['); // no colour when stdout is not a terminal
     expect(stdout).toContain('HELLO, TOUR!');
+    // Paths in the temporary folder are shown relative to it: it is gone when the tour ends.
+    expect(stdout).toContain('3. Agent Plugins: acme.tour 1.0.0 (Agent Plugins 1.1.0) at dist/acme.tour\n');
+    await leftNoTrace(stdout + stderr);
   });
+
+  // The real entry: builds first only when dist/ is older than src/, and quietly.
+  it('pnpm demo starts with the tour: no build output, no path in the removed temp folder', async () => {
+    const { code, stdout, stderr } = await runChild('npx', ['-y', 'pnpm@12.4.2', 'demo'], tourEnv());
+    expect(code, stdout + stderr).toBe(0);
+    expect(stdout.split('\n', 1)[0]).toBe('agentproto tour  (everything in one temporary folder, removed at the end)');
+    expect(stdout).toContain('Summary');
+    // pnpm names the script it runs on stderr; a build would print tsup's lines there or above the tour.
+    expect(stderr).toContain('$ node scripts/demo-start.mjs');
+    expect(stdout + stderr).not.toMatch(/tsup|Build success|build\$|DTS |ESM |CJS /);
+    await leftNoTrace(stdout + stderr);
+  }, 600_000);
 });

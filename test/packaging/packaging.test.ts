@@ -2,20 +2,24 @@
 // as `pnpm publish` would, install the tarballs into a fresh project outside the workspace with
 // npm, and use them there as a consumer does: `import`, `require`, `tsc` and the `agentproto` bin.
 // Each tarball also ships only what it names (no `@agentproto/source` condition, which points at
-// src/), the project's LICENSE, and the same repository, homepage and issue tracker.
+// src/), the project's LICENSE, and the same repository, homepage and issue tracker. The consumer
+// checks run under the Node that runs the tests and again under Node 22, 24 and the newest release
+// (the npm `node` package's binaries, fetched once into npm's cache as npx does), on the one install.
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtFiles, needsBuild } from '../../scripts/workspace-builds.mjs';
 
 const execFileAsync = promisify(execFile);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONSUMER = fileURLToPath(new URL('./consumer/', import.meta.url));
-const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
+/** tsc's own script, run by whichever Node binary a check is under. */
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const PNPM = ['-y', 'pnpm@12.4.2'];
 /** The condition that sends the workspace to src/. `publishConfig.exports` leaves it out of the tarball. */
 const SOURCE_CONDITION = '@agentproto/source';
@@ -31,6 +35,15 @@ const PACK_TIMEOUT = 60_000;
 const INSTALL_TIMEOUT = 180_000;
 const TSC_TIMEOUT = 120_000;
 const RUN_TIMEOUT = 30_000;
+/** Fetching one release of the npm `node` package (about 30 MB) the first time; later runs find it in npm's cache. */
+const NODE_FETCH_TIMEOUT = 240_000;
+
+/**
+ * The Node releases the consumer checks also run under, as npm's `node` package names them: the
+ * supported lines people run and the newest. `engines` still promises `>=20`, the Node that runs
+ * the tests here.
+ */
+const NODE_RELEASES = ['22', '24', 'latest'] as const;
 
 /**
  * Every public package, the function a consumer calls first, and what it returns: the same call
@@ -157,12 +170,12 @@ function childEnv(): NodeJS.ProcessEnv {
 async function run(
   file: string,
   args: string[],
-  options: { cwd: string; timeout: number },
+  options: { cwd: string; timeout: number; env?: NodeJS.ProcessEnv },
 ): Promise<{ stdout: string; stderr: string }> {
   try {
     return await execFileAsync(file, args, {
       ...options,
-      env: childEnv(),
+      env: { ...childEnv(), ...options.env },
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
     });
@@ -234,23 +247,9 @@ function loadableFiles(manifest: Manifest): string[] {
   ].sort();
 }
 
-function builtFiles(manifest: Manifest): string[] {
-  return loadableFiles(manifest).filter((file) => file.startsWith('dist/'));
-}
-
-/** True when a file the package loads is missing, or older than its source, manifest or build config. */
-async function needsBuild({ dir, manifest }: WorkspacePackage): Promise<boolean> {
-  const built = await Promise.all(builtFiles(manifest).map((file) => mtime(join(dir, file))));
-  if (built.length === 0 || built.some((time) => time === undefined)) return true;
-  const sources = (await readdir(join(dir, 'src'), { recursive: true })).map((file) => join('src', file));
-  const inputs = await Promise.all(
-    ['package.json', 'tsup.config.ts', ...sources].map((file) => mtime(join(dir, file))),
-  );
-  return Math.min(...(built as number[])) < Math.max(...inputs.map((time) => time ?? 0));
-}
-
 /**
- * Leaves dist/ as `pnpm build` writes it. CI builds before testing, so this does nothing there;
+ * Leaves dist/ as `pnpm build` writes it (needsBuild: a file the package loads from dist/ is
+ * missing, or older than its source, manifest or build config). CI builds before testing, so this does nothing there;
  * a local run after a checkout or an edit builds first rather than pack stale output or skip.
  */
 async function ensureBuilt(packages: WorkspacePackage[]): Promise<void> {
@@ -305,10 +304,26 @@ function compareVersions(a: number[], b: number[]): number {
   return 0;
 }
 
-/** Node ≥ 20.19 can `require` ES modules; turning that off proves the CJS build needs none. */
-const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
-  ? ['--no-experimental-require-module']
-  : [];
+/** The flag that turns require(esm) off: on by default since Node 20.19 and 22.12; off, it proves the CJS build needs no ES module. */
+const NO_REQUIRE_ESM = '--no-experimental-require-module';
+
+/** A Node binary the consumer checks run under. */
+interface NodeBinary {
+  path: string;
+  /** `v24.3.0`: named in each check's failure. */
+  version: string;
+  /** Whether this Node still accepts NO_REQUIRE_ESM. */
+  canTurnOffRequireEsm: boolean;
+}
+
+/** What a Node binary says of itself, printed as JSON by `-p`. */
+const DESCRIBE_NODE = `JSON.stringify({ path: process.execPath, version: process.version, canTurnOffRequireEsm: process.allowedNodeEnvironmentFlags.has(${JSON.stringify(NO_REQUIRE_ESM)}) })`;
+
+const testNode: NodeBinary = {
+  path: process.execPath,
+  version: process.version,
+  canTurnOffRequireEsm: process.allowedNodeEnvironmentFlags.has(NO_REQUIRE_ESM),
+};
 
 let scratch = '';
 let project = '';
@@ -319,22 +334,60 @@ let packed: Packed[] = [];
 let tarballFiles: string[] = [];
 const probes = new Map<string, Promise<Record<string, Probe>>>();
 
-/** Runs a probe of consumer/ in the project once, however many tests read its report. */
-function probe(script: 'probe.mjs' | 'probe.cjs', nodeArgs: string[] = []): Promise<Record<string, Probe>> {
-  let report = probes.get(script);
+/**
+ * Runs a probe of consumer/ in the project under one Node binary once, however many tests read
+ * its report. The CommonJS probe runs with require(esm) turned off.
+ */
+function probe(node: NodeBinary, script: 'probe.mjs' | 'probe.cjs'): Promise<Record<string, Probe>> {
+  const key = `${node.version} ${script}`;
+  let report = probes.get(key);
   if (report === undefined) {
-    const reportPath = join(project, `${script}.report.json`);
-    report = run(process.execPath, [...nodeArgs, script, 'calls.json', reportPath], {
+    const reportPath = join(project, `${script}.${node.version}.report.json`);
+    const nodeArgs = script === 'probe.cjs' ? [NO_REQUIRE_ESM] : [];
+    report = run(node.path, [...nodeArgs, script, 'calls.json', reportPath], {
       cwd: project,
       timeout: RUN_TIMEOUT,
     }).then(() => readJson<Record<string, Probe>>(reportPath));
-    probes.set(script, report);
+    probes.set(key, report);
   }
   return report;
 }
 
-function agentproto(args: string[]) {
-  return run(join(project, 'node_modules', '.bin', 'agentproto'), args, { cwd: project, timeout: RUN_TIMEOUT });
+const nodeFetches = new Map<string, Promise<NodeBinary>>();
+
+/**
+ * The binary of one release of npm's `node` package, asked once: npx keeps the package in npm's
+ * cache, so only the first run on a machine downloads it. Runs outside the workspace.
+ */
+function fetchNode(release: string): Promise<NodeBinary> {
+  let fetched = nodeFetches.get(release);
+  if (fetched === undefined) {
+    fetched = run('npx', ['-y', '-p', `node@${release}`, 'node', '-p', DESCRIBE_NODE], {
+      cwd: scratch,
+      timeout: NODE_FETCH_TIMEOUT,
+    }).then(({ stdout }) => {
+      const node = JSON.parse(stdout) as NodeBinary;
+      if (release !== 'latest' && !node.version.startsWith(`v${release}.`))
+        throw new Error(`npx -p node@${release} gave Node ${node.version}`);
+      return node;
+    });
+    nodeFetches.set(release, fetched);
+  }
+  return fetched;
+}
+
+/** PATH with the folder of a Node binary first: what `#!/usr/bin/env node` in a bin then finds. */
+function pathWith(node: NodeBinary): NodeJS.ProcessEnv {
+  return { PATH: [dirname(node.path), process.env.PATH ?? ''].join(delimiter) };
+}
+
+/** node_modules/.bin/agentproto, as a shell runs it: its shebang finds `node` on PATH. */
+function agentproto(args: string[], node: NodeBinary = testNode) {
+  return run(join(project, 'node_modules', '.bin', 'agentproto'), args, {
+    cwd: project,
+    timeout: RUN_TIMEOUT,
+    env: pathWith(node),
+  });
 }
 
 beforeAll(
@@ -345,6 +398,8 @@ beforeAll(
     await ensureBuilt(publicPackages);
 
     scratch = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-packaging-')));
+    // Asked now, awaited by each release's checks: the first download overlaps packing and installing.
+    for (const release of NODE_RELEASES) fetchNode(release).catch(() => undefined);
     const tarballs = join(scratch, 'tarballs');
     project = join(scratch, 'project');
     await mkdir(project);
@@ -547,62 +602,25 @@ describe('a project outside the workspace that installs the tarballs', () => {
     expect((await readdir(join(project, 'node_modules', '@agentproto'))).sort()).not.toContain('testkit');
   });
 
-  it('imports (ESM) each package from dist/index.js and calls it', async () => {
-    const report = await probe('probe.mjs');
-    for (const { name, fn, result } of CALLS) {
-      expect({ name, resolved: report[name]?.resolved }).toEqual({
-        name,
-        resolved: join(project, 'node_modules', name, 'dist', 'index.js'),
+  it('runs npx agentproto from node_modules/.bin, never from the registry: --version and code run', async () => {
+    // Offline and --no: npx may use the local bin and nothing else; a download would fail the run.
+    // `--` keeps --version for agentproto: without it npx prints npm's own.
+    const npx = (args: string[]) =>
+      run('npx', ['--no', '--', 'agentproto', ...args], {
+        cwd: project,
+        timeout: RUN_TIMEOUT,
+        env: { npm_config_offline: 'true' },
       });
-      expect({ name, fn, kind: report[name]?.exports[fn] }).toEqual({ name, fn, kind: 'function' });
-      expect({ name, result: report[name]?.result }).toEqual({ name, result });
-    }
-  });
-
-  it('requires (CJS) each package from dist/index.cjs and calls it, with require(esm) turned off', async () => {
-    const report = await probe('probe.cjs', NO_REQUIRE_ESM);
-    for (const { name, fn, result } of CALLS) {
-      expect({ name, resolved: report[name]?.resolved }).toEqual({
-        name,
-        resolved: join(project, 'node_modules', name, 'dist', 'index.cjs'),
-      });
-      expect({ name, fn, kind: report[name]?.exports[fn] }).toEqual({ name, fn, kind: 'function' });
-      expect({ name, result: report[name]?.result }).toEqual({ name, result });
-    }
-  });
-
-  it('sees the same exports, of the same kinds, through import and require', async () => {
-    const [esm, cjs] = await Promise.all([probe('probe.mjs'), probe('probe.cjs', NO_REQUIRE_ESM)]);
-    for (const { name } of CALLS) {
-      const sorted = (exports: Record<string, string> | undefined) =>
-        Object.entries(exports ?? {}).sort(([a], [b]) => a.localeCompare(b));
-      expect({ name, exports: sorted(cjs[name]?.exports) }).toEqual({ name, exports: sorted(esm[name]?.exports) });
-    }
-  });
-
-  it('type-checks a strict ESM and a CJS consumer under nodenext, against dist/ types, lib checks on', async () => {
-    const { stdout } = await run(TSC, ['-p', 'tsconfig.json', '--listFiles'], {
-      cwd: project,
-      timeout: TSC_TIMEOUT,
-    }).catch((error: Error) => {
-      // Diagnostics name files relative to the project; the long file list is absolute: leave it out.
-      const [command, ...output] = error.message.split('\n');
-      throw new Error([command, ...output.filter((line) => !isAbsolute(line))].join('\n'));
-    });
-    // Both declaration files of each package were read: import → index.d.ts, require → index.d.cts.
-    const read = new Set(stdout.split('\n'));
-    const unread = CALLS.flatMap(({ name }) =>
-      ['index.d.ts', 'index.d.cts'].map((types) => join(project, 'node_modules', name, 'dist', types)),
-    ).filter((file) => !read.has(file));
-    expect(unread).toEqual([]);
-  });
-
-  it('runs agentproto --version and --help from node_modules/.bin', async () => {
-    const version = packed.find(({ name }) => name === '@agentproto/cli')?.manifest.version;
-    expect(await agentproto(['--version'])).toEqual({ stdout: `${version}\n`, stderr: '' });
-    const help = await agentproto(['--help']);
-    expect(help.stdout).toMatch(/^Usage: agentproto /);
-    expect(help.stderr).toBe('');
+    expect(await npx(['--version'])).toEqual({ stdout: `${cliVersion()}\n`, stderr: '' });
+    await writeFile(
+      join(project, 'hello.yaml'),
+      'kind: tool\nname: hello\ncode:\n  sources:\n    - inline: { path: main.mjs, content: "console.log(`hello from ${process.version}`)" }\nrun: main.mjs\n',
+    );
+    const ran = JSON.parse((await npx(['code', 'run', 'hello.yaml', '--json'])).stdout) as {
+      exitCode: number;
+      stdout: string;
+    };
+    expect(ran).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^hello from v\d+\.\d+\.\d+\n$/) });
   });
 
   it('runs agentproto cache put, then finds the object with cache ls', async () => {
@@ -627,3 +645,120 @@ describe('a project outside the workspace that installs the tarballs', () => {
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
   });
 });
+
+function cliVersion(): string | undefined {
+  return packed.find(({ name }) => name === '@agentproto/cli')?.manifest.version;
+}
+
+/**
+ * What a consumer does with the installed tarballs, under one Node binary: import, require, tsc
+ * under nodenext, the bin. Every failure names the Node version it ran under.
+ */
+function consumerChecks(node: () => NodeBinary): void {
+  it('imports (ESM) each package from dist/index.js and calls it', async () => {
+    const { version } = node();
+    const report = await probe(node(), 'probe.mjs');
+    for (const { name, fn, result } of CALLS) {
+      expect({ version, name, resolved: report[name]?.resolved }).toEqual({
+        version,
+        name,
+        resolved: join(project, 'node_modules', name, 'dist', 'index.js'),
+      });
+      expect({ version, name, fn, kind: report[name]?.exports[fn] }).toEqual({ version, name, fn, kind: 'function' });
+      expect({ version, name, result: report[name]?.result }).toEqual({ version, name, result });
+    }
+  });
+
+  it('requires (CJS) each package from dist/index.cjs and calls it, with require(esm) turned off', async () => {
+    const { version, canTurnOffRequireEsm } = node();
+    // Should a newer Node drop the flag, this fails rather than pass without proving anything.
+    expect({ version, canTurnOffRequireEsm }).toEqual({ version, canTurnOffRequireEsm: true });
+    const report = await probe(node(), 'probe.cjs');
+    for (const { name, fn, result } of CALLS) {
+      expect({ version, name, resolved: report[name]?.resolved }).toEqual({
+        version,
+        name,
+        resolved: join(project, 'node_modules', name, 'dist', 'index.cjs'),
+      });
+      expect({ version, name, fn, kind: report[name]?.exports[fn] }).toEqual({ version, name, fn, kind: 'function' });
+      expect({ version, name, result: report[name]?.result }).toEqual({ version, name, result });
+    }
+  });
+
+  it('sees the same exports, of the same kinds, through import and require', async () => {
+    const { version } = node();
+    const [esm, cjs] = await Promise.all([probe(node(), 'probe.mjs'), probe(node(), 'probe.cjs')]);
+    for (const { name } of CALLS) {
+      const sorted = (exports: Record<string, string> | undefined) =>
+        Object.entries(exports ?? {}).sort(([a], [b]) => a.localeCompare(b));
+      expect({ version, name, exports: sorted(cjs[name]?.exports) }).toEqual({
+        version,
+        name,
+        exports: sorted(esm[name]?.exports),
+      });
+    }
+  });
+
+  it(
+    'type-checks a strict ESM and a CJS consumer under nodenext, against dist/ types, lib checks on',
+    async () => {
+      const { version } = node();
+      const { stdout } = await run(node().path, [TSC, '-p', 'tsconfig.json', '--listFiles'], {
+        cwd: project,
+        timeout: TSC_TIMEOUT,
+      }).catch((error: Error) => {
+        // Diagnostics name files relative to the project; the long file list is absolute: leave it out.
+        const [command, ...output] = error.message.split('\n');
+        throw new Error(
+          [`under Node ${version}: ${command}`, ...output.filter((line) => !isAbsolute(line))].join('\n'),
+        );
+      });
+      // Both declaration files of each package were read: import → index.d.ts, require → index.d.cts.
+      const read = new Set(stdout.split('\n'));
+      const unread = CALLS.flatMap(({ name }) =>
+        ['index.d.ts', 'index.d.cts'].map((types) => join(project, 'node_modules', name, 'dist', types)),
+      ).filter((file) => !read.has(file));
+      expect({ version, unread }).toEqual({ version, unread: [] });
+    },
+    TSC_TIMEOUT + 10_000,
+  );
+
+  it('runs agentproto --version and --help from node_modules/.bin', async () => {
+    const { version } = node();
+    // The shebang found this Node: the bin's own code runs under it.
+    const { stdout: which } = await run('node', ['--version'], {
+      cwd: project,
+      timeout: RUN_TIMEOUT,
+      env: pathWith(node()),
+    });
+    expect(which.trim()).toBe(version);
+    expect({ version, ...(await agentproto(['--version'], node())) }).toEqual({
+      version,
+      stdout: `${cliVersion()}\n`,
+      stderr: '',
+    });
+    const help = await agentproto(['--help'], node());
+    expect({ version, usage: help.stdout.split('\n', 1)[0], stderr: help.stderr }).toEqual({
+      version,
+      usage: expect.stringMatching(/^Usage: agentproto /),
+      stderr: '',
+    });
+  });
+}
+
+describe(`the installed tarballs under the Node running the tests (${testNode.version})`, () => {
+  consumerChecks(() => testNode);
+});
+
+for (const release of NODE_RELEASES) {
+  describe(`the installed tarballs under Node ${release} (npm's node package)`, () => {
+    let node: NodeBinary | undefined;
+    beforeAll(async () => {
+      node = await fetchNode(release);
+    }, NODE_FETCH_TIMEOUT + 10_000);
+    consumerChecks(() => {
+      if (node === undefined) throw new Error(`Node ${release} was not fetched`);
+      return node;
+    });
+  });
+}
