@@ -26,27 +26,54 @@ export type { GcReport, StoreListing, VerifyReport } from './store/maintenance.j
 export type { Fill, FillContext, StoredTree } from './store/publish.js';
 
 export interface ContentStoreOptions {
-  /** Absolute folder for the store. Default: the platform cache folder (see defaultCacheRoot). */
+  /**
+   * Absolute folder for the store, created when missing. Default `defaultCacheRoot()`:
+   * `$XDG_CACHE_HOME/agentproto`, else `~/.cache/agentproto`.
+   */
   root?: string;
-  /** The caller's workspace: a root inside it is refused, so cache trees never land in user files. */
+  /**
+   * The caller's workspace: a root inside it is refused (`CACHE_ROOT_IN_WORKSPACE`), so cache
+   * trees never land in user files. Default none: not checked.
+   */
   workspace?: string;
-  /** Filesystem to use; default `node:fs/promises`. */
+  /** Filesystem to use. Default `nodeStoreFs` (`node:fs/promises`). */
   fs?: StoreFs;
+  /** The publication lock between processes: when a holder counts as dead, who hears of a lost lock. Default 10 s stale, no hook. */
   lock?: LockOptions;
-  /** fsync every file of a tree before its marker is written (survives power loss; slower). */
+  /** fsync every file of a tree before its marker is written (survives power loss; slower). Default false. */
   syncFiles?: boolean;
   /**
    * A shared tier (an OCI registry through `ociRemote`): asked on a local miss before the
    * fill runs, and given every tree a fill published. Its failures are events, never errors.
+   * Default none: local only.
    */
   remote?: StoreRemote;
-  /** Told what the remote tier did: hits, misses, pushes, and warnings when it was bypassed. */
+  /** Told what the remote tier did: hits, misses, pushes, and warnings when it was bypassed. Default none. */
   onEvent?: (event: StoreEvent) => void;
 }
 
 /**
  * Opens (creating if needed) a content store. Checks the root before anything is written:
- * it must be absolute, outside the caller's workspace, and usable.
+ * it must be absolute, outside the caller's workspace, and usable. Stores in one folder are
+ * safe to share between processes; open one per root and keep it.
+ *
+ * @example
+ * ```ts
+ * import { openContentStore } from '@agentproto/content-cache';
+ *
+ * const store = await openContentStore({ workspace: process.cwd() }); // the default root
+ * const tree = await store.acquire(
+ *   { provider: 'my-host', declaration: { url }, version: etag, contentId: `${url}@${etag}` },
+ *   async (destination, { writeFile }) => {
+ *     await writeFile('data.json', await (await fetch(url)).text());
+ *   },
+ * );
+ * console.log(tree.path, tree.fromCache);
+ * ```
+ *
+ * @throws {StoreRootError} `CACHE_ROOT_INVALID`: `root` is not absolute or holds a NUL.
+ * @throws {StoreRootError} `CACHE_ROOT_IN_WORKSPACE`: `root` is inside `workspace`.
+ * @throws {StoreRootError} `CACHE_ROOT_UNUSABLE`: a folder of the store cannot be made or read.
  */
 export async function openContentStore(options: ContentStoreOptions = {}): Promise<ContentStore> {
   const fs = options.fs ?? nodeStoreFs;
@@ -133,7 +160,28 @@ export class ContentStore {
    * absent destination inside a fresh staging folder; what it leaves there is checked,
    * sealed and published by one rename, then the key record and the declaration link are
    * written. A fill that throws or is aborted publishes nothing and leaves nothing behind.
-   * Identical acquisitions in one process share one fill.
+   * Identical acquisitions in one process share one fill; across processes, the first to
+   * publish wins and the others get its tree.
+   *
+   * @example
+   * ```ts
+   * const tree = await store.acquire(
+   *   { provider: 'git', declaration: { repo, path }, version: commit, contentId: `${repo}@${commit}:${path}` },
+   *   (destination) => fetchDirectory(repo, commit, path, destination),
+   *   { signal: AbortSignal.timeout(60_000), check: async (dir) => assertHasSkillMd(dir) },
+   * );
+   * const skill = await readFile(join(tree.linkPath, 'SKILL.md'), 'utf8');
+   * ```
+   *
+   * @throws {InvalidKeyError} `CACHE_INVALID_KEY`: the key is not plain JSON, or a name in it is empty or holds a NUL.
+   * @throws {FillFailedError} `CACHE_FILL_FAILED`: `fill` (or `check`) threw; its error is the `cause`.
+   * @throws {FillOutsideDestinationError} `CACHE_FILL_OUTSIDE_DESTINATION`: the fill wrote beside its destination.
+   * @throws {UnsafeTreeError} `CACHE_UNSAFE_TREE`: the tree holds a link that leaves it, a dangling or
+   *   absolute link, a `.git` folder, or something that is not a file, folder or link.
+   * @throws {AcquisitionAbortedError} `CACHE_ABORTED`: `signal` aborted before publication.
+   * @throws {CorruptObjectError} `CACHE_CORRUPT_OBJECT`: the stored object for the key is damaged (run `verify`).
+   * @throws {LockCompromisedError} `CACHE_LOCK_COMPROMISED`: the publication lock was lost before the commit point.
+   * @throws {StoreIOError} `CACHE_IO`: a filesystem step failed (`path` names it).
    */
   acquire(key: CacheKey, fill: Fill, options: AcquireOptions = {}): Promise<StoredTree> {
     return this.acquisitions.acquire(key, fill, options);
@@ -143,6 +191,16 @@ export class ContentStore {
    * The tree stored for `key`, or undefined. Reads two small files and a link; never walks
    * the tree. It answers only once the declaration link is in place too (the key record is
    * written first, the link right after), so the `linkPath` it returns is always there.
+   * Never fills and never asks the remote.
+   *
+   * @example
+   * ```ts
+   * const tree = await store.lookup(key);
+   * if (tree === undefined) console.log('not cached yet');
+   * ```
+   *
+   * @throws {InvalidKeyError} `CACHE_INVALID_KEY`: the key is not plain JSON, or a name in it is empty or holds a NUL.
+   * @throws {StoreIOError} `CACHE_IO`: the key record exists but cannot be read.
    */
   lookup(key: CacheKey): Promise<StoredTree | undefined> {
     return this.acquisitions.lookup(key);
@@ -189,7 +247,18 @@ export class ContentStore {
     return recallFact(this.core, name);
   }
 
-  /** Every object, key and declaration link in the store. */
+  /**
+   * Every object, key and declaration link in the store (`agentproto cache list`). Records
+   * that are damaged or half-written are left out (gc removes them).
+   *
+   * @example
+   * ```ts
+   * const { objects, keys } = await store.list();
+   * for (const { key, objectId } of keys) console.log(key.provider, key.version, objectId);
+   * ```
+   *
+   * @throws {StoreIOError} `CACHE_IO`: a folder of the store cannot be read.
+   */
   list(): Promise<StoreListing> {
     return listStore(this.core);
   }
@@ -198,7 +267,16 @@ export class ContentStore {
    * Re-hashes every object against its marker. With `quarantine`, corrupt objects are moved
    * to quarantine/ and the keys that led to them are removed, so the next acquisition
    * fetches the content again; declaration links to them are replaced by that acquisition
-   * (or removed by gc).
+   * (or removed by gc). A corrupt object is reported, not thrown. `quarantine` defaults to false.
+   *
+   * @example
+   * ```ts
+   * const report = await store.verify({ quarantine: true });
+   * for (const bad of report.corrupt) console.error(bad.objectId, bad.reason);
+   * ```
+   *
+   * @throws {StoreIOError} `CACHE_IO`: a folder of the store cannot be read, or (with `quarantine`) moved.
+   * @throws {LockCompromisedError} `CACHE_LOCK_COMPROMISED`: with `quarantine`, the lock was lost.
    */
   verify(options: { quarantine?: boolean } = {}): Promise<VerifyReport> {
     return verifyStore(this.core, options);
@@ -208,6 +286,16 @@ export class ContentStore {
    * Removes objects that no key record or declaration link reaches, keys and links whose
    * object is gone, staging folders of dead writers, and temporary files they left. Holds
    * the publication lock throughout, so nothing it judges unreachable is being published.
+   * Safe while other processes acquire.
+   *
+   * @example
+   * ```ts
+   * const { removedObjects, freedBytes } = await store.gc();
+   * console.log(`${removedObjects.length} objects removed, ${freedBytes} bytes freed`);
+   * ```
+   *
+   * @throws {StoreIOError} `CACHE_IO`: the lock cannot be taken, or a folder of the store cannot be read.
+   * @throws {LockCompromisedError} `CACHE_LOCK_COMPROMISED`: the lock was lost while collecting.
    */
   gc(): Promise<GcReport> {
     return collectGarbage(this.core);

@@ -17,14 +17,21 @@ import { resolveLocal } from './resolve-local.js';
 import { validateCode } from './validate.js';
 import { type BundleLimits, DEFAULT_LIMITS, type DefineCodeArgs, type Source, type WorkspaceFs } from './types.js';
 
+/** `defineCodeWithReport`'s arguments: the normative ones, and what a host adds. */
 export interface DefineCodeOptions extends DefineCodeArgs {
+  /**
+   * Caps on the merged bundle, checked while sources are read (BundleSizeError,
+   * `AIP26_BUNDLE_TOO_LARGE`, as soon as one is passed). Default 100 MiB and 50,000 files.
+   */
   limits?: BundleLimits;
+  /** Stops the build between files (the signal's reason is thrown). Default none. */
   signal?: AbortSignal;
   /**
    * Keeps finished bundles. A plan whose every source is immutable (inline content, github
    * pinned to a full commit) is built once and then read back with its report, fetching
    * nothing. Any other plan is resolved and read every time, and its tar.gz is kept by the
-   * digest of the merged files, so scan time and invocation time compress once.
+   * digest of the merged files, so scan time and invocation time compress once. Default
+   * none: every call resolves, reads and compresses.
    */
   cache?: ContentStore;
   /**
@@ -34,7 +41,7 @@ export interface DefineCodeOptions extends DefineCodeArgs {
    * same refusal the runner gives at start, given at scan and bundle time instead.
    */
   run?: RunValue;
-  /** How `run` is read (a host's own runner table). */
+  /** How `run` is read (a host's own runner table). Default `DEFAULT_RUNNERS`. */
   runOptions?: RunOptions;
 }
 
@@ -65,13 +72,59 @@ export interface BundleReport extends CodeReport {
 
 /**
  * AIP-26 `defineCode`, the normative signature: materializes the bundle a `code` block
- * declares and returns it as a deterministic tar.gz.
+ * declares and returns it as a deterministic tar.gz (the same sources give the same bytes).
+ * Sources are merged in order, a later one overriding an earlier one's file.
+ *
+ * @example
+ * ```ts
+ * import { writeFile } from 'node:fs/promises';
+ * import { defineCode, githubConnector } from '@agentproto/aip-26';
+ *
+ * const bundle = await defineCode({
+ *   code: { sources: [{ local: 'tools/weather' }, { inline: { path: 'config.json', content: '{}' } }] },
+ *   workspaceRoot: '/srv/workspaces/acme',
+ *   github: githubConnector({ token: process.env.GITHUB_TOKEN }),
+ * });
+ * await writeFile('bundle.tar.gz', bundle);
+ * ```
+ *
+ * @throws {ManifestValidationError} `AIP26_MANIFEST_INVALID`: the `code` block fails the schema.
+ * @throws {SourceResolutionError} `AIP26_SOURCE_UNRESOLVED`: a source cannot be resolved; `reason`
+ *   says why (`not-found`, `unsafe-path`, `cycle`, `unsafe-link`, `pin-required`, `fetch-failed`, ...).
+ * @throws {BundleSizeError} `AIP26_BUNDLE_TOO_LARGE`: the merged bundle is over `limits`.
  */
 export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
   return (await defineCodeWithReport(args)).bundle;
 }
 
-/** `defineCode` plus what each source resolved to and the bundle's digest, for a trust UI and audit. */
+/**
+ * `defineCode` plus what each source resolved to (github refs to commits) and the bundle's
+ * digest, for a trust UI and audit; with `cache`, a pinned plan is built once; with `run`,
+ * the file it starts must be in the bundle.
+ *
+ * @example
+ * ```ts
+ * import { defineCodeWithReport } from '@agentproto/aip-26';
+ * import { openContentStore } from '@agentproto/content-cache';
+ *
+ * const { bundle, report } = await defineCodeWithReport({
+ *   code: manifest.code,
+ *   run: manifest.run,
+ *   workspaceRoot: '/srv/workspaces/acme',
+ *   cache: await openContentStore(),
+ *   limits: { maxBytes: 20 * 1024 * 1024 },
+ * });
+ * console.log(report.sha256, report.sources.map((s) => `${s.source} ${s.commit ?? ''}`));
+ * ```
+ *
+ * @throws {ManifestValidationError} `AIP26_MANIFEST_INVALID`: the `code` block fails the schema.
+ * @throws {RunResolutionError} `AIP26_RUN_INVALID`: `run` names no runnable thing.
+ * @throws {PathError} `AIP26_UNSAFE_PATH`: `run`'s file is not a bundle-internal path.
+ * @throws {RunFileMissingError} `AIP26_RUN_FILE_MISSING`: `run`'s file is not in the merged bundle.
+ * @throws {SourceResolutionError} `AIP26_SOURCE_UNRESOLVED`: a source cannot be resolved (see `reason`).
+ * @throws {BundleSizeError} `AIP26_BUNDLE_TOO_LARGE`: the merged bundle is over `limits`.
+ * @throws {ContentCacheError} `CACHE_FILL_FAILED`, `CACHE_IO`: with `cache`, the store failed.
+ */
 export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
   const { fs, plan } = await prepare(args);
   const pinned = args.cache ? pinnedDigest(plan) : undefined;

@@ -57,9 +57,25 @@ export interface WorkspaceFs {
 
 /** The normative arguments of `defineCode`. */
 export interface DefineCodeArgs {
+  /**
+   * The manifest's `code` block: a string (one `ref` source, the shorthand) or
+   * `{ sources: [...] }`, as the manifest holds it, unchecked: it is checked against the
+   * AIP-26 schema first (ManifestValidationError, `AIP26_MANIFEST_INVALID`).
+   */
   code: Code;
+  /**
+   * The folder `local` and `ref` paths are relative to (the manifest's workspace), absolute.
+   * Read through `fs` when given, else through `nodeWorkspaceFs(workspaceRoot)`, which refuses
+   * links that leave it.
+   */
   workspaceRoot: string;
+  /**
+   * The connector for `github` sources (`githubConnector()`): the only part that sees a
+   * token. Default none: a `github` source is then refused (`AIP26_SOURCE_UNRESOLVED`,
+   * reason `no-github-connector`).
+   */
   github?: GithubAccess;
+  /** The workspace reader for `local` and `ref` sources. Default `nodeWorkspaceFs(workspaceRoot)`. */
   fs?: WorkspaceFs;
 }
 

@@ -33,9 +33,16 @@ export interface ResolvedGithubRef {
 }
 
 export interface GithubConnectorOptions {
-  /** A token for private repositories (PAT, OAuth or installation token). Never leaves the connector. */
+  /**
+   * A token for private repositories (PAT, OAuth or installation token), sent as HTTP Basic
+   * auth. Never leaves the connector: no error, event or report holds it. Default none
+   * (public repositories only).
+   */
   token?: string;
-  /** Asked for a fresh token on every request that needs one (short-lived installation tokens). */
+  /**
+   * Asked for a fresh token on every request that needs one (short-lived installation
+   * tokens); takes the place of `token`. Default none.
+   */
   getToken?: () => Promise<string | undefined> | string | undefined;
   /** Where repositories live: `${baseUrl}/${owner}/${name}.git`. Default https://github.com. */
   baseUrl?: string;
@@ -49,11 +56,14 @@ export interface GithubConnectorOptions {
   cache?: ContentStore | false;
   /** Milliseconds since the epoch; for the tag cache. Default Date.now. */
   clock?: () => number;
-  /** Called with every floating ref's resolution. */
+  /** Called with every floating ref's resolution, to record the commit (AIP-26). Default none. */
   onResolved?: (resolved: ResolvedGithubRef) => void;
-  /** Refuse every ref that is not a full commit id (production registration policy). */
+  /**
+   * Refuse every ref that is not a full commit id (production registration policy):
+   * PinRequiredError, `AIP26_PIN_REQUIRED`. Default false.
+   */
   requirePin?: boolean;
-  /** Passed to the git client (engine, http, allowInsecureHttp for test servers). */
+  /** Passed to the git client (engine, http, allowInsecureHttp for test servers). Default none. */
   git?: Omit<RemoteOptions, 'auth' | 'signal'>;
 }
 
@@ -110,6 +120,30 @@ const TAG_SHAPE = /^v[0-9]+(\.[0-9]+)*$/;
  * on the next scan. Refs are resolved first, as `git ls-remote` lists them; only a hex
  * name no branch or tag has is expanded as an abbreviated commit. A name that is both a
  * branch and a tag is refused.
+ *
+ * Making the connector throws nothing and touches nothing; its two methods throw:
+ *
+ * @example
+ * ```ts
+ * import { defineCode, githubConnector } from '@agentproto/aip-26';
+ *
+ * const github = githubConnector({
+ *   getToken: () => installationToken(), // asked on each request; never in an error
+ *   requirePin: process.env.NODE_ENV === 'production',
+ *   onResolved: (r) => audit.record(`${r.repo}@${r.ref} -> ${r.commit}`),
+ * });
+ * const commit = await github.resolveRef('acme/tools', 'v1.2.0');
+ * const bundle = await defineCode({ code: manifest.code, workspaceRoot, github });
+ * ```
+ *
+ * @throws {PinRequiredError} `AIP26_PIN_REQUIRED`: with `requirePin`, a ref that is not a full
+ *   commit id; from `fetch`, any ref that is not one.
+ * @throws {GithubRefNotFoundError} `AIP26_REF_NOT_FOUND`: `resolveRef` of a name that is no branch,
+ *   tag or commit of the repository.
+ * @throws {GitError} `GIT_AMBIGUOUS_REF`, `GIT_AMBIGUOUS_COMMIT`, `GIT_AUTH_FAILED`,
+ *   `GIT_REPOSITORY_NOT_FOUND`, `GIT_LIMIT_EXCEEDED`, `GIT_TRANSPORT`: from the git client
+ *   (`fetch` stops at the bundle's remaining caps with `GIT_LIMIT_EXCEEDED`).
+ * @throws {ContentCacheError} `CACHE_ROOT_UNUSABLE`, `CACHE_IO`: the default store cannot be used.
  */
 export function githubConnector(options: GithubConnectorOptions = {}): GithubAccess {
   const baseUrl = (options.baseUrl ?? 'https://github.com').replace(/\/+$/, '');

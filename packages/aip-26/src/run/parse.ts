@@ -20,7 +20,10 @@ export type ParsedRun =
   | { readonly form: 'shell'; readonly command: string };
 
 export interface RunOptions {
-  /** Runner per extension; replaces the default table (spread `DEFAULT_RUNNERS` to extend it). */
+  /**
+   * Runner per extension; replaces the default table (spread `DEFAULT_RUNNERS` to extend it).
+   * Default `DEFAULT_RUNNERS` (`.ts` → `npx --yes tsx`, `.js` → `node`, `.py` → `python`, `.sh` → `bash`).
+   */
   runners?: RunnerTable;
 }
 

@@ -27,6 +27,20 @@ export interface ResolvedRun {
  * - an explicit `{ file | exec | shell }` is honoured whatever its value looks like; two
  *   of them are refused.
  * `bundleRoot` is where the runner sees the bundle (a POSIX path inside the sandbox).
+ *
+ * @example
+ * ```ts
+ * import { resolveRun } from '@agentproto/aip-26';
+ *
+ * const { cmd, args, cwd } = resolveRun('server.py --port 8080', '/workspace/bundle');
+ * // cmd 'python', args ['/workspace/bundle/server.py', '--port', '8080'], cwd '/workspace/bundle'
+ * spawn(cmd, args, { cwd, env: {} });
+ * ```
+ *
+ * @throws {RunResolutionError} `AIP26_RUN_INVALID`: the block names no runnable thing (`reason`:
+ *   `invalid-shape`, `ambiguous`, `empty`, `nul`, `unbalanced-quote`, `unknown-extension`,
+ *   `invalid-bundle-root`).
+ * @throws {PathError} `AIP26_UNSAFE_PATH`: the file form names a path outside the bundle.
  */
 export function resolveRun(run: RunValue, bundleRoot: string, options: RunOptions = {}): ResolvedRun {
   if (typeof bundleRoot !== 'string' || bundleRoot === '' || bundleRoot.includes('\0')) {

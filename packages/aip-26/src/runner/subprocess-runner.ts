@@ -10,13 +10,23 @@ import { findProgram, pidNamespaceOf, pidNamespacePrefix, processesInNamespace, 
 
 /** What a host hands an AIP-17 runner: the bundle, how to start it, and its limits. */
 export interface RunRequest {
+  /** The bundle, a tar.gz as `defineCode` makes it: extracted under the archive rules (no link out, no `..`). */
   bundle: Buffer;
+  /** The manifest's `run` block: what to start (see `resolveRun`). */
   run: RunValue;
-  /** The whole environment of the process: nothing of the host's own is passed on. */
+  /**
+   * The whole environment of the process: nothing of the host's own is passed on. Default
+   * `{}` (then `PATH` is `/usr/bin:/bin` for finding the program).
+   */
   env?: Record<string, string>;
-  /** AIP-17 `limits.timeout_ms`: everything the bundle started is killed when it runs longer. */
+  /**
+   * AIP-17 `limits.timeout_ms`: everything the bundle started is killed when it runs longer
+   * (`timedOut: true`, `signal: 'SIGKILL'`). Default none.
+   */
   timeoutMs?: number;
+  /** Written to the process's standard input, which is then closed. Default: closed at once. */
   stdin?: string | Buffer;
+  /** Ends everything the bundle started, like the timeout. Default none. */
   signal?: AbortSignal;
 }
 
@@ -36,10 +46,11 @@ export interface Runner {
 }
 
 export interface SubprocessRunnerOptions {
-  /** Where each run's bundle folder is made. Default: the system temp folder. */
+  /** Where each run's bundle folder is made (and removed after the run). Default: the system temp folder. */
   workDir?: string;
-  /** Extraction limits for the bundle. */
+  /** Most uncompressed bytes extracted from a bundle. Default 256 MiB. */
   maxBytes?: number;
+  /** Most files extracted from a bundle. Default 100,000. */
   maxFiles?: number;
   /** Most bytes kept of each of stdout and stderr. Default 8 MiB. */
   maxOutputBytes?: number;
@@ -57,7 +68,23 @@ export interface SubprocessRunnerOptions {
  * gives, and removes the folder afterwards. At the timeout, on abort and when the command
  * exits, everything it started is ended before the run returns: its PID namespace, or the
  * process tree found in /proc (see process-tree.ts); a process group is not enough, since
- * `setsid` and a double fork leave it.
+ * `setsid` and a double fork leave it. Making the runner throws nothing; `run` throws:
+ *
+ * @example
+ * ```ts
+ * import { defineCode, subprocessRunner } from '@agentproto/aip-26';
+ *
+ * const runner = subprocessRunner({ maxOutputBytes: 1024 * 1024 });
+ * const bundle = await defineCode({ code: manifest.code, workspaceRoot });
+ * const result = await runner.run({ bundle, run: manifest.run, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000 });
+ * if (result.timedOut || result.exitCode !== 0) console.error(result.stderr.toString());
+ * ```
+ *
+ * @throws {ArchiveError} `UNSAFE_ARCHIVE`: the bundle breaks an archive rule or is over `maxBytes`/`maxFiles`.
+ * @throws {ExtractIOError} `AIP26_EXTRACT_IO`: the bundle folder cannot be made or written.
+ * @throws {RunResolutionError} `AIP26_RUN_INVALID`: `run` names no runnable thing.
+ * @throws {PathError} `AIP26_UNSAFE_PATH`: `run`'s file is not a bundle-internal path.
+ * @throws {RunFileMissingError} `AIP26_RUN_FILE_MISSING`: `run`'s file is not in the bundle.
  */
 export function subprocessRunner(options: SubprocessRunnerOptions = {}): Runner {
   return {

@@ -62,7 +62,7 @@ function validatorFor(def: CodeSchemaDef): ValidateFunction {
 }
 
 export interface CheckOptions {
-  /** Where the value sits in its manifest (`'/code'`): prefixed to every problem's pointer. */
+  /** Where the value sits in its manifest (`'/code'`): prefixed to every problem's pointer. Default `''`. */
   pointer?: string;
 }
 
@@ -119,7 +119,19 @@ function check(def: CodeSchemaDef, value: unknown, prefix: string, extra: Schema
   return problems.length === 0 ? { ok: true } : { ok: false, problems };
 }
 
-/** Checks a `code` block (string shorthand or `{ sources }`) against `$defs/code`. */
+/**
+ * Checks a `code` block (string shorthand or `{ sources }`) against `$defs/code`, and
+ * reports a source with two kinds (`{ inline, local }`), which the schema's `oneOf` would let
+ * through. Never throws for a bad value: every problem is in the result, with a JSON pointer.
+ *
+ * @example
+ * ```ts
+ * import { checkCode } from '@agentproto/aip-26';
+ *
+ * const result = checkCode(manifest.code, { pointer: '/code' });
+ * if (!result.ok) for (const p of result.problems) console.error(`${p.pointer}: ${p.message}`);
+ * ```
+ */
 export function checkCode(value: unknown, options: CheckOptions = {}): CheckResult {
   const at = options.pointer ?? '';
   return check('code', value, at, codeAmbiguities(value, at));

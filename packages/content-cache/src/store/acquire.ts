@@ -14,11 +14,16 @@ import {
 import type { RemoteTier } from './remote-tier.js';
 
 export interface AcquireOptions {
+  /**
+   * Gives up waiting (`CACHE_ABORTED`); the fill itself is aborted once every caller waiting
+   * on the same key has given up. Default none.
+   */
   signal?: AbortSignal;
   /**
    * Checks a staged tree before it is sealed, whether a fill wrote it or the remote did
    * (a skill folder must hold SKILL.md, say). Throwing refuses the tree: from the fill, the
    * acquisition fails with CACHE_FILL_FAILED; from the remote, the fill runs instead.
+   * Default none.
    */
   check?: (destination: string) => Promise<void>;
   /**
@@ -30,7 +35,7 @@ export interface AcquireOptions {
    * Without it the remote tier is not used for this acquisition at all: its content is
    * never taken (a registry's markers and digests only show that whoever pushed was
    * consistent, and anyone with push rights can be), and the filled tree is not pushed
-   * either, since no other machine could prove it.
+   * either, since no other machine could prove it. Default none.
    */
   verify?: (tree: string, signal: AbortSignal) => Promise<void>;
 }
