@@ -623,6 +623,17 @@ describe('a project outside the workspace that installs the tarballs', () => {
     expect(ran).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^hello from v\d+\.\d+\.\d+\n$/) });
   });
 
+  // Every README but documents' says a TypeScript consumer needs @types/node; the consumers above have it.
+  it('type-checks a consumer of @agentproto/documents alone without @types/node, as its README says', async () => {
+    const { stdout } = await run(testNode.path, [TSC, '-p', 'tsconfig.documents.json', '--listFiles'], {
+      cwd: project,
+      timeout: TSC_TIMEOUT,
+    });
+    const read = stdout.split('\n');
+    expect(read).toContain(join(project, 'node_modules', '@agentproto', 'documents', 'dist', 'index.d.ts'));
+    expect(read.filter((file) => file.includes(`${sep}@types${sep}node${sep}`))).toEqual([]);
+  });
+
   it('runs agentproto cache put, then finds the object with cache ls', async () => {
     const skill = join(project, 'my-skill');
     const store = join(project, 'store');
