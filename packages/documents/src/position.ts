@@ -33,7 +33,9 @@ export function positionAt(text: string, offset: number, firstLine = 1): TextPos
   if (end > start && text.charCodeAt(end - 1) === 0x0d) end -= 1;
   // An offset inside the line ending (the `\r` of `\r\n`) or a cut surrogate pair is shown at
   // the character it belongs to.
-  const caret = Math.max(start, Math.min(at, end));
+  let caret = Math.max(start, Math.min(at, end));
+  if (caret > start && isLowSurrogate(text.charCodeAt(caret)) && isHighSurrogate(text.charCodeAt(caret - 1)))
+    caret -= 1;
   const column = countCodePoints(text, start, caret) + 1;
   return { line, column, excerpt: renderExcerpt(text, start, end, caret, line) };
 }
@@ -54,7 +56,7 @@ function countCodePoints(text: string, from: number, to: number): number {
   for (let i = from; i < to; i += 1) {
     const c = text.charCodeAt(i);
     // The second half of a surrogate pair is not a character of its own.
-    if (!(c >= 0xdc00 && c <= 0xdfff && i > from && isHighSurrogate(text.charCodeAt(i - 1)))) count += 1;
+    if (!(isLowSurrogate(c) && i > from && isHighSurrogate(text.charCodeAt(i - 1)))) count += 1;
   }
   return count;
 }
@@ -70,13 +72,15 @@ function isHighSurrogate(c: number): boolean {
  * characters as two, so the caret stands under the character in a terminal.
  */
 function renderExcerpt(text: string, start: number, end: number, caret: number, line: number): string {
-  // The window: EXCERPT_WIDTH characters, a third of them before the caret when cut.
+  // The window: EXCERPT_WIDTH characters, a third of them before the caret when the line
+  // goes on after the window, more when it ends sooner.
   let from = caret;
-  for (let n = 0; n < EXCERPT_WIDTH / 3 && from > start; n += 1) from = stepBack(text, from, start);
+  let before = 0;
+  for (; before < EXCERPT_WIDTH / 3 && from > start; before += 1) from = stepBack(text, from, start);
   let to = caret;
-  for (let n = 0; n < EXCERPT_WIDTH && to < end; n += 1) to = stepForward(text, to);
-  for (let n = countCodePoints(text, from, to); n < EXCERPT_WIDTH && from > start; n += 1)
-    from = stepBack(text, from, start);
+  let after = 0;
+  for (; before + after < EXCERPT_WIDTH && to < end; after += 1) to = stepForward(text, to);
+  for (; before + after < EXCERPT_WIDTH && from > start; before += 1) from = stepBack(text, from, start);
   let shown = from > start ? '…' : '';
   let width = shown.length;
   let caretWidth = -1;
@@ -96,9 +100,13 @@ function renderExcerpt(text: string, start: number, end: number, caret: number, 
 }
 
 function stepBack(text: string, i: number, start: number): number {
-  return i - 1 > start && isHighSurrogate(text.charCodeAt(i - 2)) && !isHighSurrogate(text.charCodeAt(i - 1))
+  return i - 1 > start && isLowSurrogate(text.charCodeAt(i - 1)) && isHighSurrogate(text.charCodeAt(i - 2))
     ? i - 2
     : i - 1;
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 function stepForward(text: string, i: number): number {

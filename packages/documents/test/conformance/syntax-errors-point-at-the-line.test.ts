@@ -146,7 +146,7 @@ describe('a syntax error names the file, line and column, and shows the line wit
     for (const [format, text] of [
       ['json', `["${long}", ]`],
       ['toml', `k = "${long}" x`],
-      ['yaml', `k: ${long}\n- x`],
+      ['yaml', `k: ${long} : x`],
     ] as const) {
       const error = syntaxError(() => PARSE[format](text, limits));
       expect(error.excerpt!.length, format).toBeLessThan(300);
@@ -158,6 +158,14 @@ describe('a syntax error names the file, line and column, and shows the line wit
     const json = syntaxError(() => PARSE.json(`["${long}", ]`, limits));
     expect(json.column).toBe(long.length + 6);
     expect(caretOf(json.excerpt).shown).toMatch(/^…x+", \]$/);
+    // In the middle of the line: cut on both sides, 40 characters before the caret and 80 after.
+    const half = 'x'.repeat(5 * 1024 * 1024);
+    const middle = syntaxError(() => PARSE.json(`["${half}", , "${half}"]`, limits));
+    const cut = caretOf(middle.excerpt);
+    expect(cut.shown).toMatch(/^…x+", , "x+…$/);
+    expect([...cut.shown].length).toBe(122);
+    expect(cut.caret).toBe(41);
+    expect(cut.shown.charAt(cut.caret)).toBe(',');
   });
 
   it('front matter: firstLine 2 gives the line of the whole file', () => {
