@@ -35,7 +35,14 @@ export type SkillErrorCode =
   | 'SKILL_PUBLISH_FAILED'
   // Cancellation and cleanup.
   | 'SKILL_ABORTED'
-  | 'SKILL_CLEANUP_FAILED';
+  | 'SKILL_CLEANUP_FAILED'
+  // Lock files (prepare/lock.ts).
+  | 'SKILL_LOCK_INVALID'
+  | 'SKILL_LOCK_DRIFT'
+  // Linking prepared skills into a folder (link/link.ts).
+  | 'SKILL_LINK_CONFLICT'
+  | 'SKILL_LINK_NAME_INVALID'
+  | 'SKILL_LINK_FAILED';
 
 /**
  * The code of a failure kind a host's own provider defines (`TARBALL_HTTP_FAILED`): any

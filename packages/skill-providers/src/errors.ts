@@ -198,3 +198,83 @@ export class CredentialCleanupError extends SkillError {
     );
   }
 }
+
+/** A lock document that is not one: it breaks schemas/skills/1/skills-lock.schema.json, or its text is no JSON. */
+export class SkillLockInvalidError extends SkillError {
+  declare readonly code: 'SKILL_LOCK_INVALID';
+  constructor(
+    /** Names the lock in the message: a file path, `lock`. */
+    readonly source: string,
+    /** The JSON pointer of the offending value (`/skills/0/version`); `''` for the whole document. */
+    readonly path: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('SKILL_LOCK_INVALID', `skills lock ${source}${path ? ` at ${path}` : ''}: ${reason}`, options);
+  }
+}
+
+/**
+ * The declaration is not what the lock says: an entry the lock does not hold (`unlocked`),
+ * a lock record no entry matches (`extra`, `entry.index` is the record's index in the lock),
+ * or an entry whose origin now gives another version or content id than the lock's
+ * (`content`). Nothing of that entry is fetched or published.
+ */
+export class SkillLockDriftError extends SkillError {
+  declare readonly code: 'SKILL_LOCK_DRIFT';
+  constructor(
+    readonly entry: EntryRef,
+    readonly drift: 'unlocked' | 'extra' | 'content',
+    detail: string,
+    /** For `content`: what the lock pinned and what the origin gave. */
+    readonly expected?: { version: string; contentId: string },
+    readonly actual?: { version: string; contentId: string },
+  ) {
+    super(
+      'SKILL_LOCK_DRIFT',
+      `${drift === 'extra' ? `skills lock record #${entry.index} "${entry.name}" (${entry.provider})` : where(entry)}: ${detail}`,
+    );
+  }
+}
+
+/** `linkSkills` would overwrite something it did not create (or that changed under it); it was left untouched. */
+export class SkillLinkConflictError extends SkillError {
+  declare readonly code: 'SKILL_LINK_CONFLICT';
+  constructor(
+    /** The path that is in the way. */
+    readonly path: string,
+    /** What is there (`a file`, `a folder`, `a symbolic link to elsewhere`) or what happened. */
+    readonly found: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'SKILL_LINK_CONFLICT',
+      `${path}: ${found}, not a skill this command linked or copied; remove it or choose another folder`,
+      options,
+    );
+  }
+}
+
+/** A prepared skill whose name is no safe single path segment (the Agent Skills name rule). */
+export class SkillLinkNameInvalidError extends SkillError {
+  declare readonly code: 'SKILL_LINK_NAME_INVALID';
+  constructor(
+    /** The name as given. */
+    readonly skill: string,
+    reason: string,
+  ) {
+    super('SKILL_LINK_NAME_INVALID', `cannot link skill ${JSON.stringify(skill.slice(0, 80))}: its name ${reason}`);
+  }
+}
+
+/** Linking or copying a prepared skill failed for another reason (the folder is not writable, the skill's directory is gone). */
+export class SkillLinkError extends SkillError {
+  declare readonly code: 'SKILL_LINK_FAILED';
+  constructor(
+    readonly path: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('SKILL_LINK_FAILED', `${path}: ${reason}`, options);
+  }
+}

@@ -2,8 +2,19 @@
 // Every name here is a promise to hosts; entry parsing steps, canonical declarations and the git internals stay inside.
 
 // Prepare (fetch, check, publish) or only resolve a declaration's skills
-export { prepareSkills, resolveSkills, environmentSecrets } from './prepare/prepare.js';
+export { prepareSkills, resolveSkills, lockSkills, environmentSecrets } from './prepare/prepare.js';
 export type { PrepareOptions, PrepareProgress, PreparedSkill, ResolvedSkill } from './prepare/prepare.js';
+// What a declaration is (its JSON Schema: schemas/skills/1/skills.schema.json)
+export type { SkillDeclaration, SkillSourceDeclaration } from './entries/index.js';
+export { SKILLS_SCHEMA_ID, SKILLS_LOCK_SCHEMA_ID } from './entries/schema.js';
+
+// Lock files: what a declaration resolved to, prepared again exactly (`locked`)
+export { parseSkillLock, parseSkillLockText } from './prepare/lock.js';
+export type { SkillLock, LockedSkill, LockedSkillDeclaration } from './prepare/lock.js';
+
+// Make prepared skills visible to agents: DIR/<name>, a link into the store or a copy
+export { linkSkills } from './link/link.js';
+export type { LinkSkillsOptions, LinkedSkill } from './link/link.js';
 
 // The provider contract, for a host's own providers
 export type {
@@ -72,6 +83,12 @@ export {
   SkillContentMismatchError,
   SkillAbortedError,
   CredentialCleanupError,
+  // Lock files and linking.
+  SkillLockInvalidError,
+  SkillLockDriftError,
+  SkillLinkConflictError,
+  SkillLinkNameInvalidError,
+  SkillLinkError,
 } from './errors.js';
 export type { EntryRef, Phase, SkillPreparationCode } from './errors.js';
 // The local provider's.

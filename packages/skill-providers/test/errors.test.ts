@@ -39,6 +39,11 @@ describe('errors', () => {
       LocalSourceNotFoundError: new skills.LocalSourceNotFoundError('/s', undefined, 'cannot be read'),
       LocalVersionMismatchError: new skills.LocalVersionMismatchError('/s', 'e', 'a'),
       LocalSourceChangedError: new skills.LocalSourceChangedError('/s', 'p', undefined),
+      SkillLockInvalidError: new skills.SkillLockInvalidError('lock', '/skills', 'r'),
+      SkillLockDriftError: new skills.SkillLockDriftError({ index: 0, name: 'a', provider: 'p' }, 'unlocked', 'd'),
+      SkillLinkConflictError: new skills.SkillLinkConflictError('/d/a', 'a file'),
+      SkillLinkNameInvalidError: new skills.SkillLinkNameInvalidError('..', 'r'),
+      SkillLinkError: new skills.SkillLinkError('/d', 'r'),
     };
     for (const [, codes, name] of rows) {
       const error = sample[name!];

@@ -16,7 +16,9 @@ export interface SkillDeclarationTextOptions {
  * document is measured before the parser builds anything), then checked by
  * parseSkillDeclaration. A document that breaks those rules or is not valid is a
  * SkillDeclarationInvalidError whose cause is the DocumentError (its `code` says which rule);
- * the message names the source and a line, never the text.
+ * the message names the source and a line, never the text. The document is the array of
+ * entries or `{ skills: [...] }` (optionally with `$schema`): the two forms of
+ * schemas/skills/1/skills.schema.json.
  */
 export function parseSkillDeclarationText(
   input: string | Uint8Array,
@@ -36,5 +38,25 @@ export function parseSkillDeclarationText(
       { cause: error },
     );
   }
-  return parseSkillDeclaration(value);
+  return parseSkillDeclaration(entriesOfDocument(value, options.source));
+}
+
+/**
+ * The entries of a declaration document: the array itself, or the `skills` of
+ * `{ skills: [...] }` (with an optional `$schema`, for editors), the schema's two forms.
+ */
+function entriesOfDocument(value: unknown, source: string): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !('skills' in value)) return value;
+  const extra = Object.keys(value).find((key) => key !== 'skills' && key !== '$schema');
+  if (extra !== undefined) {
+    throw new SkillDeclarationInvalidError(
+      `has an unknown key ${JSON.stringify(extra.slice(0, 40))}; a declaration document holds "skills" and "$schema"`,
+      { index: undefined, entry: `(${source})` },
+    );
+  }
+  const schema = (value as { $schema?: unknown }).$schema;
+  if (schema !== undefined && typeof schema !== 'string') {
+    throw new SkillDeclarationInvalidError('"$schema" must be a string', { index: undefined, entry: `(${source})` });
+  }
+  return (value as { skills: unknown }).skills;
 }

@@ -11,6 +11,41 @@ import { type GitSource, parseGitStringAt, readGitEntryAt, withGitSource } from 
 import { skillNameProblem } from './name.js';
 import { normalizePath } from './path.js';
 import { kindOf, quote, renderEntry, showSource, splitHostPort, splitUrlPrefix } from './render.js';
+import { schemaProblem } from './schema.js';
+
+/**
+ * One entry of a skills declaration, as a host writes it: a git string
+ * (`repository[@ref][#directory]`, see parseGitString) or a source object. A declaration is
+ * a `readonly SkillDeclaration[]`; its JSON Schema is schemas/skills/1/skills.schema.json
+ * (`$id` https://agentproto.sh/schemas/skills/1/skills.schema.json).
+ *
+ * The type is a help, not a check: every declaration is checked at run time against the
+ * schema and the parser, since a host may cast JSON from a stranger to it.
+ *
+ * @example
+ * const declaration: SkillDeclaration[] = [
+ *   'https://github.com/acme/skills.git@v1.4.0#skills/review',
+ *   { provider: 'git', source: 'git@code.example.com:team/skills.git', version: 'main', path: 'skills/deploy',
+ *     name: 'deploy', config: { deploy_key_secret_name: 'skills-read-key', known_hosts: 'code.example.com ssh-ed25519 AAAA…' } },
+ * ];
+ */
+export type SkillDeclaration = string | SkillSourceDeclaration;
+
+/** The object form of a skill entry. Unknown keys are refused. */
+export interface SkillSourceDeclaration {
+  /** The provider's id, as the host registered it: `git` is built in. */
+  readonly provider: string;
+  /** What the provider fetches from; for git the repository URL or scp-like address, never with credentials in it. */
+  readonly source: string;
+  /** Which version: for git a branch, a tag, `refs/…` or a commit id (a full 40-digit lower-case id for reproducibility). */
+  readonly version: string;
+  /** The skill's directory in the source, relative and `/`-separated; the source root by default. It must hold SKILL.md. */
+  readonly path?: string;
+  /** The installed name (Agent Skills rule: 1 to 64 of `a-z 0-9 -`, no `-` at either end, no `--`); unique in a declaration. */
+  readonly name: string;
+  /** The provider's options, plain JSON; each provider refuses options it does not know. git over SSH: `deploy_key_secret_name`, `known_hosts`. */
+  readonly config?: Readonly<Record<string, unknown>>;
+}
 
 /**
  * A skill entry: a git string (see parseGitString) or an object.
@@ -86,6 +121,11 @@ export function parseSkillEntry(entry: unknown, index: number): SkillSource {
  * declaration from a stranger bounds the work it causes before any of it starts.
  */
 export function parseSkillDeclaration(value: unknown): SkillSource[] {
+  // The schema (schemas/skills/1/skills.schema.json) is the gate, the parser words the
+  // refusal: what the schema refuses, the parser refuses with its own message below; were
+  // the parser ever more lenient, the schema's problem is thrown instead.
+  const problem =
+    Array.isArray(value) && value.length <= MAX_DECLARATION_ENTRIES ? schemaProblem('declaration', value) : undefined;
   if (!Array.isArray(value)) {
     throw new SkillDeclarationInvalidError(`must be an array of skill entries, not ${kindOf(value)}`, {
       index: undefined,
@@ -110,7 +150,25 @@ export function parseSkillDeclaration(value: unknown): SkillSource[] {
     firstIndexByName.set(source.name, index);
     sources.push(source);
   }
+  if (problem) throw schemaRefusal(problem, value as unknown[]);
   return sources;
+}
+
+/** What the schema refused and the parser let through, as the entry error it is. */
+function schemaRefusal(
+  problem: { path: string; message: string },
+  entries: readonly unknown[],
+): SkillEntryInvalidError {
+  const [, index, field] = problem.path.split('/');
+  const at = Number(index);
+  const location: EntryLocation = Number.isInteger(at)
+    ? { index: at, entry: renderEntry(entries[at]) }
+    : { index: undefined, entry: '(array)' };
+  return new SkillEntryInvalidError(
+    `does not match the skills declaration schema${problem.path ? ` at ${problem.path}` : ''}: ${problem.message}`,
+    field,
+    location,
+  );
 }
 
 /** A JSON value, as config holds after parsing (the same shape as the content cache's JsonValue). */

@@ -1,7 +1,7 @@
 // Skill entries: parsing a declaration (git strings or source objects) into SkillSource values.
 export { parseGitString, parseGitRepository } from '../git/source.js';
 export { parseSkillEntry, parseSkillDeclaration, canonicalDeclaration } from './entry.js';
-export type { CanonicalDeclaration } from './entry.js';
+export type { CanonicalDeclaration, SkillDeclaration, SkillSourceDeclaration } from './entry.js';
 export { parseSkillDeclarationText } from './declaration-text.js';
 export type { SkillDeclarationTextOptions } from './declaration-text.js';
 export { skillNameProblem } from './name.js';

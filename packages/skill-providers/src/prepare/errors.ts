@@ -5,6 +5,7 @@ import {
   type Phase,
   SkillAbortedError,
   SkillError,
+  SkillLockDriftError,
   SkillPreparationError,
   type SkillPreparationCode,
 } from '../errors.js';
@@ -37,7 +38,12 @@ const PHASE_CODES: Record<Phase, SkillPreparationCode> = {
  * a fetch cap (entries, bytes, depth) SKILL_TOO_LARGE, its cause naming the limit.
  */
 export function preparationError(error: unknown, entry: EntryRef, phase: Phase, signal: AbortSignal): SkillError {
-  if (error instanceof SkillPreparationError || error instanceof SkillAbortedError) return error;
+  if (
+    error instanceof SkillPreparationError ||
+    error instanceof SkillAbortedError ||
+    error instanceof SkillLockDriftError
+  )
+    return error;
   if (signal.aborted || error instanceof GitAbortedError || error instanceof AcquisitionAbortedError) {
     return new SkillAbortedError(entry, { cause: error });
   }

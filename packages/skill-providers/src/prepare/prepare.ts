@@ -1,7 +1,12 @@
 import { type CacheKey, FillFailedError, type ContentStore } from '@agentproto/content-cache';
 import type { FetchLimits } from '@agentproto/git';
 import pLimit from 'p-limit';
-import { type CanonicalDeclaration, canonicalDeclaration, parseSkillDeclaration } from '../entries/index.js';
+import {
+  type CanonicalDeclaration,
+  canonicalDeclaration,
+  parseSkillDeclaration,
+  type SkillDeclaration,
+} from '../entries/index.js';
 import {
   CredentialCleanupError,
   type EntryRef,
@@ -23,21 +28,39 @@ import type { ProviderRegistry } from '../registry.js';
 import { localSandbox } from '../sandbox/local.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { preparationError } from './errors.js';
+import { type LockedSkill, type SkillLock, assertLocked, lockedSkill, parseSkillLock, pinToLock } from './lock.js';
 import { skillFileState } from './skill-file.js';
 
+/** How `prepareSkills`, `resolveSkills` and `lockSkills` run. Only `cache` is required. */
 export interface PrepareOptions {
-  /** The content store skills are published into; it lives outside any workspace. */
+  /**
+   * The content store skills are published into (and looked up in); it lives outside any
+   * workspace. `openContentStore({ root: defaultCacheRoot() })` of `@agentproto/content-cache`.
+   */
   cache: ContentStore;
-  /** The providers agent configuration may name; `defaultRegistry()` (git) by default. */
+  /**
+   * The providers a declaration may name; `defaultRegistry()` (git) by default. An entry
+   * naming another fails with `SKILL_PROVIDER_UNKNOWN` before anything runs.
+   */
   registry?: ProviderRegistry;
-  /** Where acquisition runs; `localSandbox({ privateRoot: cache.privateRoot })` by default. */
+  /**
+   * Where acquisition runs (git, ssh, private folders for credentials);
+   * `localSandbox({ privateRoot: cache.privateRoot })`, this machine, by default.
+   */
   sandbox?: Sandbox;
-  /** Named secrets (deploy keys); by default the environment variable of that name. */
+  /**
+   * Named secrets (SSH deploy keys), read only for names the deployment approved; by
+   * default the environment variable of that name. A name without a value: `SKILL_SECRET_MISSING`.
+   */
   secrets?: SecretReader;
-  /** HTTP Basic credentials by repository URL; none by default. */
+  /**
+   * HTTP Basic credentials by repository URL (`(url) => ({ username, password })`), asked
+   * on every preparation; none by default. They never appear in a URL, an argument, an error or the store.
+   */
   vault?: BasicVault;
+  /** Cancels the call: every entry stops, nothing more is published, the call rejects with `SKILL_ABORTED`. */
   signal?: AbortSignal;
-  /** Entries prepared at once; 4 by default. */
+  /** Entries prepared at once; 4 by default. Entries with the same content declaration run once. */
   concurrency?: number;
   /**
    * Caps on what one entry may fetch, for this call: `maxFiles` (entries), `maxBytes`,
@@ -45,6 +68,16 @@ export interface PrepareOptions {
    * the defaults (10,000 entries, 256 MiB, depth 32). Past one: SKILL_TOO_LARGE.
    */
   limits?: FetchLimits;
+  /**
+   * A lock (from `lockSkills`, or a skills.lock.json read with `parseSkillLockText`): prepare
+   * or resolve exactly the versions it records. Every entry is still resolved against its
+   * origin with the current credential; an entry the lock does not hold, a record no entry
+   * matches, or an origin that now gives another content id for the locked version fails
+   * with `SKILL_LOCK_DRIFT` (SkillLockDriftError) naming the entry, before anything of it is
+   * fetched. Checked against the lock schema first (`SKILL_LOCK_INVALID`). Ignored by `lockSkills`.
+   */
+  locked?: SkillLock;
+  /** Called as entries are resolved, fetched or found in the store: for progress output. Must not throw. */
   onProgress?: (event: PrepareProgress) => void;
 }
 
@@ -54,23 +87,33 @@ export type PrepareProgress =
   | { type: 'fetch-done'; index: number; name: string; version: string; files: number; bytes: number }
   | { type: 'hit'; index: number; name: string; version: string };
 
+/** One prepared skill, in declaration order. */
 export interface PreparedSkill {
+  /** The installed name. */
   name: string;
   /** The declaration's directory: what a conversation uses. A link into the store; read only. */
   dir: string;
+  /** The resolved version: for git the commit id. */
   version: string;
+  /** The content's id: for git the tree id of the skill's directory. */
   contentId: string;
   /** True when no fetch from the origin was needed (the content was in the store, or its remote tier). */
   hit: boolean;
   /** Where the content came from for this preparation: the local store, the store's remote tier, or the origin. */
   from: 'store' | 'remote' | 'origin';
+  /** The provider's id. */
   provider: string;
 }
 
+/** One resolved skill, in declaration order. */
 export interface ResolvedSkill {
+  /** The installed name. */
   name: string;
+  /** The provider's id. */
   provider: string;
+  /** The resolved version: for git the commit id. */
   version: string;
+  /** The content's id: for git the tree id of the skill's directory. */
   contentId: string;
   /** Whether the store already holds it (a preparation now would not fetch). */
   cached: boolean;
@@ -90,8 +133,37 @@ const NO_VAULT: BasicVault = () => undefined;
  * staging folder, checked (SKILL.md, links, modes), published, and its declaration link
  * pointed at the tree. Entries with the same content declaration are prepared once. The
  * first failure cancels the others and is thrown once all have settled.
+ *
+ * The declaration is checked at run time against schemas/skills/1/skills.schema.json and
+ * the entry parser whatever its static type: a host may pass JSON from a stranger.
+ *
+ * @example
+ * const cache = await openContentStore({ root: defaultCacheRoot() });
+ * const skills = await prepareSkills(['https://github.com/acme/skills.git@v1.4.0#skills/review'], {
+ *   cache,
+ *   vault: (url) => myVault.basic(url),
+ * });
+ * // [{ name: 'review', dir: '/…/links/…', version: '<commit>', contentId: '<tree id>', hit: false, from: 'origin', provider: 'git' }]
+ * await linkSkills(skills, '.claude/skills');
+ *
+ * @throws {SkillEntryError} the declaration or an entry is malformed: `SKILL_DECLARATION_INVALID`,
+ * `SKILL_ENTRY_INVALID`, `SKILL_REPOSITORY_INVALID`, `SKILL_URL_HAS_CREDENTIALS`, `SKILL_REF_INVALID`,
+ * `SKILL_PATH_UNSAFE`, `SKILL_NAME_INVALID`, `SKILL_NAME_DUPLICATE`; nothing ran.
+ * @throws {UnknownProviderError} `SKILL_PROVIDER_UNKNOWN`: an entry names a provider the registry lacks.
+ * @throws {SkillLockInvalidError} `SKILL_LOCK_INVALID`: `locked` breaks the lock schema.
+ * @throws {SkillLockDriftError} `SKILL_LOCK_DRIFT`: with `locked`, the declaration or the origin is not what the lock says.
+ * @throws {SkillPreparationError} naming the entry and phase: `SKILL_CONFIG_INVALID`,
+ * `SKILL_CREDENTIAL_NOT_APPROVED`, `SKILL_SECRET_MISSING`, `SKILL_TRANSPORT_UNSUPPORTED`, `SKILL_AUTH_FAILED`,
+ * `SKILL_NOT_FOUND`, `SKILL_REF_AMBIGUOUS`, `SKILL_TOO_LARGE`, `SKILL_UNSAFE_TREE`, `SKILL_MD_MISSING`,
+ * `SKILL_CONTENT_MISMATCH`, `SKILL_PROVIDER_RESULT_INVALID`, `SKILL_RESOLVE_FAILED`, `SKILL_FETCH_FAILED`,
+ * `SKILL_PUBLISH_FAILED`, or a host provider's own code.
+ * @throws {SkillAbortedError} `SKILL_ABORTED`: `signal` fired; nothing of the cancelled entries was published.
+ * @throws {CredentialCleanupError} `SKILL_CLEANUP_FAILED`: a private folder that held credentials could not be removed.
  */
-export async function prepareSkills(declaration: unknown, options: PrepareOptions): Promise<PreparedSkill[]> {
+export async function prepareSkills(
+  declaration: readonly SkillDeclaration[],
+  options: PrepareOptions,
+): Promise<PreparedSkill[]> {
   return runAll(declaration, options, async (job, context) => {
     const key = cacheKeyOf(job, job.resolved);
     let fetched = false;
@@ -140,10 +212,21 @@ export async function prepareSkills(declaration: unknown, options: PrepareOption
 }
 
 /**
- * Validates and resolves every entry (authorizing each, as preparation does) and says
- * which are already in the store, without fetching anything.
+ * Validates and resolves every entry (authorizing each, as preparation does: the origin
+ * is asked with the current credential) and says which are already in the store, without
+ * fetching anything. With `locked`, resolves the locked versions and fails on drift.
+ *
+ * @example
+ * const [review] = await resolveSkills(['https://github.com/acme/skills.git@main#skills/review'], { cache });
+ * // { name: 'review', provider: 'git', version: '<commit>', contentId: '<tree id>', cached: true, egressHosts: ['github.com'] }
+ *
+ * @throws the codes of `prepareSkills` but those of fetching and publishing (`SKILL_FETCH_FAILED`,
+ * `SKILL_PUBLISH_FAILED`, `SKILL_MD_MISSING`, `SKILL_CONTENT_MISMATCH`).
  */
-export async function resolveSkills(declaration: unknown, options: PrepareOptions): Promise<ResolvedSkill[]> {
+export async function resolveSkills(
+  declaration: readonly SkillDeclaration[],
+  options: PrepareOptions,
+): Promise<ResolvedSkill[]> {
   return runAll(declaration, options, async (job) => {
     const key = cacheKeyOf(job, job.resolved);
     const found = await options.cache.lookup(key);
@@ -157,6 +240,32 @@ export async function resolveSkills(declaration: unknown, options: PrepareOption
   });
 }
 
+/**
+ * Resolves every entry (authorizing each, as `resolveSkills` does; nothing is fetched) and
+ * returns the lock document: each entry's canonical declaration, name, provider, resolved
+ * version (git: the commit) and content id (git: the directory's tree id), in declaration
+ * order. Give it back as `prepareSkills(declaration, { ...options, locked })` to prepare
+ * exactly those versions. Write it as JSON (skills.lock.json; schema:
+ * schemas/skills/1/skills-lock.schema.json); it holds no credential.
+ *
+ * @example
+ * const lock = await lockSkills(declaration, { cache });
+ * await writeFile('skills.lock.json', `${JSON.stringify(lock, null, 2)}\n`);
+ * // later, anywhere:
+ * const locked = parseSkillLockText(await readFile('skills.lock.json'), { source: 'skills.lock.json' });
+ * const skills = await prepareSkills(declaration, { cache, locked });
+ *
+ * @throws the codes of `resolveSkills` (`options.locked` is ignored).
+ */
+export async function lockSkills(
+  declaration: readonly SkillDeclaration[],
+  options: PrepareOptions,
+): Promise<SkillLock> {
+  const { locked: _ignored, ...rest } = options;
+  const skills = await runAll(declaration, rest, async (job) => lockedSkill(job.source, job.resolved));
+  return { lockfileVersion: 1, skills };
+}
+
 /** One entry of the declaration, read and checked once: what every step of its preparation uses. */
 interface Entry {
   source: SkillSource;
@@ -164,6 +273,8 @@ interface Entry {
   provider: SkillContentProvider;
   /** What identifies its content: the store key's declaration, and what groups identical entries. */
   declaration: CanonicalDeclaration;
+  /** With `locked`: the entry's lock record; `source` is then pinned to its version. */
+  lock?: LockedSkill;
 }
 
 interface Job extends Entry {
@@ -191,14 +302,17 @@ class PhaseError extends Error {
 }
 
 async function runAll<T>(
-  declaration: unknown,
+  declaration: readonly SkillDeclaration[],
   options: PrepareOptions,
   finish: (job: Job, context: ProviderContext) => Promise<T>,
 ): Promise<T[]> {
   const registry = options.registry ?? defaultRegistry();
   // Private folders under the store's own root, where a killed preparation's are found again.
   const sandbox = options.sandbox ?? localSandbox({ privateRoot: options.cache.privateRoot });
-  const entries = checkedEntries(parseSkillDeclaration(declaration), registry);
+  const sources = parseSkillDeclaration(declaration);
+  // With a lock, every entry must have its record (and every record its entry) before anything runs.
+  const pinned = options.locked ? pinToLock(sources, parseSkillLock(options.locked)) : undefined;
+  const entries = checkedEntries(pinned ? pinned.map(({ source }) => source) : sources, registry, pinned);
   const groups = groupByContent(entries);
 
   // What preparations killed before their cleanup left behind (deploy keys, header files)
@@ -213,7 +327,11 @@ async function runAll<T>(
  * checked before any of them runs: a bad entry stops the whole declaration before a secret
  * is read or a byte is fetched.
  */
-function checkedEntries(sources: SkillSource[], registry: ProviderRegistry): Entry[] {
+function checkedEntries(
+  sources: SkillSource[],
+  registry: ProviderRegistry,
+  pinned: readonly { record: LockedSkill }[] | undefined,
+): Entry[] {
   return sources.map((source, index) => {
     const entry: EntryRef = { index, name: source.name, provider: source.provider };
     const provider = registry.get(source.provider, entry);
@@ -222,7 +340,8 @@ function checkedEntries(sources: SkillSource[], registry: ProviderRegistry): Ent
     } catch (error) {
       throw preparationError(error, entry, 'validate', new AbortController().signal);
     }
-    return { source, entry, provider, declaration: canonicalDeclaration(source) };
+    const lock = pinned?.[index]?.record;
+    return { source, entry, provider, declaration: canonicalDeclaration(source), ...(lock ? { lock } : {}) };
   });
 }
 
@@ -308,6 +427,7 @@ async function runOne<T>(
     if (sandbox.allowEgress) await sandbox.allowEgress(provider.egressHosts(source), signal);
     const resolved = await provider.resolve(source, context);
     assertResolved(resolved, entry);
+    if (first.lock) assertLocked(first.lock, resolved, entry);
     options.onProgress?.({ type: 'resolved', index: entry.index, name: entry.name, ...resolved });
     phase = 'publish';
     const notify: Job['notify'] = (event) => options.onProgress?.({ ...event, index: entry.index, name: entry.name });

@@ -79,6 +79,33 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
   },
 };
 
+const lock = () => ({
+  lockfileVersion: 1,
+  skills: [
+    {
+      declaration: {
+        provider: 'git',
+        source: 'http://127.0.0.1:9/skills.git',
+        version: 'v1',
+        path: 'skills/remote',
+        config: {},
+      },
+      name: 'remote',
+      provider: 'git',
+      version: '0123456789abcdef0123456789abcdef01234567',
+      contentId: '89abcdef0123456789abcdef0123456789abcdef',
+    },
+  ],
+});
+ENTRY_POINTS.parseSkillLock = {
+  input: () => malformedVariant(lock()),
+  call: (value) => skills.parseSkillLock(value, 'skills.lock.json'),
+};
+ENTRY_POINTS.parseSkillLockText = {
+  input: () => malformedDocumentBytes(lock()),
+  call: (bytes) => skills.parseSkillLockText(bytes, { source: 'skills.lock.json' }),
+};
+
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {
   loadRegistry: "takes the host's list of provider packages to import, not a document",
@@ -109,7 +136,7 @@ describe(`skill declarations: a malformed one ends in a result or a typed error 
 
   it('the fixture is valid: it parses, and its local entry resolves', async () => {
     expect(parseSkillDeclaration(declaration()).map((source) => source.provider)).toEqual(['local', 'git', 'git']);
-    const [local] = await skills.resolveSkills([declaration()[0]], {
+    const [local] = await skills.resolveSkills([declaration()[0]!], {
       cache,
       registry: skills.createRegistry([skills.localProvider({ roots: [root] })]),
     });
