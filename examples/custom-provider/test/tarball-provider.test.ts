@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { openContentStore } from '@agentproto/content-cache';
-import { createRegistry, localSandbox, prepareSkills, type SecretReader } from '@agentproto/skill-providers';
+import {
+  createRegistry,
+  localSandbox,
+  prepareSkills,
+  type SecretReader,
+  type SkillDeclaration,
+} from '@agentproto/skill-providers';
 import { tarballProvider, type TarballProviderOptions } from '../src/index.js';
 import { type TarEntry, pinOf, skillPack, tarGz } from './support/archive.js';
 import { startArchiveServer } from './support/server.js';
@@ -344,7 +350,13 @@ describe('the tarball provider', () => {
       };
       // A valid entry first: validation of the whole declaration comes before any resolution.
       const failure = await failureOf(
-        prepareSkills([entry(url, pin, { name: 'first' }), make(url)], { cache, registry, sandbox, secrets }),
+        // make() builds entries a host cannot type (the point of the test): cast, as a host casts JSON.
+        prepareSkills([entry(url, pin, { name: 'first' }), make(url) as unknown as SkillDeclaration], {
+          cache,
+          registry,
+          sandbox,
+          secrets,
+        }),
       );
       expect(failure).toMatchObject({ code, phase: 'validate', entry: { index: 1 } });
       expect(server.requests).toEqual([]);
