@@ -17,10 +17,10 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(kept), ...extra };
 }
 
-function pnpmAgentproto(args: string[], env: NodeJS.ProcessEnv) {
+function pnpmAgentproto(args: string[], env: NodeJS.ProcessEnv, pnpmArgs: string[] = [], cwd = root) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('npx', ['-y', 'pnpm@12.4.2', 'agentproto', ...args], {
-      cwd: root,
+    const child = spawn('npx', ['-y', 'pnpm@12.4.2', ...pnpmArgs, 'agentproto', ...args], {
+      cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 110_000,
@@ -51,6 +51,31 @@ describe('npx -y pnpm@12.4.2 agentproto at the root', () => {
     const wrong = await pnpmAgentproto(['no-such-command'], cleanEnv({ AGENTPROTO_FROM_SOURCE: '1' }));
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toContain('no-such-command');
+  });
+});
+
+describe('npx -y pnpm@12.4.2 -C <clone> agentproto elsewhere', () => {
+  let elsewhere = '';
+  beforeAll(async () => {
+    elsewhere = await mkdtemp(join(tmpdir(), 'agentproto-elsewhere-'));
+  });
+  afterAll(async () => {
+    if (elsewhere !== '') await rm(elsewhere, { recursive: true, force: true });
+  });
+
+  it('takes relative paths from the folder it was run in, not the root pnpm runs the script at', async () => {
+    await writeFile(
+      join(elsewhere, 'tool.yaml'),
+      'kind: tool\nname: hello\ncode:\n  sources:\n    - inline: { path: main.mjs, content: "console.log(1)" }\nrun: main.mjs\n',
+    );
+    const { code, stdout, stderr } = await pnpmAgentproto(
+      ['code', 'check', 'tool.yaml', '--json'],
+      cleanEnv(),
+      ['-C', root],
+      elsewhere,
+    );
+    expect(code, stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(stdout))).toContain('main.mjs');
   });
 });
 
