@@ -917,3 +917,26 @@ describe('properties', () => {
     );
   });
 });
+
+describe('masking is for credentials only', () => {
+  it('a file:// URL or a local path is shown as written in an error; a URL with a password is not', () => {
+    const shown = (text: string) => {
+      try {
+        parseGitString(text);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(shown('file:///srv/git/skills.git@main#skills/review')).toContain(
+      '"file:///srv/git/skills.git@main#skills/review"',
+    );
+    expect(shown('/srv/git/skills.git@main#skills/review')).toContain('"/srv/git/skills.git@main#skills/review"');
+    expect(shown('./skills.git@v1#skills/review')).toContain('"./skills.git@v1#skills/review"');
+    expect(shown('../team/skills.git@v1#x')).toContain('"../team/skills.git@v1#x"');
+    const secret = shown('https://bot:S3CRET@git.example.com/a/skills.git#x');
+    expect(secret).not.toContain('S3CRET');
+    expect(shown('file://bot:S3CRET@host/skills.git#x')).not.toContain('S3CRET');
+    expect(shown('https:///bot:S3CRET@host/skills.git#x')).not.toContain('S3CRET');
+  });
+});

@@ -9,6 +9,8 @@
  * | `scheme://` + an authority that is not   | `scheme://***` up to the last `@` of the   |
  * |   `host[:port]` (a password with `/`…)   |   text, or the authority when there is none |
  * | `name:secret@host/…` (see readsAsPassword) | `name:***@…` up to the last `@`          |
+ * | `file:///path…` (no authority), a path    | as written: a path holds no credential     |
+ * |   starting `/`, `./`, `../`, `~/`         |                                            |
  * | anything else with an `@` but no form    | `***` up to the last `@`                   |
  * | a query `?…`                             | `?***` (up to a `#`)                       |
  */
@@ -84,6 +86,9 @@ export function readsAsPassword(scp: { user: string | undefined; rest: string })
 export function maskText(text: string): string {
   let out = text;
   const url = splitUrlPrefix(text);
+  // `file:///…` has no authority, so no userinfo; a local path is a place on this machine.
+  // Neither holds a credential: they are shown as written (an `@` there is a ref or a name).
+  if ((url?.scheme === 'file' && url.start === url.end) || (!url && /^(?:\/|\.\.?\/|~\/)/.test(text))) return text;
   if (url) {
     const authority = text.slice(url.start, url.end);
     const at = authority.lastIndexOf('@');
