@@ -25,10 +25,17 @@ import { renderJson } from './render.js';
 import { renderSidecar } from './sidecar.js';
 import { readSourceTree } from './source.js';
 
+/** How buildPlugin reads the project and which Agent Plugins version it writes. */
 export interface BuildOptions {
-  /** The Agent Plugins version to write; the configuration's `spec`, else 1.0.0. */
+  /**
+   * The Agent Plugins version to write (`'1.0.0'` or `'1.1.0'`). Default: the configuration's
+   * `spec`, else `'1.0.0'`.
+   */
   spec?: SpecVersion;
-  /** Where skills, included files and shared resources are read from (absolute). */
+  /**
+   * Where skills, included files and shared resources are read from, absolute: the
+   * `contentRoot` loadPluginConfig returns. Required.
+   */
   contentRoot: string;
   /**
    * The package folder's current package.json, read by the caller. Only the pi runtime with
@@ -62,6 +69,16 @@ const GENERATOR = 'agentproto';
  * it is in the sidecar like every other file. Other runtime names are ignored. The one
  * combination no package can satisfy, opencode with `pi.packageJson = "merge"`, throws a
  * PluginConfigError, as loading that configuration does.
+ *
+ * @example
+ * const { config, contentRoot } = await loadPluginConfig('plugin.toml');
+ * const built = await buildPlugin(config, { contentRoot });
+ * if (!built.rejected) await writePlugin(built.files, 'dist/acme.tools');
+ * for (const finding of built.findings) console.error(finding.severity, finding.path, finding.message);
+ *
+ * @throws PluginConfigError `PLUGIN_CONFIG_INVALID` (key `pi.packageJson`): the opencode runtime
+ * with `pi.packageJson = "merge"`. A problem in the project (a skill, a server, a file) is a
+ * finding, never an error.
  */
 export async function buildPlugin(config: PluginConfig, options: BuildOptions): Promise<PluginPackage> {
   const conflict = runtimesConflict(config);

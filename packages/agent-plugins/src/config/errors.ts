@@ -1,9 +1,12 @@
 /** A configuration file or object that cannot describe a plugin: names the file and the key. */
 export class PluginConfigError extends Error {
   override name = 'PluginConfigError';
+  /** Stable: branch on it. */
   readonly code = 'PLUGIN_CONFIG_INVALID';
   constructor(
+    /** The configuration file (absolute), or `plugin config` for an object built in code. */
     readonly file: string,
+    /** The key at fault, camelCase, with indexes (`mcp[0].transport`); empty for the whole document. */
     readonly key: string,
     reason: string,
     options?: { cause?: unknown },

@@ -14,7 +14,9 @@ import { PluginConfigError, PluginContentRootError } from './errors.js';
 import { documentProblem, pluginProblem, SNAKE } from './schema.js';
 import type { PluginConfig } from './types.js';
 
+/** A configuration file, loaded: the plugin's settings and the folders they are relative to. */
 export interface LoadedPluginConfig {
+  /** The plugin's settings, checked, in camelCase, `versionFrom` resolved into `version`. */
   config: PluginConfig;
   /** The folder relative paths of the configuration are taken from. */
   baseDir: string;
@@ -22,6 +24,7 @@ export interface LoadedPluginConfig {
   contentRoot: string;
 }
 
+/** What loadPluginConfig lets a configuration file do. */
 export interface LoadPluginConfigOptions {
   /**
    * Let `content_root` name a folder outside the configuration's folder. Off by default: a
@@ -37,6 +40,17 @@ export interface LoadPluginConfigOptions {
  * the `plugin` table when there is one (the seed's `[plugin]`), else the whole document;
  * servers come from `plugin.mcp` or a top-level `mcp_servers`. `versionFrom` is resolved
  * into `version`. Every problem is a PluginConfigError naming the file and the key.
+ * The document is validated through PLUGIN_CONFIG_SCHEMA (see CONFIGURATION.md for every key).
+ *
+ * @example
+ * const { config, contentRoot } = await loadPluginConfig('plugin.toml');
+ * const built = await buildPlugin(config, { contentRoot });
+ *
+ * @throws PluginConfigError `PLUGIN_CONFIG_INVALID`: not .json/.yaml/.yml/.toml, unreadable, over
+ * the size limit, not parsable, or a key the schema or a rule refuses; `file` and `key` name it
+ * (`mcp[0].transport`), and the message never quotes a value.
+ * @throws PluginContentRootError `PLUGIN_CONTENT_ROOT_OUTSIDE`: `contentRoot` leaves the
+ * configuration's folder (as written, or once links are resolved) and the host did not allow it.
  */
 export async function loadPluginConfig(
   file: string,

@@ -51,7 +51,7 @@ function compiled(): { document: ValidateFunction; plugin: ValidateFunction } {
 }
 
 /** The first way `value` breaks the schema, as the key it names (camelCase, `mcp[0].url`) and why; undefined when it holds. */
-export interface SchemaProblem {
+interface SchemaProblem {
   key: string;
   reason: string;
 }

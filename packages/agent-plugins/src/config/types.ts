@@ -4,9 +4,13 @@ import type { SpecVersion } from '../schemas.js';
 /** One MCP server as a project configures it (the seed's `[[plugin.mcp]]` / `[[mcp_servers]]`). */
 export type { McpServerConfig };
 
+/** Who makes the plugin: plugin.json `author`. */
 export interface AuthorConfig {
+  /** The author's or team's name. */
   name?: string;
+  /** A contact address. */
   email?: string;
+  /** The author's web page. */
   url?: string;
 }
 
@@ -16,19 +20,27 @@ export interface AuthorConfig {
  * of one key in one file is an error.
  */
 export interface PluginConfig {
+  /** The plugin's name: `a-z`, `0-9`, `.` and `-`, 1 to 64 characters, no `--` or `..` (`acme.tools`). Required. */
   name: string;
+  /** The package's version. */
   version?: string;
   /** A package.json, pyproject.toml or Cargo.toml (relative to the config file) whose version to use. */
   versionFrom?: string;
+  /** One sentence about the plugin, shown by clients. */
   description?: string;
+  /** The plugin's web page. */
   homepage?: string;
+  /** Where the plugin's source lives. */
   repository?: string;
+  /** An SPDX license expression (`Apache-2.0`). */
   license?: string;
+  /** Words clients may search by. */
   keywords?: string[];
+  /** Who makes the plugin. */
   author?: AuthorConfig;
   /** The Agent Plugins version to write; 1.0.0 when unset. */
   spec?: SpecVersion;
-  /** 1.1.0 only. */
+  /** 1.1.0 only: what clients show (`displayName`, `icon`, …); left out with a finding for 1.0.0. */
   presentation?: Record<string, unknown>;
   /** Where `include`, `skills` and `sharedResources` are read from, relative to the config file; its folder by default. */
   contentRoot?: string;
@@ -40,6 +52,7 @@ export interface PluginConfig {
   sharedResources?: string[];
   /** Write a provenance header into SKILL.md and other comment-safe files; true by default. */
   provenanceHeaders?: boolean;
+  /** The MCP servers the package declares in mcp.json; one a client would reject is left out with a finding. */
   mcp?: McpServerConfig[];
   /** Client extension content by reverse-domain namespace. */
   extensions?: Record<string, unknown>;

@@ -8,14 +8,23 @@ import { isRecord, kindOf } from '../values.js';
  * defaults to stdio when `command` is set and to streamable-http when only `url` is.
  */
 export interface McpServerConfig {
+  /** The key in mcp.json `mcpServers`; unique among enabled servers. Required. */
   name: string;
+  /** `stdio` runs `command`; `http` (streamable HTTP) and `sse` reach `url`. Default: inferred, never `sse`. */
   transport?: 'stdio' | 'http' | 'sse';
+  /** stdio: the program, `./bin/server` shipped in the package or a name on the user's PATH. */
   command?: string;
+  /** stdio: its arguments; the client expands `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` only. */
   args?: readonly string[];
+  /** stdio: environment variables; never a credential (a likely secret is an error finding). */
   env?: Readonly<Record<string, string>>;
+  /** stdio: `./…`, `${PLUGIN_ROOT}[/…]` or `${PLUGIN_DATA}[/…]`. */
   cwd?: string;
+  /** http and sse: an absolute https URL (http only to a loopback host). */
   url?: string;
+  /** http and sse: headers for every request; Authorization, Proxy-Authorization and Cookie are refused. */
   headers?: Readonly<Record<string, string>>;
+  /** `false` leaves the server out (a warning). Default true. */
   enabled?: boolean;
 }
 

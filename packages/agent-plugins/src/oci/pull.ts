@@ -16,6 +16,7 @@ import {
 } from './errors.js';
 import { type PluginRegistryOptions, openRepository } from './repository.js';
 
+/** Caps on what pullPlugin accepts, each checked before or while the bytes arrive. */
 export interface PullLimits {
   /** The layer blob as stored (compressed), refused from its descriptor before a byte is read. Default 256 MiB. */
   maxLayerBytes?: number;
@@ -28,16 +29,20 @@ export interface PullLimits {
   maxFiles?: number;
 }
 
+/** pullPlugin's limits when `options.limits` leaves one unset: 256 MiB layer, 288 MiB inflated, 20 000 files. */
 export const DEFAULT_PULL_LIMITS: Readonly<Required<PullLimits>> = Object.freeze({
   maxLayerBytes: 256 * 1024 * 1024,
   maxUnpackedBytes: DEFAULT_MAX_PACKAGE_BYTES + 32 * 1024 * 1024,
   maxFiles: 20_000,
 });
 
+/** How pullPlugin reaches the registry (PluginRegistryOptions) and how much it accepts. */
 export interface PullPluginOptions extends PluginRegistryOptions {
+  /** Caps on the layer, its inflated size and its file count. Default: DEFAULT_PULL_LIMITS. */
   limits?: PullLimits;
 }
 
+/** What pullPlugin wrote: where, which artifact exactly, and the package's validation. */
 export interface PulledPlugin {
   /** The reference pulled, rebuilt from its parts. */
   ref: string;
@@ -45,6 +50,7 @@ export interface PulledPlugin {
   dir: string;
   /** The manifest's digest: pull `host/repository@<digest>` to get exactly this again. */
   digest: string;
+  /** The artifact's config: the plugin's name, version, spec and file count as pushed. */
   config: PluginArtifactConfig;
   /** validatePlugin of the package in place: no error finding, by construction. */
   validation: PluginValidation;
@@ -61,6 +67,18 @@ export interface PulledPlugin {
  * checked at the end of the stream; the package is validated there, and only a package with
  * no error finding is renamed to `dir`. On any failure the folder is removed: `dir` shows
  * nothing or the whole package, never part of one.
+ *
+ * @example
+ * const pulled = await pullPlugin('ghcr.io/acme/plugins/acme-tools:1.2.0', 'plugins/acme.tools');
+ * console.log(pulled.digest, pulled.validation.skills);
+ *
+ * @throws PluginNotFoundError `PLUGIN_OCI_NOT_FOUND`: no artifact under the reference.
+ * @throws PluginArtifactError `PLUGIN_OCI_NOT_A_PLUGIN`: the artifact is not what pushPlugin writes.
+ * @throws PluginTooLargeError `PLUGIN_OCI_TOO_LARGE`: over one of `limits`.
+ * @throws PluginLayerUnsafeError `PLUGIN_OCI_UNSAFE_LAYER`: a `..`, absolute, link, device or duplicate entry.
+ * @throws PluginPackageInvalidError `PLUGIN_OCI_INVALID_PACKAGE`: the pulled package has an error finding.
+ * @throws PluginDestinationError `PLUGIN_OCI_DESTINATION_EXISTS`: `dir` exists and is not an empty folder.
+ * @throws RegistryError (from @agentproto/oci) `REGISTRY_*`: a bad reference, a refusal or a network failure.
  */
 export async function pullPlugin(
   reference: string,

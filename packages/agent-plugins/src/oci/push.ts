@@ -15,8 +15,10 @@ import { type PluginArtifactConfig, pluginManifest, renderArtifactConfig } from 
 import { PluginEntryUnsupportedError, PluginPackageInvalidError } from './errors.js';
 import { type PluginRegistryOptions, openRepository } from './repository.js';
 
+/** How pushPlugin reaches the registry: `auth`, `allowInsecureHttp`, `fetch`, `timeoutMs`, `signal` (PluginRegistryOptions). */
 export type PushPluginOptions = PluginRegistryOptions;
 
+/** What pushPlugin uploaded: the references to pull it by, and what checking the package reported. */
 export interface PushedPlugin {
   /** `host[:port]/repository:tag`, as pushed. */
   ref: string;
@@ -26,7 +28,9 @@ export interface PushedPlugin {
   digest: string;
   /** The manifest's size in bytes (with `digest`, its OCI descriptor). */
   size: number;
+  /** The one layer (the package as a deterministic tar.gz): its digest and size in bytes. */
   layer: { digest: string; size: number };
+  /** The Agent Plugins version of the package's plugin.json. */
   spec: SpecVersion;
   /** The package paths in the artifact, in byte order. */
   files: string[];
@@ -49,6 +53,17 @@ export interface PushedPlugin {
  *
  * The layer, then the config, then the manifest are uploaded; the tag moves last, so a reader
  * of the tag sees the old artifact or the whole new one. Registry failures are RegistryError.
+ *
+ * @example
+ * const pushed = await pushPlugin('dist/acme.tools', 'ghcr.io/acme/plugins/acme-tools:1.2.0', {
+ *   auth: () => ({ username: 'acme', password: process.env.GHCR_TOKEN ?? '' }),
+ * });
+ * console.log(pushed.pinned); // ghcr.io/acme/plugins/acme-tools@sha256:…
+ *
+ * @throws PluginPackageInvalidError `PLUGIN_OCI_INVALID_PACKAGE`: the folder has an error finding.
+ * @throws PluginEntryUnsupportedError `PLUGIN_OCI_UNSUPPORTED_ENTRY`: a link or special file in the folder.
+ * @throws RegistryError (from @agentproto/oci) `REGISTRY_INVALID` (a reference without a tag, or
+ * with a digest) and the other `REGISTRY_*` codes for the registry's refusals and failures.
  */
 export async function pushPlugin(
   dir: string,

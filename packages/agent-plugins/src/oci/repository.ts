@@ -2,17 +2,22 @@ import { type ArtifactReference, OciClient, type RegistryAuth, parseReference } 
 
 /** How to reach the registry. Credentials come only through `auth`, never in the reference. */
 export interface PluginRegistryOptions {
-  /** Asked for credentials when the registry challenges (HTTP Basic, or the bearer token flow). */
+  /**
+   * Asked for credentials when the registry challenges (HTTP Basic, or the bearer token flow).
+   * Called with the challenge; returns `{ username, password }`, `{ token }` or undefined.
+   * Default: anonymous. Credentials never appear in an error or a returned reference.
+   */
   auth?: RegistryAuth;
   /**
    * Speak plain `http://` to the registry named in the reference (a registry on loopback, a
    * test). Default false: `https://` only.
    */
   allowInsecureHttp?: boolean;
-  /** Replaces the global fetch. */
+  /** Replaces the global fetch (a proxy agent, a test double of the network). Default: globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
-  /** Milliseconds to wait for each response and each chunk of a body (the client's default is 15 000). */
+  /** Milliseconds to wait for each response and each chunk of a body. Default 15 000. */
   timeoutMs?: number;
+  /** Aborts the push or pull; what was written so far is removed (pull) or left unreferenced (push). */
   signal?: AbortSignal;
 }
 

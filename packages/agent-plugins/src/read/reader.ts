@@ -140,12 +140,13 @@ type ResolvePathResult =
   | ReadAbsent
   | ReadFailure;
 
+/** How validatePlugin, importPlugin and the package reader read a folder: size limits and the file system. */
 export interface PluginReaderOptions {
-  /** Larger files are refused before they are read. 10 MiB. */
+  /** Bytes one file may hold; a larger file is refused (a finding) before it is read. Default 10 MiB. */
   maxFileBytes?: number;
-  /** The files read together may not exceed this. 256 MiB. */
+  /** Bytes the files read together may hold; past it the package is rejected (AR9O5). Default 256 MiB. */
   maxPackageBytes?: number;
-  /** node:fs/promises unless given. */
+  /** The file system to read through (a host's own, an in-memory one). Default: node:fs/promises. */
   fs?: PackageFs;
 }
 

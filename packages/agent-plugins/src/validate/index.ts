@@ -4,6 +4,7 @@ import type { SpecVersion } from '../schemas.js';
 import { loadPackage } from './load.js';
 export { loadPackage } from './load.js';
 
+/** What validatePlugin found: whether a client loads the plugin, and which skills and servers it would use. */
 export interface PluginValidation {
   /** The version plugin.json targets; undefined when it names none this package supports. */
   spec: SpecVersion | undefined;
@@ -44,6 +45,15 @@ export interface PluginValidation {
  *
  * Every file of the package is read once, not only those a client uses: see loadPackage.
  * Never throws on a bad package.
+ *
+ * @example
+ * const verdict = await validatePlugin('dist/acme.tools');
+ * if (verdict.rejected || verdict.findings.some((finding) => finding.severity === 'error')) process.exitCode = 1;
+ * // verdict.skills: ['review'], verdict.servers: ['acme-docs'], verdict.findings: sorted, each with a code to `explain`
+ *
+ * @throws Nothing for a bad, unreadable or missing package: each problem is a finding (a
+ * missing folder or plugin.json rejects the package, AR9O0/AR9O5). Only a failure of the
+ * host's own `options.fs` reaches the caller.
  */
 export async function validatePlugin(dir: string, options: PluginReaderOptions = {}): Promise<PluginValidation> {
   const loaded = await loadPackage(dir, options);
