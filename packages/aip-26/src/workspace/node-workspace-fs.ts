@@ -221,11 +221,12 @@ function readManifestIn(read: (name: string, maxBytes: number) => ManifestText |
   if (code === undefined) throw new WorkspaceManifestError('manifest.yaml', 'missing');
   const block = findFrontmatter(code.text, FRONTMATTER_LIMITS.maxBytes);
   if (block.found === 'too-large' || (block.found !== 'block' && !code.whole)) {
-    throw new DocumentTooLargeError('CODE.md#/frontmatter', 'yaml', FRONTMATTER_LIMITS.maxBytes, undefined);
+    throw new DocumentTooLargeError('CODE.md', 'yaml', FRONTMATTER_LIMITS.maxBytes, undefined);
   }
   if (block.found !== 'block') throw new WorkspaceManifestError('CODE.md', 'no-front-matter');
   return asRecord(
-    parseUntrustedYaml(block.yaml, { source: 'CODE.md#/frontmatter', limits: FRONTMATTER_LIMITS }),
+    // The block starts on the file's second line (after "---"): positions count in the file.
+    parseUntrustedYaml(block.yaml, { source: 'CODE.md', limits: FRONTMATTER_LIMITS, firstLine: 2 }),
     'CODE.md',
   );
 }
