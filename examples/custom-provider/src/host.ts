@@ -4,7 +4,7 @@
 //
 //   cd examples/custom-provider
 //   node --conditions=@agentproto/source --import tsx src/host.ts declaration.json \
-//     --provider-package @agentproto/example-custom-provider [--cache DIR]
+//     --provider-package @agentproto/example-custom-provider [--store DIR]
 //
 // The host never imports a provider: `--provider-package` names a package (the deployment's
 // choice), loadRegistry imports it and registers what it exports as `providers`. A

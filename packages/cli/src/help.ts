@@ -1,217 +1,182 @@
-import { defaultCacheRoot } from '@agentproto/content-cache';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { shellQuote } from './format.js';
+import {
+  GROUPS,
+  type GroupSpec,
+  OUTPUT_OPTIONS,
+  type OptionSpec,
+  type SubcommandSpec,
+  describeOption,
+} from './table.js';
 
-/** The command groups: `agentproto <group> <subcommand> …`. */
-const GROUPS = ['cache', 'code', 'skills', 'plugin'] as const;
-export type Group = (typeof GROUPS)[number];
-
-export function isGroup(value: string | undefined): value is Group {
-  return (GROUPS as readonly (string | undefined)[]).includes(value);
-}
+/** Help is wrapped to this many columns, the width of the narrowest terminal people use. */
+const WIDTH = 80;
+/** A left column wider than this does not push every description right: its text starts after it. */
+const MAX_LEFT = 26;
 
 /** The line a wrong command line ends with, instead of the whole help. */
-export function helpPointer(group: Group | undefined): string {
-  return `Run 'agentproto ${group === undefined ? '' : `${group} `}--help' for usage.`;
+export function helpPointer(group?: string, sub?: string): string {
+  const words = ['agentproto', group, sub, '--help'].filter((word) => word !== undefined);
+  return `Run '${words.join(' ')}' for usage.`;
 }
 
-const OUTPUT_OPTIONS = `  --json            print one JSON document on stdout (no colour, no progress on stderr)
-  --verbose         with an error, print the chain of errors that caused it
-  -h, --help        show this help`;
-
-const REGISTRY_CREDENTIALS = `Registry credentials come from the environment only, never from an option:
-AGENTPROTO_REGISTRY_USERNAME and AGENTPROTO_REGISTRY_PASSWORD (HTTP Basic, or the token
-service of a bearer registry), or AGENTPROTO_REGISTRY_TOKEN (a bearer token).`;
-
-const REMOTE_TIER = `  --remote URL      share the store through an OCI registry, https://host[:port]: a miss
-                    asks it before the origin, what is fetched is pushed; its failures
-                    are warnings on stderr
-  --repository NAME  with --remote: the repository in it (e.g. team/cache)
-  --insecure-http   with --remote: allow a plain http registry`;
+/**
+ * The store used when no --store is given, as content-cache's `defaultCacheRoot` computes it,
+ * here so that help does not load the cache to print one path (a test holds the two equal).
+ */
+export function defaultStoreRoot(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'agentproto');
+  return join(homedir(), '.cache', 'agentproto');
+}
 
 /** `agentproto --help`: one line per command group, a few examples, and where to read more. */
 export function overview(): string {
-  return `Usage: agentproto <command> <subcommand> [options]
-
-Commands:
-  cache    the content cache: put, ls, verify, gc, push, pull
-  code     AIP-26 code bundles: check, bundle, run
-  skills   skill declarations: resolve, prepare
-  plugin   Agent Plugins packages: build, validate, verify, import, emit, explain, push, pull
-
-Examples:
-  agentproto cache put ./my-skill --name my-skill
-  agentproto skills prepare skills.yaml
-  agentproto plugin validate dist/acme.tools --strict
-  agentproto help plugin
-
-Options:
-${OUTPUT_OPTIONS}
-  --version         print the version
-
-Exit status: 0 done, 1 problems found, 2 wrong command line or a --strict failure.
-Run 'agentproto <command> --help' for a command's subcommands, options and examples.
-`;
+  const groups = Object.entries(GROUPS).map(([name, spec]) => [name, spec.summary] as const);
+  return [
+    'Usage: agentproto <command> <subcommand> [options]',
+    '',
+    'Commands:',
+    ...columns(groups),
+    '',
+    'Examples:',
+    '  agentproto cache put ./my-skill --name my-skill',
+    '  agentproto skills prepare skills.yaml',
+    '  agentproto plugin validate dist/acme.tools --strict',
+    '  agentproto help plugin build',
+    '',
+    'Options:',
+    ...columns([...outputOptionRows(), ['--version', 'print the version']]),
+    '',
+    ...wrap('Exit status: 0 done, 1 problems found, 2 wrong command line or a --strict failure.', WIDTH),
+    ...wrap(
+      "Run 'agentproto <command> --help' for a command's subcommands, options and examples, and 'agentproto <command> <subcommand> --help' for one subcommand's.",
+      WIDTH,
+    ),
+    '',
+  ].join('\n');
 }
 
-/** `agentproto <group> --help`: that group's subcommands, options, examples and exit statuses. */
-export function groupHelp(group: Group): string {
-  return GROUP_HELP[group]();
+/** `agentproto <group> --help`: its subcommands, every option (saying which subcommands take it), examples. */
+export function groupHelp(group: string): string {
+  const spec = GROUPS[group]!;
+  const subs = Object.entries(spec.subcommands);
+  const options = Object.entries(spec.options).map(([name, option]) => {
+    const takers = subs.filter(([, sub]) => sub.options.includes(name)).map(([subName]) => subName);
+    const prefix =
+      takers.length === subs.length || typeof option.description !== 'string' ? '' : `${takers.join(', ')}: `;
+    return [optionLabel(name, option), `${prefix}${describeOption(option)}`] as const;
+  });
+  return [
+    `Usage: agentproto ${group} <subcommand> [options]`,
+    '',
+    ...wrap(spec.description, WIDTH),
+    '',
+    'Subcommands:',
+    ...columns(subs.map(([name, sub]) => [usageOf(name, sub), sub.summary] as const)),
+    '',
+    'Options:',
+    ...columns([...options, ...outputOptionRows()]),
+    ...notes(spec),
+    '',
+    'Examples:',
+    ...spec.examples.map((example) => `  ${example}`),
+    '',
+    ...exitStatus(spec),
+    '',
+    ...wrap(`Run 'agentproto ${group} <subcommand> --help' for one subcommand's options and examples.`, WIDTH),
+    '',
+  ].join('\n');
 }
 
-const GROUP_HELP: Readonly<Record<Group, () => string>> = {
-  cache: () => `Usage: agentproto cache <subcommand> [options]
+/** `agentproto <group> <sub> --help`: that subcommand's usage, its options and its examples only. */
+export function subcommandHelp(group: string, sub: string): string {
+  const spec = GROUPS[group]!;
+  const subSpec = spec.subcommands[sub]!;
+  const options = subSpec.options.map((name) => {
+    const option = spec.options[name]!;
+    return [optionLabel(name, option), describeOption(option, sub)] as const;
+  });
+  return [
+    `Usage: agentproto ${group} ${usageOf(sub, subSpec)} [options]`,
+    '',
+    ...wrap(`${capitalize(subSpec.summary)}.`, WIDTH),
+    '',
+    'Options:',
+    ...columns([...options, ...outputOptionRows()]),
+    ...notes(spec, subSpec),
+    '',
+    'Examples:',
+    ...subSpec.examples.map((example) => `  ${example}`),
+    '',
+    ...exitStatus(spec),
+    '',
+  ].join('\n');
+}
 
-Store folders in the content cache, keyed by their tree digest, and share them through an
-OCI registry.
+function usageOf(name: string, sub: SubcommandSpec): string {
+  return [name, ...sub.positionals.map((positional) => `<${positional.name}>`)].join(' ');
+}
 
-Subcommands:
-  put <dir>         store a local folder, keyed by its tree digest
-  ls                list stored objects and the keys that reach them
-  verify            re-hash every object against its marker; exit 1 if one is corrupt
-  gc                remove objects, keys and links that nothing reaches
-  push              push every key of the store to an OCI registry (--remote, --repository)
-  pull              acquire every key the registry lists into the store, from the
-                    registry only
+function optionLabel(name: string, option: OptionSpec): string {
+  return option.placeholder === undefined ? `--${name}` : `--${name} ${option.placeholder}`;
+}
 
-Options:
-  --root DIR        the store (default: ${shellQuote(defaultCacheRoot())})
-  --provider ID     put: the provider recorded in the key (default: local)
-  --name NAME       put: declare the folder as {"name": NAME} instead of its path
-  --quarantine      verify: move corrupt objects to quarantine/ and drop their keys
-  --remote URL      push, pull: the OCI registry, https://host[:port]
-  --repository NAME  push, pull: the repository in it (e.g. team/cache)
-  --insecure-http   push, pull: allow a plain http registry
-${OUTPUT_OPTIONS}
+function outputOptionRows(): (readonly [string, string])[] {
+  return [
+    ...Object.entries(OUTPUT_OPTIONS).map(
+      ([name, option]) => [optionLabel(name, option), describeOption(option)] as const,
+    ),
+    ['-h, --help', 'show this help'],
+  ];
+}
 
-${REGISTRY_CREDENTIALS}
+/** The group's notes; for one subcommand, only those about an option it takes (registry credentials). */
+function notes(spec: GroupSpec, sub?: SubcommandSpec): string[] {
+  const relevant = (spec.notes ?? []).filter(
+    (note) => sub === undefined || !note.startsWith('Registry credentials') || sub.options.includes('insecure-http'),
+  );
+  return relevant.flatMap((note) => ['', ...wrap(note, WIDTH)]);
+}
 
-Examples:
-  agentproto cache put ./my-skill --name my-skill
-  agentproto cache ls --root /tmp/agentproto-store
-  agentproto cache verify --quarantine
-  agentproto cache push --remote https://registry.example.com --repository team/cache
+function exitStatus(spec: GroupSpec): string[] {
+  return ['Exit status:', ...spec.exitStatus.flatMap((text, status) => hanging(`  ${status}  `, text))];
+}
 
-Exit status:
-  0  done; verify: every object is intact
-  1  problems found: a corrupt object (verify), a key that failed (push, pull), or an error
-  2  wrong command line
-`,
+/**
+ * Two columns, the left as wide as its widest cell (up to MAX_LEFT), the right wrapped to
+ * WIDTH under itself; `{defaultStore}` in a description is the default store's path.
+ */
+function columns(rows: readonly (readonly [string, string])[]): string[] {
+  const left = Math.min(MAX_LEFT, Math.max(...rows.map(([label]) => label.length)));
+  return rows.flatMap(([label, text]) => {
+    const described = text.replaceAll('{defaultStore}', shellQuote(defaultStoreRoot()));
+    return hanging(`  ${label.padEnd(left)}  `, described, 2 + left + 2);
+  });
+}
 
-  code: () => `Usage: agentproto code <check|bundle|run> <manifest> [options]
+/** `head` then `text` wrapped, its next lines indented to `indent` (default: head's width). */
+function hanging(head: string, text: string, indent = head.length): string[] {
+  const [first = '', ...rest] = wrap(text, WIDTH - indent, WIDTH - head.length);
+  return [`${head}${first}`.trimEnd(), ...rest.map((line) => `${' '.repeat(indent)}${line}`)];
+}
 
-Check, bundle and run the code of an AIP-26 manifest (JSON or YAML), or of a lean
-CODE.md (schema: code/v2; its paths are relative to its folder).
+/** Words filled into lines of at most `width` (the first line `firstWidth`); a longer word stands alone. */
+function wrap(text: string, width: number, firstWidth = width): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const limit = lines.length === 0 ? firstWidth : width;
+    if (line !== '' && line.length + 1 + word.length > limit) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines;
+}
 
-Subcommands:
-  check <manifest>  check its code and run blocks; resolve every source; the run
-                    file must be in the bundle
-  bundle <manifest>  build its deterministic tar.gz (--out FILE); refused when the run
-                    file is not in it
-  run <manifest>    build it and run it locally, with only PATH and --env KEY=VALUE
-
-Options:
-  --workspace DIR   the workspace (default: the manifest's folder)
-  --out FILE        bundle: where the tar.gz goes
-  --env KEY=VALUE   run: a variable for the program (repeatable)
-  --github-url URL  the git host of github sources (default https://github.com);
-                    a token is read from GITHUB_TOKEN
-  --cache-root DIR  where fetched github sources are cached
-                    (default: ${shellQuote(defaultCacheRoot())})
-${REMOTE_TIER}
-${OUTPUT_OPTIONS}
-
-Examples:
-  agentproto code check tool.yaml
-  agentproto code bundle tool.yaml --out tool.tar.gz
-  agentproto code run tool.yaml --env GREETING=hello
-  agentproto code run .code/notion-search/CODE.md
-
-Exit status:
-  0  done; run: the program exited 0
-  1  problems found: an invalid manifest, a source that does not resolve, or a program
-     that exited non-zero or timed out (run)
-  2  wrong command line
-`,
-
-  skills: () => `Usage: agentproto skills <resolve|prepare> <declaration> [options]
-
-Resolve and fetch the skills a declaration lists: a JSON or YAML file holding the skills
-array, or an object with a "skills" array.
-
-Subcommands:
-  resolve <declaration>  resolve every skill to a commit and content id, authorizing each;
-                    say which are cached
-  prepare <declaration>  resolve, fetch what is missing, and print each skill's directory
-
-Options:
-  --cache DIR       the store (default: ${shellQuote(defaultCacheRoot())})
-  --vault FILE      HTTP Basic credentials, {"<url prefix>": {"username": …,
-                    "passwordEnv": "<variable holding the password>"}}
-  --local-root DIR  allow the local provider for folders under DIR (repeatable)
-  --provider-package SPEC  load skill providers from an installed package (repeatable)
-${REMOTE_TIER}
-${OUTPUT_OPTIONS}
-
-Deploy keys: named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES, read from the environment
-variable of that name.
-
-Examples:
-  agentproto skills resolve skills.yaml
-  agentproto skills prepare skills.yaml --cache /tmp/agentproto-store
-  agentproto skills prepare skills.yaml --vault vault.json --json
-
-Exit status:
-  0  done
-  1  problems found: an entry that does not resolve, authorize or fetch, or an
-     unreadable declaration
-  2  wrong command line
-`,
-
-  plugin: () => `Usage: agentproto plugin <subcommand> [options]
-
-Build, check and share Agent Plugins packages (plugin.json, skills/, mcp.json).
-
-Subcommands:
-  build <config>    build the package a configuration (TOML/YAML/JSON) describes and
-                    write it to --out DIR; findings on stderr; exit 1 when anything
-                    configured was left out (the package records it for verify)
-  validate <dir>    load a package as a conformant client does; exit 1 if rejected
-  verify <config> <dir>  exit 1 when the folder is not what the configuration builds,
-                    or its build left something out
-  import <dir>      write its content root and plugin.config.json to --out DIR;
-                    exit 1 when a part a client skips was left out
-  emit <config>     write a clean package to --out DIR, read back and built again
-  explain <code>    print an AR9O rule or what a finding code means
-  push <dir> <ref>  push the folder's clean package as an OCI artifact to
-                    host[:port]/repository:tag; refused before upload on an error finding
-  pull <ref> <dir>  pull an artifact (…:tag or …@sha256:…), verify its digests, extract
-                    it safely and validate it; <dir> must be absent or empty
-
-Options:
-  --out DIR         build, import, emit: the folder to write
-  --spec VERSION    build, verify, emit: the Agent Plugins version, 1.0.0 or 1.1.0
-                    (default: the configuration's spec, else 1.0.0)
-  --replace         build, import, emit: replace a non-empty --out folder
-  --strict          validate: exit 2 on the first error finding, naming its code;
-                    build, emit, import: exit 2 on the first error or warning finding
-  --explain CODE    validate: print the rule of CODE instead of validating
-  --insecure-http   push, pull: allow a plain http registry
-${OUTPUT_OPTIONS}
-
-${REGISTRY_CREDENTIALS}
-
-Examples:
-  agentproto plugin build plugin.toml --out dist/acme.tools
-  agentproto plugin validate dist/acme.tools --strict
-  agentproto plugin explain AR9O3
-  agentproto plugin push dist/acme.tools registry.example.com/team/acme-tools:1.2.0
-
-Exit status:
-  0  done
-  1  problems found: a plugin rejected, a build or emit that left something configured
-     out, a folder that drifted or lacks a component (verify), a push or pull refused,
-     or an error
-  2  wrong command line, validate --strict found an error finding, or build/emit
-     --strict found an error or warning finding
-`,
-};
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

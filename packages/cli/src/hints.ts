@@ -1,5 +1,4 @@
-import { REGISTRY_ENV } from './registry-auth.js';
-import type { Group } from './help.js';
+import { REGISTRY_ENV } from './registry-env.js';
 
 /** An error with a stable code; the facts a hint reads are its other fields. */
 export type CodedError = Error & { readonly code: string };
@@ -7,17 +6,13 @@ type Facts = CodedError & Readonly<Record<string, unknown>>;
 
 /** What a hint may depend on besides the error: the command group that ran. */
 export interface HintContext {
-  group: Group | undefined;
+  group: string | undefined;
 }
 
 type Hint = string | ((error: Facts, context: HintContext) => string | undefined);
 
-/** The option that names the store, by command group (each group spells it its own way). */
-function storeFlag(group: Group | undefined): string {
-  if (group === 'skills') return '--cache';
-  if (group === 'code') return '--cache-root';
-  return '--root';
-}
+/** The option that names the store: one spelling for every command that opens one. */
+const STORE_FLAG = '--store';
 
 const CREDENTIALS_IN_URL =
   'remove the user and password from the URL; give HTTPS credentials through --vault FILE, SSH keys through AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
@@ -26,7 +21,7 @@ const KNOWN_HOSTS =
 const UNTRUSTED_ARCHIVE =
   'nothing was extracted: the archive breaks a rule of the safe reader (the reason in parentheses), so it cannot be used as it is; tell whoever publishes it';
 
-function gitCredentials(group: Group | undefined): string {
+function gitCredentials(group: string | undefined): string {
   return group === 'code'
     ? 'set GITHUB_TOKEN to a token that can read the repository'
     : 'check the --vault entry for this URL (its passwordEnv variable must hold the password) or, for SSH, the deploy key named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES';
@@ -43,14 +38,11 @@ const HINTS: Readonly<Record<string, Hint>> = {
   REGISTRY_DIGEST_MISMATCH:
     'the registry sent content that does not match its digest, and nothing of it was kept; push a good copy again',
 
-  CACHE_ROOT_IN_WORKSPACE: (_error, { group }) =>
-    `choose a ${storeFlag(group)} outside the folder being stored (the default store is)`,
-  CACHE_ROOT_UNUSABLE: (_error, { group }) =>
-    `${storeFlag(group)} must name a folder you can write to, or a path where one can be created`,
+  CACHE_ROOT_IN_WORKSPACE: `choose a ${STORE_FLAG} outside the folder being stored (the default store is)`,
+  CACHE_ROOT_UNUSABLE: `${STORE_FLAG} must name a folder you can write to, or a path where one can be created`,
   CACHE_UNSAFE_TREE:
     'the folder holds a link that is absolute or leaves it, or a special file: make the link relative and inside the folder, or copy the file in',
-  CACHE_CORRUPT_OBJECT: (_error, { group }) =>
-    `run 'agentproto cache verify --quarantine' (with the same ${storeFlag(group)}) to set corrupt objects aside; the next run fetches them again`,
+  CACHE_CORRUPT_OBJECT: `run 'agentproto cache verify --quarantine' (with the same ${STORE_FLAG}) to set corrupt objects aside; the next run fetches them again`,
   CACHE_LOCK_COMPROMISED:
     'another process removed the lock while this one held it; nothing half-written was published, run the command again',
   UNSAFE_ARCHIVE: UNTRUSTED_ARCHIVE,

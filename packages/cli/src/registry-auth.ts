@@ -2,28 +2,16 @@ import type { RegistryAuth } from '@agentproto/oci';
 import { type ContentStoreOptions, type OciRemote, ociRemote } from '@agentproto/content-cache';
 import { CommandError } from './command-error.js';
 import { printable } from './format.js';
+import { REGISTRY_ENV } from './registry-env.js';
+import { type Invocation, flagOption, textOption } from './table.js';
 import type { Terminal } from './terminal.js';
 import { UsageError } from './usage.js';
-
-/** The flags that name a store's remote tier: `--remote URL --repository NAME [--insecure-http]`. */
-export const REMOTE_OPTIONS = {
-  remote: { type: 'string' },
-  repository: { type: 'string' },
-  'insecure-http': { type: 'boolean', default: false },
-} as const;
 
 interface RemoteFlags {
   remote?: string;
   repository?: string;
   'insecure-http'?: boolean;
 }
-
-/** The environment variables registry credentials are read from; they are never options. */
-export const REGISTRY_ENV = Object.freeze({
-  username: 'AGENTPROTO_REGISTRY_USERNAME',
-  password: 'AGENTPROTO_REGISTRY_PASSWORD',
-  token: 'AGENTPROTO_REGISTRY_TOKEN',
-});
 
 /**
  * The auth callback for `plugin push|pull` and `cache push|pull`, from the environment.
@@ -88,5 +76,16 @@ export function remoteTier(
         `${term.yellow('warning:')} ${printable(`${event.operation} at ${event.remote} failed (${event.code}): ${event.message}`)}\n`,
       );
     },
+  };
+}
+
+/** The remote-tier flags of a command line: `--remote URL --repository NAME [--insecure-http]`. */
+export function remoteFlags(invocation: Invocation): RemoteFlags {
+  const remote = textOption(invocation, 'remote');
+  const repository = textOption(invocation, 'repository');
+  return {
+    ...(remote === undefined ? {} : { remote }),
+    ...(repository === undefined ? {} : { repository }),
+    'insecure-http': flagOption(invocation, 'insecure-http'),
   };
 }

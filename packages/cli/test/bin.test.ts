@@ -44,7 +44,7 @@ describe('the agentproto bin', () => {
     const cwd = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-cli-')));
     try {
       await writeFile(join(cwd, 'a-file'), '');
-      const failure = await agentproto(['cache', 'ls', '--root', 'a-file'], cwd).then(
+      const failure = await agentproto(['cache', 'ls', '--store', 'a-file'], cwd).then(
         () => undefined,
         (error: unknown) => error as { code: number; stdout: string; stderr: string },
       );
@@ -56,10 +56,10 @@ describe('the agentproto bin', () => {
     }
   });
 
-  it('takes a relative --root from the working directory', async () => {
+  it('takes a relative --store from the working directory', async () => {
     const cwd = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-cli-')));
     try {
-      const { stdout } = await agentproto(['cache', 'ls', '--root', 'store'], cwd);
+      const { stdout } = await agentproto(['cache', 'ls', '--store', 'store'], cwd);
       expect(stdout).toBe(`0 objects, 0 keys, 0 links in ${join(cwd, 'store')}\n`);
     } finally {
       await rm(cwd, { recursive: true, force: true });

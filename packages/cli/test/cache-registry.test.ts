@@ -51,7 +51,7 @@ async function setup(): Promise<{ first: string; second: string; base: string; p
   const base = await realpath(await scratch());
   const skill = await writeSampleSkill(join(base, 'hello'));
   const first = join(base, 'first');
-  const put = await runJson<StoredTree>(['cache', 'put', skill, '--root', first, '--name', 'hello']);
+  const put = await runJson<StoredTree>(['cache', 'put', skill, '--store', first, '--name', 'hello']);
   return { first, second: join(base, 'second'), base, put };
 }
 
@@ -59,14 +59,14 @@ describe('agentproto cache push and pull', () => {
   it('push from one root and pull into another: the second store finds the key with the same digest', async () => {
     const { first, second, put } = await setup();
     const flags = remote();
-    const pushed = await runJson<PushReport>(['cache', 'push', '--root', first, ...flags]);
+    const pushed = await runJson<PushReport>(['cache', 'push', '--store', first, ...flags]);
     expect(pushed.failed).toEqual([]);
     expect(pushed.pushed).toEqual([
       { key: expect.objectContaining({ declaration: { name: 'hello' } }), objectId: put.objectId },
     ]);
     const key = pushed.pushed[0]!.key;
 
-    const pulled = await runJson<PullReport>(['cache', 'pull', '--root', second, ...flags]);
+    const pulled = await runJson<PullReport>(['cache', 'pull', '--store', second, ...flags]);
     expect(pulled).toMatchObject({
       failed: [],
       present: [],
@@ -89,7 +89,7 @@ describe('agentproto cache push and pull', () => {
     expect(await readlink(join(found!.path, 'GREETING.md'))).toBe('references/greeting.md');
 
     // Pulled again: already present, nothing fetched twice.
-    const again = await runJson<PullReport>(['cache', 'pull', '--root', second, ...flags]);
+    const again = await runJson<PullReport>(['cache', 'pull', '--store', second, ...flags]);
     expect(again).toMatchObject({ pulled: [], failed: [], present: [{ key, objectId: put.objectId }] });
   });
 
@@ -97,14 +97,14 @@ describe('agentproto cache push and pull', () => {
     const { first, second, put } = await setup();
     const flags = remote();
     const label = `${registry.url}/${flags[3]}`;
-    const pushed = await run(['cache', 'push', '--root', first, ...flags]);
+    const pushed = await run(['cache', 'push', '--store', first, ...flags]);
     const keyText = `provider=local version=${put.digest.slice(0, 19)} declaration={"name":"hello"}`;
     expect(pushed).toEqual({
       code: 0,
       stdout: `pushed ${put.objectId.slice(0, 12)}  ${keyText}\npushed 1 key to ${label}\n`,
       stderr: '',
     });
-    const pulled = await run(['cache', 'pull', '--root', second, ...flags]);
+    const pulled = await run(['cache', 'pull', '--store', second, ...flags]);
     expect(pulled.code).toBe(0);
     expect(pulled.stdout).toMatch(
       new RegExp(
@@ -116,9 +116,9 @@ describe('agentproto cache push and pull', () => {
   it('a tampered object in the registry is reported as failed with REGISTRY_DIGEST_MISMATCH, exit 1, and not stored; the others are pulled', async () => {
     const { first, second, base } = await setup();
     const other = await writeSampleSkill(join(base, 'other'), 'Another skill.');
-    const otherPut = await runJson<StoredTree>(['cache', 'put', other, '--root', first, '--name', 'other']);
+    const otherPut = await runJson<StoredTree>(['cache', 'put', other, '--store', first, '--name', 'other']);
     const flags = remote();
-    const pushed = await runJson<PushReport>(['cache', 'push', '--root', first, ...flags]);
+    const pushed = await runJson<PushReport>(['cache', 'push', '--store', first, ...flags]);
     expect(pushed.pushed).toHaveLength(2);
 
     const client = new OciClient({ url: registry.url, repository: flags[3]!, allowInsecureHttp: true });
@@ -126,7 +126,7 @@ describe('agentproto cache push and pull', () => {
     const path = registry.blobPath(layer.digest);
     await writeFile(path, randomBytes((await readFile(path)).length));
 
-    const outcome = await run(['cache', 'pull', '--root', second, ...flags, '--json']);
+    const outcome = await run(['cache', 'pull', '--store', second, ...flags, '--json']);
     expect(outcome.code).toBe(1);
     const report = JSON.parse(outcome.stdout) as PullReport;
     expect(report.failed).toEqual([
@@ -141,12 +141,12 @@ describe('agentproto cache push and pull', () => {
   it('an empty store pushes nothing and exits 0; an empty registry pulls nothing', async () => {
     const base = await scratch();
     const flags = remote();
-    expect(await runJson<PushReport>(['cache', 'push', '--root', join(base, 'a'), ...flags])).toEqual({
+    expect(await runJson<PushReport>(['cache', 'push', '--store', join(base, 'a'), ...flags])).toEqual({
       remote: `${registry.url}/${flags[3]}`,
       pushed: [],
       failed: [],
     });
-    expect(await runJson<PullReport>(['cache', 'pull', '--root', join(base, 'b'), ...flags])).toMatchObject({
+    expect(await runJson<PullReport>(['cache', 'pull', '--store', join(base, 'b'), ...flags])).toMatchObject({
       pulled: [],
       present: [],
       failed: [],
@@ -156,12 +156,12 @@ describe('agentproto cache push and pull', () => {
   it('an unreachable registry: push reports each key as failed, pull exits 1 with REGISTRY_UNREACHABLE', async () => {
     const { first, second } = await setup();
     const flags = ['--remote', 'http://127.0.0.1:1', '--repository', 'cache/none', '--insecure-http'];
-    const push = await run(['cache', 'push', '--root', first, ...flags, '--json']);
+    const push = await run(['cache', 'push', '--store', first, ...flags, '--json']);
     expect(push.code).toBe(1);
     expect((JSON.parse(push.stdout) as PushReport).failed).toEqual([
       expect.objectContaining({ code: 'REGISTRY_UNREACHABLE' }),
     ]);
-    const pull = await run(['cache', 'pull', '--root', second, ...flags]);
+    const pull = await run(['cache', 'pull', '--store', second, ...flags]);
     expect(pull.code).toBe(1);
     expect(pull.stderr).toMatch(/^agentproto: REGISTRY_UNREACHABLE: http:\/\/127\.0\.0\.1:1: /);
   });
@@ -172,10 +172,10 @@ describe('agentproto cache push and pull', () => {
     [['cache', 'push', '--remote', 'http://127.0.0.1:5000', '--repository', 'cache/x'], '--insecure-http'],
     [
       ['cache', 'pull', '--remote', 'https://registry.example.com', '--repository', 'cache/x', '--password', 'hunter2'],
-      "Unknown option '--password'",
+      'cache pull: unknown option --password',
     ],
   ])('%j is a wrong command line: exit 2 naming %s', async (argv, named) => {
-    const outcome = await run([...argv, '--root', await scratch()]);
+    const outcome = await run([...argv, '--store', await scratch()]);
     expect(outcome.code).toBe(2);
     expect(outcome.stderr.split('\n')[0]).toContain(named);
   });

@@ -26,7 +26,7 @@ async function corrupt(root: string, objectId: string, file: string): Promise<vo
 describe('cache put', () => {
   it('stores a folder whole: contents, executable bits and links as links', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     expect(tree.fromCache).toBe(false);
     expect(tree.files).toBe(3);
     expect(await readFile(join(tree.path, 'SKILL.md'), 'utf8')).toBe(await readFile(join(skill, 'SKILL.md'), 'utf8'));
@@ -37,8 +37,8 @@ describe('cache put', () => {
 
   it('a second put of the same folder is served from the cache', async () => {
     const { root, skill } = await setup();
-    const first = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
-    const second = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const first = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
+    const second = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     expect(second).toEqual({ ...first, fromCache: true, source: 'store' });
   });
 
@@ -46,9 +46,9 @@ describe('cache put', () => {
     const { root, skill, base } = await setup();
     await symlink(skill, join(base, 'alias'));
     const { digest } = await hashTree(skill);
-    await runJson(['cache', 'put', join(base, 'alias'), '--root', root]);
-    await runJson(['cache', 'put', skill, '--root', root, '--name', 'hello', '--provider', 'demo']);
-    const { keys } = await runJson<StoreListing>(['cache', 'ls', '--root', root]);
+    await runJson(['cache', 'put', join(base, 'alias'), '--store', root]);
+    await runJson(['cache', 'put', skill, '--store', root, '--name', 'hello', '--provider', 'demo']);
+    const { keys } = await runJson<StoreListing>(['cache', 'ls', '--store', root]);
     expect(keys.map((k) => k.key).sort((a, b) => a.provider.localeCompare(b.provider))).toEqual([
       { provider: 'demo', declaration: { name: 'hello' }, version: digest, contentId: digest },
       { provider: 'local', declaration: { path: skill }, version: digest, contentId: digest },
@@ -57,9 +57,9 @@ describe('cache put', () => {
 
   it('with --name, a changed folder becomes a new object and the same link points at it', async () => {
     const { root, skill } = await setup();
-    const before = await runJson<StoredTree>(['cache', 'put', skill, '--root', root, '--name', 'hello']);
+    const before = await runJson<StoredTree>(['cache', 'put', skill, '--store', root, '--name', 'hello']);
     await writeFile(join(skill, 'references/greeting.md'), 'Say hello twice.\n');
-    const after = await runJson<StoredTree>(['cache', 'put', skill, '--root', root, '--name', 'hello']);
+    const after = await runJson<StoredTree>(['cache', 'put', skill, '--store', root, '--name', 'hello']);
     expect(after.objectId).not.toBe(before.objectId);
     expect(after.linkPath).toBe(before.linkPath);
     expect(await readFile(join(after.linkPath, 'references/greeting.md'), 'utf8')).toBe('Say hello twice.\n');
@@ -67,9 +67,9 @@ describe('cache put', () => {
 
   it('prints objectId, path, linkPath and fromCache, one per line', async () => {
     const { root, skill } = await setup();
-    const outcome = await run(['cache', 'put', skill, '--root', root]);
+    const outcome = await run(['cache', 'put', skill, '--store', root]);
     expect(outcome.code).toBe(0);
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     expect(outcome.stdout).toMatch(new RegExp(`^objectId +${tree.objectId}$`, 'm'));
     expect(outcome.stdout).toMatch(new RegExp(`^path +${tree.path}$`, 'm'));
     expect(outcome.stdout).toMatch(new RegExp(`^linkPath +${tree.linkPath}$`, 'm'));
@@ -78,17 +78,17 @@ describe('cache put', () => {
 
   it('a path that is not a folder exits 1 and names it', async () => {
     const { root, base } = await setup();
-    const outcome = await run(['cache', 'put', join(base, 'missing'), '--root', root]);
+    const outcome = await run(['cache', 'put', join(base, 'missing'), '--store', root]);
     expect(outcome).toEqual({
       code: 1,
       stdout: '',
-      stderr: `agentproto: cache put: ${join(base, 'missing')} is not a folder\n`,
+      stderr: `agentproto: CLI_PATH_NOT_FOUND: dir ${join(base, 'missing')}: folder does not exist\n`,
     });
   });
 
   it('refuses a store root inside the folder it stores', async () => {
     const { skill } = await setup();
-    const outcome = await run(['cache', 'put', skill, '--root', join(skill, 'store')]);
+    const outcome = await run(['cache', 'put', skill, '--store', join(skill, 'store')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^agentproto: CACHE_ROOT_IN_WORKSPACE: /);
   });
@@ -97,7 +97,7 @@ describe('cache put', () => {
     const { root, skill, base } = await setup();
     await writeFile(join(base, 'secret'), 'not part of the skill\n');
     await symlink('../secret', join(skill, 'escape'));
-    const outcome = await run(['cache', 'put', skill, '--root', root]);
+    const outcome = await run(['cache', 'put', skill, '--store', root]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^agentproto: CACHE_UNSAFE_TREE: .*"escape"/);
     expect(await readdir(join(root, 'objects'))).toEqual([]);
@@ -107,8 +107,8 @@ describe('cache put', () => {
 describe('cache ls', () => {
   it('--json lists each object, the keys that reach it and the declaration links', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
-    const listing = await runJson<StoreListing>(['cache', 'ls', '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
+    const listing = await runJson<StoreListing>(['cache', 'ls', '--store', root]);
     expect(listing.objects).toEqual([
       expect.objectContaining({
         objectId: tree.objectId,
@@ -125,9 +125,9 @@ describe('cache ls', () => {
   it('prints one aligned line per object with its keys beneath, then the totals', async () => {
     const { root, skill, base } = await setup();
     const other = await writeSampleSkill(join(base, 'other'), 'Another skill.');
-    const a = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
-    const b = await runJson<StoredTree>(['cache', 'put', other, '--root', root, '--provider', 'a-longer-provider']);
-    const { code, stdout } = await run(['cache', 'ls', '--root', root]);
+    const a = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
+    const b = await runJson<StoredTree>(['cache', 'put', other, '--store', root, '--provider', 'a-longer-provider']);
+    const { code, stdout } = await run(['cache', 'ls', '--store', root]);
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split('\n');
     const header = lines[0]!;
@@ -147,7 +147,7 @@ describe('cache ls', () => {
 
   it('of an empty store says it holds nothing', async () => {
     const { root } = await setup();
-    expect(await run(['cache', 'ls', '--root', root])).toEqual({
+    expect(await run(['cache', 'ls', '--store', root])).toEqual({
       code: 0,
       stdout: `0 objects, 0 keys, 0 links in ${root}\n`,
       stderr: '',
@@ -158,10 +158,10 @@ describe('cache ls', () => {
 describe('cache verify', () => {
   it('exits 0 when every object still hashes to its marker', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
-    const outcome = await run(['cache', 'verify', '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
+    const outcome = await run(['cache', 'verify', '--store', root]);
     expect(outcome).toEqual({ code: 0, stdout: 'checked 1 object: 1 ok, 0 corrupt\n', stderr: '' });
-    expect(await runJson<VerifyReport>(['cache', 'verify', '--root', root])).toEqual({
+    expect(await runJson<VerifyReport>(['cache', 'verify', '--store', root])).toEqual({
       checked: 1,
       ok: [tree.objectId],
       corrupt: [],
@@ -170,13 +170,13 @@ describe('cache verify', () => {
 
   it('exits 1 and names the corrupt object', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     await corrupt(root, tree.objectId, 'SKILL.md');
-    const outcome = await run(['cache', 'verify', '--root', root]);
+    const outcome = await run(['cache', 'verify', '--store', root]);
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toContain('checked 1 object: 0 ok, 1 corrupt\n');
     expect(outcome.stdout).toContain(`corrupt ${tree.objectId}: `);
-    const json = await run(['cache', 'verify', '--root', root, '--json']);
+    const json = await run(['cache', 'verify', '--store', root, '--json']);
     expect(json.code).toBe(1);
     expect((JSON.parse(json.stdout) as VerifyReport).corrupt).toEqual([
       { objectId: tree.objectId, reason: expect.any(String) },
@@ -185,24 +185,24 @@ describe('cache verify', () => {
 
   it('--quarantine sets the corrupt object aside, so the next put stores the folder afresh', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     await corrupt(root, tree.objectId, 'references/greeting.md');
-    const outcome = await run(['cache', 'verify', '--root', root, '--quarantine', '--json']);
+    const outcome = await run(['cache', 'verify', '--store', root, '--quarantine', '--json']);
     expect(outcome.code).toBe(1);
     const [entry] = (JSON.parse(outcome.stdout) as VerifyReport).corrupt;
     expect(entry?.quarantinedTo).toMatch(new RegExp(`^${join(root, 'quarantine')}/`));
-    const again = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const again = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     expect(again).toMatchObject({ objectId: tree.objectId, fromCache: false });
     expect(await readFile(join(again.path, 'references/greeting.md'), 'utf8')).toBe('Say hello.\n');
-    expect((await run(['cache', 'verify', '--root', root])).code).toBe(0);
+    expect((await run(['cache', 'verify', '--store', root])).code).toBe(0);
   });
 });
 
 describe('cache gc', () => {
   it('keeps every object a key or a link still reaches', async () => {
     const { root, skill } = await setup();
-    await runJson(['cache', 'put', skill, '--root', root]);
-    expect(await runJson<GcReport>(['cache', 'gc', '--root', root])).toEqual({
+    await runJson(['cache', 'put', skill, '--store', root]);
+    expect(await runJson<GcReport>(['cache', 'gc', '--store', root])).toEqual({
       removedObjects: [],
       removedKeys: 0,
       removedLinks: 0,
@@ -210,17 +210,17 @@ describe('cache gc', () => {
       removedPrivate: 0,
       freedBytes: 0,
     });
-    expect((await runJson<StoreListing>(['cache', 'ls', '--root', root])).objects).toHaveLength(1);
+    expect((await runJson<StoreListing>(['cache', 'ls', '--store', root])).objects).toHaveLength(1);
   });
 
   it('removes an object once no key record or declaration link reaches it', async () => {
     const { root, skill } = await setup();
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', root]);
     await rm(join(root, 'keys'), { recursive: true });
     await rm(join(root, 'links'), { recursive: true });
     await mkdir(join(root, 'keys'));
     await mkdir(join(root, 'links'));
-    const outcome = await run(['cache', 'gc', '--root', root]);
+    const outcome = await run(['cache', 'gc', '--store', root]);
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toBe(
       `removed 1 object (${tree.bytes} B), 0 keys, 0 links, 0 staging folders, 0 private folders of dead preparations\nremoved ${tree.objectId}\n`,
@@ -232,22 +232,32 @@ describe('cache gc', () => {
 describe('every cache command', () => {
   it.each(['ls', 'verify', 'gc'])('cache %s --json prints exactly one JSON document on stdout', async (command) => {
     const { root, skill } = await setup();
-    await runJson(['cache', 'put', skill, '--root', root]);
-    const outcome = await run(['cache', command, '--root', root, '--json']);
+    await runJson(['cache', 'put', skill, '--store', root]);
+    const outcome = await run(['cache', command, '--store', root, '--json']);
     expect(outcome.code).toBe(0);
     expect(outcome.stderr).toBe('');
     expect(() => JSON.parse(outcome.stdout)).not.toThrow();
   });
 
-  it('a library error prints "agentproto: <code>: <message>" on stderr and exits 1', async () => {
+  it('a library error prints "agentproto: <code>: <message>" on stderr and exits 1; with --json, one JSON document', async () => {
     const { base } = await setup();
     await writeFile(join(base, 'a-file'), '');
-    const outcome = await run(['cache', 'ls', '--root', join(base, 'a-file'), '--json']);
+    const json = await run(['cache', 'ls', '--store', join(base, 'a-file'), '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stderr).toBe('');
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: {
+        code: 'CACHE_ROOT_UNUSABLE',
+        message: expect.stringContaining(`cache root ${join(base, 'a-file')}: `),
+        hint: '--store must name a folder you can write to, or a path where one can be created',
+      },
+    });
+    const outcome = await run(['cache', 'ls', '--store', join(base, 'a-file')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(
       new RegExp(
-        `^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\nhint: --root must name a folder .*\\n$`,
+        `^agentproto: CACHE_ROOT_UNUSABLE: cache root ${join(base, 'a-file')}: .*\\nhint: --store must name a folder .*\\n$`,
       ),
     );
   });

@@ -33,7 +33,7 @@ runner: { limits: { timeout_ms: 10000 } }
 describe('agentproto code', () => {
   it('code check resolves every source and reports it', async () => {
     const { manifest, dir } = await manifestIn(TOOL, { 'lib/a.txt': 'from lib\n' });
-    const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache'), '--json']);
+    const outcome = await run(['code', 'check', manifest, '--store', join(dir, 'cache'), '--json']);
     expect(outcome.code).toBe(0);
     const report = JSON.parse(outcome.stdout);
     expect(report.sources.map((s: { kind: string }) => s.kind)).toEqual(['inline', 'local']);
@@ -44,7 +44,7 @@ describe('agentproto code', () => {
     const { manifest, dir } = await manifestIn(
       'code:\n  sources:\n    - inline: { path: ../escape.js, content: x }\nrun: tool.js\n',
     );
-    const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'check', manifest, '--store', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^agentproto: AIP26_SOURCE_UNRESOLVED: sources\[0\]/);
   });
@@ -53,7 +53,7 @@ describe('agentproto code', () => {
     const { manifest, dir } = await manifestIn(
       'code: { sources: [ { inline: { path: a.js, content: x } } ] }\nrun: []\n',
     );
-    const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'check', manifest, '--store', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain('AIP26_MANIFEST_INVALID');
     expect(outcome.stderr).toContain('/run');
@@ -65,7 +65,7 @@ describe('agentproto code', () => {
         'kind: code-workspace\ncode: { sources: [ { local: cw/tool.js } ] }\nrunner: { needs: { language: python } }\n',
       'cw/tool.js': '',
     });
-    const outcome = await run(['code', 'check', manifest, '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'check', manifest, '--store', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain('AIP26_RUNNER_CONFLICT');
   });
@@ -73,7 +73,7 @@ describe('agentproto code', () => {
   it('code bundle writes the tar.gz GNU tar lists', async () => {
     const { manifest, dir } = await manifestIn(TOOL, { 'lib/a.txt': 'from lib\n' });
     const out = join(dir, 'bundle.tar.gz');
-    const outcome = await run(['code', 'bundle', manifest, '--out', out, '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'bundle', manifest, '--out', out, '--store', join(dir, 'cache')]);
     expect(outcome.code).toBe(0);
     expect(execFileSync('tar', ['-tzf', out]).toString().split('\n').filter(Boolean)).toEqual([
       'lib/',
@@ -84,9 +84,9 @@ describe('agentproto code', () => {
 
   it('code run starts the bundle with only PATH and the --env pairs, and returns its exit status', async () => {
     const { manifest, dir } = await manifestIn(TOOL, { 'lib/a.txt': 'from lib\n' });
-    const ok = await run(['code', 'run', manifest, '--cache-root', join(dir, 'cache')]);
+    const ok = await run(['code', 'run', manifest, '--store', join(dir, 'cache')]);
     expect(ok).toMatchObject({ code: 0, stdout: 'from lib\n' });
-    const failing = await run(['code', 'run', manifest, '--env', 'EXIT=4', '--cache-root', join(dir, 'cache')]);
+    const failing = await run(['code', 'run', manifest, '--env', 'EXIT=4', '--store', join(dir, 'cache')]);
     expect(failing.code).toBe(1);
     expect(failing.stderr).toBe('agentproto: code run: the program exited with status 4\n');
   });

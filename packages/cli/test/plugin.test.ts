@@ -22,7 +22,7 @@ displayName = "Acme Tools"
 [[plugin.mcp]]
 name = "local"
 command = "./bin/server"
-args = ["serve", "--root", "\${PLUGIN_ROOT}"]
+args = ["serve", "--store", "\${PLUGIN_ROOT}"]
 
 [[plugin.mcp]]
 name = "web"
@@ -170,7 +170,7 @@ describe('agentproto plugin', () => {
     );
     const missing = await run(['plugin', 'verify', join(bad.out, 'nope.toml'), bad.out]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('PLUGIN_CONFIG_INVALID');
+    expect(missing.stderr).toContain('CLI_PATH_NOT_FOUND');
   });
 
   it('validate --strict exits 2 naming the first error finding; without --strict a package that loads exits 0', async () => {
@@ -413,7 +413,7 @@ describe('agentproto plugin', () => {
   it('plugin --help prints the usage with every plugin command', async () => {
     for (const argv of [
       ['plugin', '--help'],
-      ['plugin', 'build', '-h'],
+      ['plugin', 'frobnicate', '-h'],
       ['help', 'plugin'],
     ]) {
       const outcome = await run(argv);
@@ -442,22 +442,25 @@ describe('agentproto plugin', () => {
     { argv: ['plugin', 'build', 'a.toml', 'b.toml', '--out', 'x'], message: 'plugin build takes a configuration file' },
     {
       argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--spec', '2.0.0'],
-      message: '--spec must be one of 1.0.0, 1.1.0',
+      message: 'plugin build: --spec must be one of 1.0.0, 1.1.0, not "2.0.0"',
     },
-    { argv: ['plugin', 'build', 'a.toml', '--out='], message: '--out must not be empty' },
+    { argv: ['plugin', 'build', 'a.toml', '--out='], message: 'plugin build: --out must not be empty' },
     {
       argv: ['plugin', 'build', 'a.toml', '--out', 'x', '--insecure-http'],
-      message: "plugin build: Unknown option '--insecure-http'",
+      message: 'plugin build takes no --insecure-http: it is an option of plugin push and pull',
     },
     { argv: ['plugin', 'validate'], message: 'plugin validate takes a plugin folder' },
-    { argv: ['plugin', 'validate', 'dir', '--spec', '1.0.0'], message: "plugin validate: Unknown option '--spec'" },
+    {
+      argv: ['plugin', 'validate', 'dir', '--spec', '1.0.0'],
+      message: 'plugin validate takes no --spec: it is an option of plugin build, verify and emit',
+    },
     {
       argv: ['plugin', 'validate', 'dir', '--explain', 'AR9O3'],
       message: 'plugin validate --explain CODE takes no folder',
     },
     {
       argv: ['plugin', 'validate', '--explain'],
-      message: "plugin validate: Option '--explain <value>' argument missing",
+      message: 'plugin validate: --explain needs a value (CODE)',
     },
     {
       argv: ['plugin', 'verify', 'plugin.toml'],
@@ -465,12 +468,12 @@ describe('agentproto plugin', () => {
     },
     {
       argv: ['plugin', 'verify', 'plugin.toml', 'dir', '--out', 'x'],
-      message: "plugin verify: Unknown option '--out'",
+      message: 'plugin verify takes no --out: it is an option of plugin build, import and emit',
     },
     { argv: ['plugin', 'import', 'dir'], message: 'plugin import needs --out DIR' },
     {
       argv: ['plugin', 'import', 'dir', '--out', 'x', '--spec', '1.0.0'],
-      message: "plugin import: Unknown option '--spec'",
+      message: 'plugin import takes no --spec: it is an option of plugin build, verify and emit',
     },
     { argv: ['plugin', 'emit', '--out', 'x'], message: 'plugin emit takes a configuration file' },
     { argv: ['plugin', 'explain'], message: 'plugin explain takes one code' },
@@ -479,9 +482,12 @@ describe('agentproto plugin', () => {
     const outcome = await run(argv);
     expect(outcome.code).toBe(2);
     expect(outcome.stdout).toBe('');
-    expect(outcome.stderr).toContain(`agentproto: ${message}`);
-    expect(outcome.stderr).toMatch(/\nRun 'agentproto plugin --help' for usage\.\n$/);
-    expect(outcome.stderr.split('\n')).toHaveLength(3);
+    const [line, ...rest] = outcome.stderr.split('\n');
+    expect(line).toContain(`agentproto: ${message}`);
+    // What was probably meant, when something is near; then the subcommand's help.
+    if (rest[0]?.startsWith('Did you mean')) rest.shift();
+    const named = ['build', 'validate', 'verify', 'import', 'emit', 'explain'].includes(argv[1]!) ? ` ${argv[1]}` : '';
+    expect(rest).toEqual([`Run 'agentproto plugin${named} --help' for usage.`, '']);
   });
 });
 

@@ -97,14 +97,14 @@ describe('paths in human output', () => {
     const base = await realpath(await scratch());
     const folder = await writeSampleSkill(join(base, "dir with 'quote'"));
     const root = join(base, 'store $HOME');
-    const outcome = await run(['cache', 'put', folder, '--root', root]);
+    const outcome = await run(['cache', 'put', folder, '--store', root]);
     expect(outcome.code).toBe(0);
-    const tree = await runJson<StoredTree>(['cache', 'put', folder, '--root', root]);
+    const tree = await runJson<StoredTree>(['cache', 'put', folder, '--store', root]);
     expect(tree.path.startsWith(root)).toBe(true);
     expect(outcome.stdout).toContain(`\npath       ${shellQuote(tree.path)}\n`);
     expect(outcome.stdout).toContain(`\nlinkPath   ${shellQuote(tree.linkPath)}\n`);
     expect(shellQuote(tree.path)).toBe(`'${tree.path}'`);
-    const ls = await run(['cache', 'ls', '--root', root]);
+    const ls = await run(['cache', 'ls', '--store', root]);
     expect(ls.stdout.trimEnd().split('\n').at(-1)).toBe(`1 object, 1 key, 1 link in '${root}'`);
     // Pasted into a shell, the printed path is the path.
     expect(bashWords([shellQuote(tree.path)])).toEqual([tree.path]);
@@ -113,11 +113,11 @@ describe('paths in human output', () => {
   it('a missing folder named with a quote is named shell-quoted in the error', async () => {
     const base = await realpath(await scratch());
     await mkdir(join(base, 'store'));
-    const outcome = await run(['cache', 'put', join(base, "it's gone"), '--root', join(base, 'store')]);
+    const outcome = await run(['cache', 'put', join(base, "it's gone"), '--store', join(base, 'store')]);
     expect(outcome).toEqual({
       code: 1,
       stdout: '',
-      stderr: `agentproto: cache put: '${base}/it'\\''s gone' is not a folder\n`,
+      stderr: `agentproto: CLI_PATH_NOT_FOUND: dir '${base}/it'\\''s gone': folder does not exist\n`,
     });
   });
 });

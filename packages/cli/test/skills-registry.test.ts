@@ -37,12 +37,12 @@ describe('agentproto skills with --remote', () => {
     await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
     const remote = ['--remote', registry.url, '--repository', 'cli/skills', '--insecure-http'];
 
-    const first = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'machine-a'), ...remote, '--json']);
+    const first = await run(['skills', 'prepare', declaration, '--store', join(dir, 'machine-a'), ...remote, '--json']);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)[0]).toMatchObject({ name: 'review', from: 'origin' });
 
     skillsRepo.server.resetStats();
-    const second = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'machine-b'), ...remote]);
+    const second = await run(['skills', 'prepare', declaration, '--store', join(dir, 'machine-b'), ...remote]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('(from the registry)');
     expect(second.stderr).toBe('');
@@ -65,7 +65,7 @@ describe('agentproto skills with --remote', () => {
       'skills',
       'prepare',
       declaration,
-      '--cache',
+      '--store',
       join(dir, 'cache'),
       '--remote',
       `http://127.0.0.1:${await deadPort()}`,
@@ -87,14 +87,14 @@ describe('agentproto skills with --remote', () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.yaml');
     await writeFile(declaration, `skills:\n  - ${skillsRepo.url}@v1#skills/review\n`);
-    expect((await run(['skills', 'prepare', declaration, '--cache', join(dir, 'c'), '--repository', 'x/y'])).code).toBe(
+    expect((await run(['skills', 'prepare', declaration, '--store', join(dir, 'c'), '--repository', 'x/y'])).code).toBe(
       2,
     );
     const plain = await run([
       'skills',
       'prepare',
       declaration,
-      '--cache',
+      '--store',
       join(dir, 'c'),
       '--remote',
       registry.url,

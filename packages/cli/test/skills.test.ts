@@ -41,7 +41,7 @@ describe('agentproto skills', () => {
       declaration,
       `skills:\n  - ${url}@v1#skills/review\n  - { provider: git, source: ${url}, version: v1, path: skills/lint, name: lint }\n`,
     );
-    const first = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--json']);
+    const first = await run(['skills', 'prepare', declaration, '--store', join(dir, 'cache'), '--json']);
     expect(first.code).toBe(0);
     const prepared = JSON.parse(first.stdout) as Array<{ name: string; dir: string; version: string; hit: boolean }>;
     expect(prepared.map((p) => [p.name, p.version, p.hit])).toEqual([
@@ -52,7 +52,7 @@ describe('agentproto skills', () => {
     // --json: stderr holds warnings and errors only, no progress.
     expect(first.stderr).toBe('');
 
-    const second = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache')]);
+    const second = await run(['skills', 'prepare', declaration, '--store', join(dir, 'cache')]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('(cached)');
     expect(second.stderr).toBe('');
@@ -63,7 +63,7 @@ describe('agentproto skills', () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.json');
     await writeFile(declaration, JSON.stringify([`${url}@v1#skills/review`]));
-    const outcome = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache'), '--json']);
+    const outcome = await run(['skills', 'resolve', declaration, '--store', join(dir, 'cache'), '--json']);
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toEqual([
       {
@@ -93,10 +93,10 @@ describe('agentproto skills', () => {
     );
     process.env.AGENTPROTO_TEST_GIT_PASSWORD = password;
     try {
-      const ok = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--vault', vault]);
+      const ok = await run(['skills', 'prepare', declaration, '--store', join(dir, 'cache'), '--vault', vault]);
       expect(ok.code).toBe(0);
       process.env.AGENTPROTO_TEST_GIT_PASSWORD = `${password}-wrong`;
-      const refused = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache'), '--vault', vault]);
+      const refused = await run(['skills', 'prepare', declaration, '--store', join(dir, 'cache'), '--vault', vault]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^agentproto: SKILL_AUTH_FAILED: skill #0 "review"/);
       for (const text of [ok.stdout, ok.stderr, refused.stdout, refused.stderr]) expect(text).not.toContain(password);
@@ -109,12 +109,12 @@ describe('agentproto skills', () => {
     const dir = await scratch();
     const declaration = join(dir, 'skills.json');
     await writeFile(declaration, JSON.stringify([{ provider: 'svn', source: 'x', version: '1', name: 'a' }]));
-    const unknown = await run(['skills', 'prepare', declaration, '--cache', join(dir, 'cache')]);
+    const unknown = await run(['skills', 'prepare', declaration, '--store', join(dir, 'cache')]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('SKILL_PROVIDER_UNKNOWN');
     expect(unknown.stderr).toContain('known providers: git');
     await writeFile(declaration, JSON.stringify(['https://user:secret-pw@example.com/r.git#skills/a']));
-    const bad = await run(['skills', 'resolve', declaration, '--cache', join(dir, 'cache')]);
+    const bad = await run(['skills', 'resolve', declaration, '--store', join(dir, 'cache')]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('SKILL_URL_HAS_CREDENTIALS');
     expect(bad.stderr).not.toContain('secret-pw');

@@ -27,7 +27,7 @@ async function misnamedSkill(): Promise<{ config: string; out: string }> {
 async function declaration(): Promise<string[]> {
   const dir = await scratch();
   await writeFile(join(dir, 'skills.json'), JSON.stringify([`${skillsRepo.url}@v1#skills/review`]));
-  return [join(dir, 'skills.json'), '--cache', join(dir, 'cache')];
+  return [join(dir, 'skills.json'), '--store', join(dir, 'cache')];
 }
 
 describe('colour', () => {
@@ -38,7 +38,7 @@ describe('colour', () => {
     expect(built.code).toBe(1);
     expect(built.stderr).toMatch(new RegExp(`^${ESC}\\[31merror${ESC}\\[39m AR9O1 `, 'm'));
     expect(built.stdout).not.toContain(ESC);
-    const failed = await run(['cache', 'ls', '--root', config], TTY);
+    const failed = await run(['cache', 'ls', '--store', config], TTY);
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(new RegExp(`^agentproto: ${ESC}\\[31mCACHE_ROOT_UNUSABLE${ESC}\\[39m: `));
   });
@@ -52,14 +52,14 @@ describe('colour', () => {
     const { config, out } = await misnamedSkill();
     const built = await run(['plugin', 'build', config, '--out', out, ...extra], options);
     expect(built.code).toBe(1);
-    const failed = await run(['cache', 'ls', '--root', config, ...extra], options);
+    const failed = await run(['cache', 'ls', '--store', config, ...extra], options);
     expect(failed.code).toBe(1);
     for (const text of [built.stdout, built.stderr, failed.stdout, failed.stderr]) expect(text).not.toContain(ESC);
   });
 
   it('an empty NO_COLOR counts as unset', async () => {
     const { config } = await misnamedSkill();
-    expect((await run(['cache', 'ls', '--root', config], { ...TTY, env: { NO_COLOR: '' } })).stderr).toContain(
+    expect((await run(['cache', 'ls', '--store', config], { ...TTY, env: { NO_COLOR: '' } })).stderr).toContain(
       `${ESC}[31m`,
     );
   });
@@ -74,7 +74,7 @@ describe('progress', () => {
   it('fetch lines go to stderr: plain when it is not a terminal, dim on one', async () => {
     const plain = await run(['skills', 'prepare', ...(await declaration())]);
     expect(plain.code, plain.stderr).toBe(0);
-    expect(plain.stderr).toMatch(/^fetching review at [0-9a-f]{40}\nfetched review: 1 files, \d+ B\n$/);
+    expect(plain.stderr).toMatch(/^fetching review at [0-9a-f]{40}\nfetched review: 1 file, \d+ B\n$/);
     const dim = await run(['skills', 'prepare', ...(await declaration())], TTY);
     expect(dim.code).toBe(0);
     expect(dim.stderr).toMatch(new RegExp(`^${ESC}\\[2mfetching review at [0-9a-f]{40}${ESC}\\[22m\\n`));
@@ -91,16 +91,16 @@ describe('progress', () => {
   it('a status line shows only on a colour terminal, and is erased before the command ends', async () => {
     const base = await realpath(await scratch());
     const root = join(base, 'store');
-    await runJson(['cache', 'put', await writeSampleSkill(join(base, 'hello')), '--root', root]);
+    await runJson(['cache', 'put', await writeSampleSkill(join(base, 'hello')), '--store', root]);
     const erase = `\r${ESC}[2K`;
-    const tty = await run(['cache', 'verify', '--root', root], { stderrTTY: true, env: {} });
+    const tty = await run(['cache', 'verify', '--store', root], { stderrTTY: true, env: {} });
     expect(tty).toEqual({
       code: 0,
       stdout: 'checked 1 object: 1 ok, 0 corrupt\n',
       stderr: `${erase}${ESC}[2mverifying the objects of ${root}${ESC}[22m${erase}`,
     });
     for (const options of [{}, { stderrTTY: true, env: { NO_COLOR: '1' } }]) {
-      expect(await run(['cache', 'verify', '--root', root], options)).toEqual({
+      expect(await run(['cache', 'verify', '--store', root], options)).toEqual({
         code: 0,
         stdout: 'checked 1 object: 1 ok, 0 corrupt\n',
         stderr: '',

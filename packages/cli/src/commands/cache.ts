@@ -1,6 +1,5 @@
-import { realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { copyInside } from '@agentproto/fs-inside';
 import {
   type CacheKey,
@@ -12,45 +11,29 @@ import {
   openContentStore,
 } from '@agentproto/content-cache';
 import { type SkillContentProvider, gitProvider, localProvider } from '@agentproto/skill-providers';
-import { CommandError } from '../command-error.js';
 import { alignColumns, formatBytes, plural, printable, shellQuote, shortHash } from '../format.js';
 import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
-import { REMOTE_OPTIONS, openRemote } from '../registry-auth.js';
+import { openRemote, remoteFlags } from '../registry-auth.js';
 import type { Terminal } from '../terminal.js';
-import { UsageError } from '../usage.js';
+import { type Invocation, flagOption, textOption } from '../table.js';
 
-type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+type Subcommand = (invocation: Invocation, term: Terminal) => Promise<number>;
 
-const COMMON = {
-  root: { type: 'string' },
-  json: { type: 'boolean', default: false },
-} as const satisfies OptionsConfig;
+const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = { put, ls, verify, gc, push, pull };
 
-type Subcommand = (args: string[], term: Terminal) => Promise<number>;
-
-const SUBCOMMANDS: Record<string, Subcommand> = { put, ls, verify, gc, push, pull };
-
-/** `agentproto cache <put|ls|verify|gc|push|pull> ...`; main has answered `--help`. */
-export async function runCache(args: readonly string[], term: Terminal): Promise<number> {
-  const [name, ...rest] = args;
-  if (name === undefined) throw new UsageError('cache needs a subcommand: put, ls, verify, gc, push or pull');
-  const run = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
-  if (!run) throw new UsageError(`unknown command "cache ${name}"`);
-  return run(rest, term);
+/** `agentproto cache <put|ls|verify|gc|push|pull> ...`, as the command table read it. */
+export function runCache(invocation: Invocation, term: Terminal): Promise<number> {
+  return SUBCOMMANDS[invocation.sub]!(invocation, term);
 }
 
 /** Stores a local folder, keyed by its tree digest; a second put of the same tree fills nothing. */
-async function put(args: string[], term: Terminal): Promise<number> {
-  const options = { ...COMMON, provider: { type: 'string', default: 'local' }, name: { type: 'string' } } as const;
-  const parsed = parse('cache put', args, options, true);
-  const [folder, ...extra] = parsed.positionals;
-  if (folder === undefined || extra.length > 0) throw new UsageError('cache put takes exactly one folder');
-  const { name, provider } = parsed.values;
-  if (name === '') throw new UsageError('--name must not be empty');
-
-  const dir = await existingFolder(folder);
+async function put(invocation: Invocation, term: Terminal): Promise<number> {
+  const name = textOption(invocation, 'name');
+  const provider = textOption(invocation, 'provider') ?? 'local';
+  // The real path, so one folder reached by two paths is one declaration; the table checked it is a folder.
+  const dir = await realpath(resolve(invocation.positionals[0]!));
   // The folder is the caller's workspace here: a store root inside it would be copied into itself.
-  const store = await openStore(parsed.values.root, { workspace: dir });
+  const store = await openStore(invocation, { workspace: dir });
   // A folder that is a git checkout is stored without its `.git` (any spelling git refuses):
   // a store never holds one, and the local skill provider hashes and copies the same way,
   // so a put and a local skill of the same folder name the same content.
@@ -67,7 +50,7 @@ async function put(args: string[], term: Terminal): Promise<number> {
   // changes between the hash above and this copy, the object's marker still records exactly
   // what was stored, and `cache verify` checks against it.
   const tree = await store.acquire(key, (destination) => copyInside(dir, '', destination, { skipDotGit: true }));
-  if (parsed.values.json) {
+  if (json(invocation)) {
     printJson(term, tree);
     return EXIT_OK;
   }
@@ -84,11 +67,10 @@ async function put(args: string[], term: Terminal): Promise<number> {
 }
 
 /** Lists every object with the keys that reach it, and how many declaration links point at it. */
-async function ls(args: string[], term: Terminal): Promise<number> {
-  const parsed = parse('cache ls', args, COMMON, false);
-  const store = await openStore(parsed.values.root);
+async function ls(invocation: Invocation, term: Terminal): Promise<number> {
+  const store = await openStore(invocation);
   const listing = await store.list();
-  if (parsed.values.json) {
+  if (json(invocation)) {
     printJson(term, listing);
     return EXIT_OK;
   }
@@ -121,13 +103,13 @@ function formatListing(root: string, listing: StoreListing): string {
 }
 
 /** Re-hashes every object; exit 1 when any is corrupt, so a script can act on it. */
-async function verify(args: string[], term: Terminal): Promise<number> {
-  const parsed = parse('cache verify', args, { ...COMMON, quarantine: { type: 'boolean', default: false } }, false);
-  const store = await openStore(parsed.values.root);
+async function verify(invocation: Invocation, term: Terminal): Promise<number> {
+  const quarantine = flagOption(invocation, 'quarantine');
+  const store = await openStore(invocation);
   term.status(`verifying the objects of ${shellQuote(store.root)}`);
-  const report = await store.verify({ quarantine: parsed.values.quarantine });
+  const report = await store.verify({ quarantine });
   const status = report.corrupt.length === 0 ? EXIT_OK : EXIT_FAILURE;
-  if (parsed.values.json) {
+  if (json(invocation)) {
     printJson(term, report);
     return status;
   }
@@ -138,7 +120,7 @@ async function verify(args: string[], term: Terminal): Promise<number> {
     lines.push(`corrupt ${entry.objectId}: ${printable(entry.reason)}`);
     if (entry.quarantinedTo !== undefined) lines.push(`  quarantined to ${shellQuote(entry.quarantinedTo)}`);
   }
-  if (report.corrupt.length > 0 && !parsed.values.quarantine) {
+  if (report.corrupt.length > 0 && !quarantine) {
     lines.push('run `agentproto cache verify --quarantine` to set them aside; the next acquisition fetches them again');
   }
   term.stdout.write(`${lines.join('\n')}\n`);
@@ -150,11 +132,10 @@ async function verify(args: string[], term: Terminal): Promise<number> {
  * and the private folders (deploy keys, credential files) of preparations that were killed,
  * securely removed; a live preparation's are never touched.
  */
-async function gc(args: string[], term: Terminal): Promise<number> {
-  const parsed = parse('cache gc', args, COMMON, false);
-  const store = await openStore(parsed.values.root);
+async function gc(invocation: Invocation, term: Terminal): Promise<number> {
+  const store = await openStore(invocation);
   const report = await store.gc();
-  if (parsed.values.json) {
+  if (json(invocation)) {
     printJson(term, report);
     return EXIT_OK;
   }
@@ -167,11 +148,6 @@ async function gc(args: string[], term: Terminal): Promise<number> {
   term.stdout.write(`${lines.join('\n')}\n`);
   return EXIT_OK;
 }
-
-const REMOTE = {
-  ...COMMON,
-  ...REMOTE_OPTIONS,
-} as const satisfies OptionsConfig;
 
 /** One key in a push or pull report. */
 interface KeyOutcome {
@@ -190,10 +166,9 @@ interface KeyFailure extends KeyOutcome {
  * registry, one after the other, each awaited; a key that fails is reported and the rest
  * still go. Exit 1 when any failed.
  */
-async function push(args: string[], term: Terminal): Promise<number> {
-  const parsed = parse('cache push', args, REMOTE, false);
-  const remote = openRemote('cache push', parsed.values);
-  const store = await openStore(parsed.values.root, { remote });
+async function push(invocation: Invocation, term: Terminal): Promise<number> {
+  const remote = openRemote('cache push', remoteFlags(invocation));
+  const store = await openStore(invocation, { remote });
   const pushed: KeyOutcome[] = [];
   const failed: KeyFailure[] = [];
   const { keys } = await store.list();
@@ -207,7 +182,7 @@ async function push(args: string[], term: Terminal): Promise<number> {
     }
   }
   const report = { remote: remote.label, pushed, failed };
-  if (parsed.values.json) printJson(term, report);
+  if (json(invocation)) printJson(term, report);
   else {
     const lines = [
       ...pushed.map(({ key, objectId }) => `pushed ${shortHash(objectId)}  ${describeKey(key)}`),
@@ -232,13 +207,12 @@ async function push(args: string[], term: Terminal): Promise<number> {
  * tree (CACHE_REMOTE_UNVERIFIABLE) is refused. Keys already here are reported as present.
  * Exit 1 when any failed.
  */
-async function pull(args: string[], term: Terminal): Promise<number> {
-  const parsed = parse('cache pull', args, REMOTE, false);
-  const remote = openRemote('cache pull', parsed.values);
+async function pull(invocation: Invocation, term: Terminal): Promise<number> {
+  const remote = openRemote('cache pull', remoteFlags(invocation));
   // A remote failure during acquire is an event (the store then tries the fill): kept here by
   // object, to report the registry's reason rather than the fill's refusal.
   const reasons = new Map<string, { code: string; message: string }>();
-  const store = await openStore(parsed.values.root, {
+  const store = await openStore(invocation, {
     remote,
     onEvent: (event) => {
       if (event.type === 'remote-warning') reasons.set(event.subject, { code: event.code, message: event.message });
@@ -283,12 +257,12 @@ async function pull(args: string[], term: Terminal): Promise<number> {
   }
   await store.remoteIdle();
   const report = { remote: remote.label, root: store.root, pulled, present, failed };
-  if (parsed.values.json) printJson(term, report);
+  if (json(invocation)) printJson(term, report);
   else {
     const lines = [
       ...pulled.map(
         ({ key, objectId, files, bytes }) =>
-          `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${files} files (${formatBytes(bytes)})`,
+          `pulled ${shortHash(objectId)}  ${describeKey(key)}  ${plural(files, 'file')} (${formatBytes(bytes)})`,
       ),
       ...present.map(({ key, objectId }) => `present ${shortHash(objectId)}  ${describeKey(key)}`),
       ...failed.map(
@@ -323,38 +297,15 @@ function describeKey(key: CacheKey): string {
   );
 }
 
-/** parseArgs with its errors turned into usage errors that name the command. */
-function parse<O extends OptionsConfig, P extends boolean>(
-  command: string,
-  args: string[],
-  options: O,
-  allowPositionals: P,
-) {
-  try {
-    return parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: P }>({
-      args,
-      options,
-      strict: true,
-      allowPositionals,
-    });
-  } catch (error) {
-    throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
-/** A relative --root is taken from the working directory; the library itself only accepts absolute roots. */
+/** A relative --store is taken from the working directory; the library itself only accepts absolute roots. */
 function openStore(
-  root: string | undefined,
+  invocation: Invocation,
   options: Pick<ContentStoreOptions, 'workspace' | 'remote' | 'onEvent'> = {},
 ): Promise<ContentStore> {
-  if (root === '') throw new UsageError('--root must not be empty');
+  const root = textOption(invocation, 'store');
   return openContentStore({ root: root === undefined ? defaultCacheRoot() : resolve(root), ...options });
 }
 
-/** The real path of a folder, so one folder reached by two paths is one declaration. */
-async function existingFolder(path: string): Promise<string> {
-  const absolute = resolve(path);
-  const info = await stat(absolute).catch(() => undefined);
-  if (!info?.isDirectory()) throw new CommandError(`cache put: ${shellQuote(absolute)} is not a folder`);
-  return realpath(absolute);
+function json(invocation: Invocation): boolean {
+  return flagOption(invocation, 'json');
 }

@@ -1,6 +1,5 @@
-import { stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   type Code,
   type GithubAccess,
@@ -28,41 +27,23 @@ import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
 import { printFailure } from '../failure.js';
-import { formatBytes, printable, shellQuote } from '../format.js';
+import { formatBytes, plural, printable, shellQuote } from '../format.js';
 import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
-import { REMOTE_OPTIONS, remoteTier } from '../registry-auth.js';
+import { remoteFlags, remoteTier } from '../registry-auth.js';
+import { type Invocation, flagOption, listOption, textOption } from '../table.js';
 import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
 
-const OPTIONS = {
-  workspace: { type: 'string' },
-  out: { type: 'string' },
-  json: { type: 'boolean', default: false },
-  'github-url': { type: 'string' },
-  'cache-root': { type: 'string' },
-  env: { type: 'string', multiple: true },
-  ...REMOTE_OPTIONS,
-} as const;
-
-/** `agentproto code <check|bundle|run> <manifest>`; main has answered `--help`. */
-export async function runCode(args: readonly string[], term: Terminal): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'check' && sub !== 'bundle' && sub !== 'run')
-    throw new UsageError(
-      sub === undefined ? 'code needs a subcommand: check, bundle or run' : `unknown command "code ${sub}"`,
-    );
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
-  } catch (error) {
-    throw new UsageError(`code ${sub}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const [manifestPath, ...extra] = parsed.positionals;
-  if (manifestPath === undefined || extra.length > 0) throw new UsageError(`code ${sub} takes exactly one manifest`);
+/** `agentproto code <check|bundle|run> <manifest>`, as the command table read it (paths checked). */
+export async function runCode(invocation: Invocation, term: Terminal): Promise<number> {
+  const { sub } = invocation;
+  const manifestPath = invocation.positionals[0]!;
+  const json = flagOption(invocation, 'json');
+  const out = textOption(invocation, 'out');
+  // Before any work: a bundle with nowhere to go is a wrong command line.
+  if (sub === 'bundle' && out === undefined) throw new UsageError('code bundle needs --out FILE');
   const manifest = await readManifest(resolve(manifestPath));
-  const workspaceRoot = resolve(parsed.values.workspace ?? dirname(resolve(manifestPath)));
-  if (!(await stat(workspaceRoot).catch(() => undefined))?.isDirectory())
-    throw new CommandError(`the workspace ${shellQuote(workspaceRoot)} is not a folder`);
+  const workspaceRoot = resolve(textOption(invocation, 'workspace') ?? dirname(resolve(manifestPath)));
   const code = codeOf(manifest, resolve(manifestPath), workspaceRoot);
   const run = manifest.run as RunValue | undefined;
   // Every block is checked against the schema before anything reads it: a malformed block
@@ -83,22 +64,22 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   const runner = inheritBlocks(manifest, workspaces).runner;
   assertRunnerFitsRun(runner, runFile);
   const { github, idle } = connector(
-    parsed.values['github-url'],
-    parsed.values['cache-root'],
-    remoteTier(`code ${sub}`, parsed.values, term),
+    textOption(invocation, 'github-url'),
+    textOption(invocation, 'store'),
+    remoteTier(`code ${sub}`, remoteFlags(invocation), term),
   );
 
   if (sub === 'check') {
     // With `run`, its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), as `run` requires.
     const report = await scanCode({ code: code.value, workspaceRoot, github, run });
     await idle();
-    if (parsed.values.json) printJson(term, report);
+    if (json) printJson(term, report);
     else {
       for (const source of report.sources)
         term.stdout.write(
-          `${printable(source.source)}  ${source.kind}  ${source.files} files  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`,
+          `${printable(source.source)}  ${source.kind}  ${plural(source.files, 'file')}  ${formatBytes(source.bytes)}${source.commit ? `  ${source.commit}` : ''}\n`,
         );
-      term.stdout.write(`ok: ${report.files} files, ${formatBytes(report.bytes)}\n`);
+      term.stdout.write(`ok: ${plural(report.files, 'file')}, ${formatBytes(report.bytes)}\n`);
     }
     return EXIT_OK;
   }
@@ -106,12 +87,12 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   const { bundle, report } = await defineCodeWithReport({ code: code.value, workspaceRoot, github, run });
   await idle(); // fetched sources reach the registry before the command goes on
   if (sub === 'bundle') {
-    if (parsed.values.out === undefined) throw new UsageError('code bundle needs --out FILE');
-    await writeFile(resolve(parsed.values.out), bundle);
-    if (parsed.values.json) printJson(term, report);
+    const outPath = resolve(out!);
+    await writeFile(outPath, bundle);
+    if (json) printJson(term, { out: outPath, ...report });
     else
       term.stdout.write(
-        `${shellQuote(resolve(parsed.values.out))}: ${report.files} files, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`,
+        `${shellQuote(outPath)}: ${plural(report.files, 'file')}, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`,
       );
     return EXIT_OK;
   }
@@ -121,14 +102,13 @@ export async function runCode(args: readonly string[], term: Terminal): Promise<
   const timeoutMs = typeof limits?.timeout_ms === 'number' ? limits.timeout_ms : undefined;
   // The process gets PATH (to find node, python, bash) and the --env pairs, nothing else.
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  for (const pair of parsed.values.env ?? []) {
+  for (const pair of listOption(invocation, 'env')) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   const result = await subprocessRunner().run({ bundle, run, env, timeoutMs });
-  if (parsed.values.json)
-    printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
+  if (json) printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
   else {
     term.stdout.write(result.stdout.toString());
     term.stderr.write(result.stderr.toString());

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
   FINDING_CODES,
   type Finding,
@@ -25,10 +24,11 @@ import {
 } from '@agentproto/agent-plugins';
 import { CommandError } from '../command-error.js';
 import { printFailure } from '../failure.js';
-import { printable, shellQuote } from '../format.js';
+import { plural, printable, shellQuote } from '../format.js';
 import { hintFor } from '../hints.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
 import { registryAuthFromEnv } from '../registry-auth.js';
+import { type Invocation, flagOption, textOption } from '../table.js';
 import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
 
@@ -47,27 +47,7 @@ const REJECTED = 'PLUGIN_REJECTED';
 /** The error code printed when a build or emit wrote its package but left something configured out. */
 const INCOMPLETE = 'PLUGIN_INCOMPLETE';
 
-const SUBCOMMANDS = ['build', 'validate', 'verify', 'import', 'emit', 'explain', 'push', 'pull'] as const;
-type Subcommand = (typeof SUBCOMMANDS)[number];
-
-const JSON_OPTION = { json: { type: 'boolean', default: false } } as const;
-const OUT = { out: { type: 'string' } } as const;
-const SPEC = { spec: { type: 'string' } } as const;
-const REPLACE = { replace: { type: 'boolean', default: false } } as const;
-const INSECURE_HTTP = { 'insecure-http': { type: 'boolean', default: false } } as const;
-const STRICT = { strict: { type: 'boolean', default: false } } as const;
-
-/** Each subcommand accepts only its own options: any other is a wrong command line. */
-const OPTIONS = {
-  build: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
-  validate: { strict: { type: 'boolean', default: false }, explain: { type: 'string' }, ...JSON_OPTION },
-  verify: { ...SPEC, ...JSON_OPTION },
-  import: { ...OUT, ...REPLACE, ...STRICT, ...JSON_OPTION },
-  emit: { ...OUT, ...SPEC, ...REPLACE, ...STRICT, ...JSON_OPTION },
-  explain: { ...JSON_OPTION },
-  push: { ...INSECURE_HTTP, ...JSON_OPTION },
-  pull: { ...INSECURE_HTTP, ...JSON_OPTION },
-} as const;
+type Subcommand = 'build' | 'validate' | 'verify' | 'import' | 'emit' | 'explain' | 'push' | 'pull';
 
 interface Parsed {
   positionals: string[];
@@ -80,18 +60,10 @@ interface Parsed {
   explain?: string;
 }
 
-/** `agentproto plugin <build|validate|verify|import|emit|explain|push|pull> …`; main has answered `--help`. */
-export async function runPlugin(args: readonly string[], term: Terminal): Promise<number> {
-  const [sub, ...rest] = args;
-  if (!isSubcommand(sub)) {
-    throw new UsageError(
-      sub === undefined
-        ? 'plugin needs a subcommand: build, validate, verify, import, emit, explain, push or pull'
-        : `unknown command "plugin ${sub}"`,
-    );
-  }
-  const parsed = parse(sub, rest);
-  switch (sub) {
+/** `agentproto plugin <build|validate|verify|import|emit|explain|push|pull> …`, as the command table read it. */
+export async function runPlugin(invocation: Invocation, term: Terminal): Promise<number> {
+  const parsed = parse(invocation);
+  switch (invocation.sub as Subcommand) {
     case 'build':
       return build(parsed, term);
     case 'validate':
@@ -111,41 +83,23 @@ export async function runPlugin(args: readonly string[], term: Terminal): Promis
   }
 }
 
-function isSubcommand(value: string | undefined): value is Subcommand {
-  return (SUBCOMMANDS as readonly (string | undefined)[]).includes(value);
-}
-
-function parse(sub: Subcommand, args: string[]): Parsed {
-  let values: Record<string, unknown>;
-  let positionals: string[];
-  try {
-    // One table per subcommand; the values are read by name below, each checked for its type.
-    const options: NonNullable<ParseArgsConfig['options']> = OPTIONS[sub];
-    ({ values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: true }));
-  } catch (error) {
-    throw new UsageError(`plugin ${sub}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const text = (name: string): string | undefined => {
-    const value = values[name];
-    if (typeof value !== 'string') return undefined;
-    if (value === '') throw new UsageError(`--${name} must not be empty`);
-    return value;
-  };
-  const spec = text('spec');
+/** The options by name, the version of --spec checked. */
+function parse(invocation: Invocation): Parsed {
+  const spec = textOption(invocation, 'spec');
   if (spec !== undefined && !(SPEC_VERSIONS as readonly string[]).includes(spec)) {
     throw new UsageError(`--spec must be one of ${SPEC_VERSIONS.join(', ')}, not ${JSON.stringify(spec)}`);
   }
-  const out = text('out');
-  const explainCode = text('explain');
+  const out = textOption(invocation, 'out');
+  const explainCode = textOption(invocation, 'explain');
   return {
-    positionals,
+    positionals: [...invocation.positionals],
     ...(out === undefined ? {} : { out }),
     ...(spec === undefined ? {} : { spec: spec as SpecVersion }),
     ...(explainCode === undefined ? {} : { explain: explainCode }),
-    replace: values.replace === true,
-    json: values.json === true,
-    strict: values.strict === true,
-    insecureHttp: values['insecure-http'] === true,
+    replace: flagOption(invocation, 'replace'),
+    json: flagOption(invocation, 'json'),
+    strict: flagOption(invocation, 'strict'),
+    insecureHttp: flagOption(invocation, 'insecure-http'),
   };
 }
 
@@ -184,7 +138,8 @@ async function build(parsed: Parsed, term: Terminal): Promise<number> {
     });
   else {
     printFindings(term, pkg.findings);
-    if (!pkg.rejected) term.stdout.write(`${shellQuote(out)}: ${files.length} files, Agent Plugins ${pkg.spec}\n`);
+    if (!pkg.rejected)
+      term.stdout.write(`${shellQuote(out)}: ${plural(files.length, 'file')}, Agent Plugins ${pkg.spec}\n`);
   }
   if (pkg.rejected) return rejected(term, pkg.findings, resolve(configFile), 'nothing was written');
   return leftOut(term, 'build', out, pkg.findings, parsed.strict);
@@ -242,7 +197,7 @@ async function validate(parsed: Parsed, term: Terminal): Promise<number> {
       // What a client drops is counted beside what it loads; each one has its own error line above.
       const skipped = (list: readonly string[]) => (list.length > 0 ? ` (${list.length} skipped)` : '');
       term.stdout.write(
-        `${shellQuote(dir)}: Agent Plugins ${result.spec}, ${count(result.skills, 'skill')}${skipped(result.skippedSkills)}, ${count(result.servers, 'server')}${skipped(result.skippedServers)}${mcp}, ${count(result.findings, 'finding')}\n`,
+        `${shellQuote(dir)}: Agent Plugins ${result.spec}, ${countOf(result.skills, 'skill')}${skipped(result.skippedSkills)}, ${countOf(result.servers, 'server')}${skipped(result.skippedServers)}${mcp}, ${countOf(result.findings, 'finding')}\n`,
       );
     }
   }
@@ -289,7 +244,7 @@ async function verify(parsed: Parsed, term: Terminal): Promise<number> {
     // Byte for byte what the configuration builds, and that build leaves something out.
     printFailure(term, {
       code: INCOMPLETE,
-      message: `${shellQuote(dir)} is what ${config} builds, but its build left out ${count(result.omitted, 'part')} (${printable(first.code)} ${shellQuote(first.path)}), as ${SIDECAR} records`,
+      message: `${shellQuote(dir)} is what ${config} builds, but its build left out ${countOf(result.omitted, 'part')} (${printable(first.code)} ${shellQuote(first.path)}), as ${SIDECAR} records`,
       hint: `'agentproto plugin explain ${printable(first.code)}' says what the rule asks; fix it and build again`,
     });
     return EXIT_FAILURE;
@@ -345,7 +300,7 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
     for (const entry of imported.report)
       term.stdout.write(`report  ${shellQuote(entry.path)}: ${printable(entry.reason)}\n`);
     if (config !== undefined)
-      term.stdout.write(`${shellQuote(out)}: ${files.length} files and ${IMPORTED_CONFIG_FILE}\n`);
+      term.stdout.write(`${shellQuote(out)}: ${plural(files.length, 'file')} and ${IMPORTED_CONFIG_FILE}\n`);
   }
   if (config === undefined) return rejected(term, imported.findings, dir, 'nothing was imported');
   return importedPartly(term, out, imported.findings, parsed.strict);
@@ -400,7 +355,7 @@ async function emit(parsed: Parsed, term: Terminal): Promise<number> {
     printJson(term, { out, rejected: false, written: true, omitted: omittedOf(result.findings), ...result });
   else {
     printFindings(term, result.findings);
-    term.stdout.write(`${shellQuote(out)}: ${result.files.length} files, Agent Plugins ${result.spec}\n`);
+    term.stdout.write(`${shellQuote(out)}: ${plural(result.files.length, 'file')}, Agent Plugins ${result.spec}\n`);
   }
   return leftOut(term, 'emit', out, result.findings, parsed.strict);
 }
@@ -446,7 +401,7 @@ async function push(parsed: Parsed, term: Terminal): Promise<number> {
   else {
     printFindings(term, result.findings);
     term.stdout.write(
-      `pushed ${printable(result.ref)}: ${result.files.length} files, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`,
+      `pushed ${printable(result.ref)}: ${plural(result.files.length, 'file')}, Agent Plugins ${result.spec}\ndigest ${result.digest}\npinned ${result.pinned}\n`,
     );
   }
   return EXIT_OK;
@@ -476,7 +431,7 @@ async function pull(parsed: Parsed, term: Terminal): Promise<number> {
     const { validation } = result;
     printFindings(term, validation.findings);
     term.stdout.write(
-      `${shellQuote(result.dir)}: ${printable(result.ref)}, ${result.config.files} files, Agent Plugins ${validation.spec}, ${count(validation.skills, 'skill')}, ${count(validation.servers, 'server')}\ndigest ${result.digest}\n`,
+      `${shellQuote(result.dir)}: ${printable(result.ref)}, ${plural(result.config.files, 'file')}, Agent Plugins ${validation.spec}, ${countOf(validation.skills, 'skill')}, ${countOf(validation.servers, 'server')}\ndigest ${result.digest}\n`,
     );
   }
   return EXIT_OK;
@@ -534,6 +489,6 @@ function rejected(term: Terminal, findings: readonly Finding[], subject: string,
   return EXIT_FAILURE;
 }
 
-function count(items: readonly unknown[], noun: string): string {
-  return `${items.length} ${noun}${items.length === 1 ? '' : 's'}`;
+function countOf(items: readonly unknown[], noun: string): string {
+  return plural(items.length, noun);
 }

@@ -34,7 +34,7 @@ describe('ADAPTER.md "Error surface": code check, bundle and run refuse a malfor
     async (sub, text) => {
       const dir = await workspace({ 'tool.yaml': `${text}run: tool.js\n` });
       const outcome = await run(
-        ['code', sub, join(dir, 'tool.yaml'), '--out', join(dir, 'b.tgz'), '--cache-root', join(dir, 'cache')].filter(
+        ['code', sub, join(dir, 'tool.yaml'), '--out', join(dir, 'b.tgz'), '--store', join(dir, 'cache')].filter(
           (arg, i, all) => sub === 'bundle' || (arg !== '--out' && all[i - 1] !== '--out'),
         ),
       );
@@ -61,7 +61,7 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
         'code',
         sub,
         join(dir, 'tool.yaml'),
-        '--cache-root',
+        '--store',
         join(dir, 'cache'),
         ...(sub === 'bundle' ? ['--out', out] : []),
       ]);
@@ -81,16 +81,18 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
       join(dir, 'tool.yaml'),
       '--workspace',
       join(dir, 'absent'),
-      '--cache-root',
+      '--store',
       join(dir, 'cache'),
     ]);
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toBe(`agentproto: the workspace ${join(dir, 'absent')} is not a folder\n`);
+    expect(outcome.stderr).toBe(
+      `agentproto: CLI_PATH_NOT_FOUND: --workspace ${join(dir, 'absent')}: folder does not exist\n`,
+    );
   });
 
   it('a run file the bundle holds passes check and bundle', async () => {
     const dir = await workspace({ 'tool.yaml': MANIFEST.replace('run: tool.js', 'run: main.js') });
-    expect((await run(['code', 'check', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')])).code).toBe(0);
+    expect((await run(['code', 'check', join(dir, 'tool.yaml'), '--store', join(dir, 'cache')])).code).toBe(0);
     expect(
       (
         await run([
@@ -99,7 +101,7 @@ describe('EXAMPLES.md 6 "run … resolves inside the merged tarball": check and 
           join(dir, 'tool.yaml'),
           '--out',
           join(dir, 'b.tgz'),
-          '--cache-root',
+          '--store',
           join(dir, 'cache'),
         ])
       ).code,
@@ -122,7 +124,7 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
     });
     const manifest = join(dir, '.code/notion-search/CODE.md');
     for (const extra of [[], ['--workspace', dir]]) {
-      const outcome = await run(['code', 'run', manifest, '--cache-root', join(dir, 'cache'), ...extra]);
+      const outcome = await run(['code', 'run', manifest, '--store', join(dir, 'cache'), ...extra]);
       expect(outcome.code, outcome.stderr).toBe(0);
       expect(outcome.stdout).toBe('searched\n');
     }
@@ -142,7 +144,7 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
       dir,
       '--out',
       out,
-      '--cache-root',
+      '--store',
       join(dir, 'cache'),
     ]);
     expect(outcome.code, outcome.stderr).toBe(0);
@@ -151,7 +153,7 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
 
   it('a CODE.md without schema: code/v2, or outside the workspace, is refused by name', async () => {
     const dir = await workspace({ 'x/CODE.md': '---\nkind: tool\n---\n', 'w/y.txt': '' });
-    const notLean = await run(['code', 'check', join(dir, 'x/CODE.md'), '--cache-root', join(dir, 'cache')]);
+    const notLean = await run(['code', 'check', join(dir, 'x/CODE.md'), '--store', join(dir, 'cache')]);
     expect(notLean.code).toBe(1);
     expect(notLean.stderr).toContain('schema: code/v2');
     const outside = await run([
@@ -160,7 +162,7 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
       join(dir, 'x/CODE.md'),
       '--workspace',
       join(dir, 'w'),
-      '--cache-root',
+      '--store',
       join(dir, 'cache'),
     ]);
     expect(outside.code).toBe(1);
@@ -179,7 +181,7 @@ describe('ADAPTER.md "Inheritance semantics": code run applies the inherited run
       'tool.yaml': 'code: ./cw/a\nrun: slow.js\n',
       'cw/a/manifest.yaml': `kind: code-workspace\ncode: { sources: [ { inline: { path: slow.js, content: ${JSON.stringify(SLOW)} } } ] }\nrunner: { limits: { timeout_ms: 300 } }\n`,
     });
-    const outcome = await run(['code', 'run', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'run', join(dir, 'tool.yaml'), '--store', join(dir, 'cache')]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain('timed out after 300 ms');
   });
@@ -191,7 +193,7 @@ describe('ADAPTER.md "Inheritance semantics": code run applies the inherited run
         'kind: code-workspace\ncode: { sources: [ { ref: cw/b } ] }\nrunner: { limits: { timeout_ms: 30000 } }\n',
       'cw/b/manifest.yaml': `kind: code-workspace\ncode: { sources: [ { inline: { path: slow.js, content: ${JSON.stringify(SLOW)} } } ] }\nrunner: { limits: { timeout_ms: 300 } }\n`,
     });
-    const outcome = await run(['code', 'run', join(dir, 'tool.yaml'), '--cache-root', join(dir, 'cache')]);
+    const outcome = await run(['code', 'run', join(dir, 'tool.yaml'), '--store', join(dir, 'cache')]);
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(outcome.stdout).toBe('finished\n');
   });

@@ -91,7 +91,7 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
   const skills = (sub: string) =>
     malformedDocumentBytes(declaration()).map<Case>((bytes) => ({
       files: { 'skills.json': bytes },
-      argv: ['skills', sub, '{}/skills.json', '--cache', '{}/cache', '--local-root', join(root, 'skills')],
+      argv: ['skills', sub, '{}/skills.json', '--store', '{}/cache', '--local-root', join(root, 'skills')],
       shows: show('skills.json', bytes),
     }));
   const config = (argv: (dir: string) => string[]) =>
@@ -122,13 +122,13 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
       malformedDocumentBytes(value).map<Case>((bytes) => ({
         copies: [[join(root, 'store'), 'store']],
         files: { [`store/${path}`]: bytes },
-        argv: ['cache', ...argv, '--root', '{}/store'],
+        argv: ['cache', ...argv, '--store', '{}/store'],
         shows: show(path, bytes),
       })),
     );
   return {
-    'code check': tool(['check', '{}/tool.yaml', '--cache-root', '{}/cache']),
-    'code bundle': tool(['bundle', '{}/tool.yaml', '--out', '{}/out.tar.gz', '--cache-root', '{}/cache']),
+    'code check': tool(['check', '{}/tool.yaml', '--store', '{}/cache']),
+    'code bundle': tool(['bundle', '{}/tool.yaml', '--out', '{}/out.tar.gz', '--store', '{}/cache']),
     'skills resolve': skills('resolve'),
     'skills prepare': skills('prepare'),
     'plugin build': config((dir) => ['build', `${dir}/plugin.json`, '--out', `${dir}/out`]),
@@ -212,7 +212,7 @@ describe(`agentproto: a malformed document is a finding or a coded error, never 
       'mcp.json': JSON.parse(await readFile(join(root, 'package', 'mcp.json'), 'utf8')),
     };
     expect(
-      (await run(['cache', 'put', join(root, 'skills'), '--name', 'skills', '--root', join(root, 'store')])).code,
+      (await run(['cache', 'put', join(root, 'skills'), '--name', 'skills', '--store', join(root, 'store')])).code,
     ).toBe(0);
     const records = [...(await readdir(join(root, 'store', 'keys'))).map((name) => `keys/${name}`)];
     for (const object of await readdir(join(root, 'store', 'objects'))) records.push(`objects/${object}/COMPLETE.json`);
@@ -329,16 +329,16 @@ describe('fixed cases, through the CLI', () => {
         argv: [],
         shows: '',
       });
-      expect((await run(['cache', 'put', join(folder, 'skills'), '--name', 'skills', '--root', store])).code).toBe(0);
+      expect((await run(['cache', 'put', join(folder, 'skills'), '--name', 'skills', '--store', store])).code).toBe(0);
       const [keyName] = await readdir(join(store, 'keys'));
       const [objectId] = await readdir(join(store, 'objects'));
-      const listed = await run(['cache', 'ls', '--root', store]);
+      const listed = await run(['cache', 'ls', '--store', store]);
       expect(listed).toMatchObject({ code: 0, stdout: expect.stringContaining('1 object, 1 key, 1 link') });
 
       // The key record keeps its object id and loses its key (what seed 843927188 made).
       const keyFile = join(store, 'keys', keyName!);
       await writeFile(keyFile, JSON.stringify({ objectId: JSON.parse(await readFile(keyFile, 'utf8')).objectId }));
-      const withoutKey = await run(['cache', 'ls', '--root', store]);
+      const withoutKey = await run(['cache', 'ls', '--store', store]);
       expect(withoutKey.stderr).not.toContain('unexpected error');
       expect(withoutKey).toMatchObject({ code: 0, stdout: expect.stringContaining('1 object, 0 keys, 1 link') });
 
@@ -346,10 +346,10 @@ describe('fixed cases, through the CLI', () => {
       const markerFile = join(store, 'objects', objectId!, 'COMPLETE.json');
       const { contentId: _dropped, ...marker } = JSON.parse(await readFile(markerFile, 'utf8'));
       await writeFile(markerFile, JSON.stringify(marker));
-      const withoutContentId = await run(['cache', 'ls', '--root', store]);
+      const withoutContentId = await run(['cache', 'ls', '--store', store]);
       expect(withoutContentId.stderr).not.toContain('unexpected error');
       expect(withoutContentId).toMatchObject({ code: 0, stdout: expect.stringContaining('0 objects, 0 keys, 1 link') });
-      const verified = await run(['cache', 'verify', '--root', store]);
+      const verified = await run(['cache', 'verify', '--store', store]);
       expect(verified.stderr).not.toContain('unexpected error');
       expect(verified.code).toBe(1);
     } finally {
@@ -376,7 +376,7 @@ describe('fixed cases, through the CLI', () => {
         join(folder, 'tool.json'),
         '--out',
         join(folder, 'out.tar.gz'),
-        '--cache-root',
+        '--store',
         join(folder, 'cache'),
       ]);
       expect(outcome.stderr).not.toContain('unexpected error');

@@ -36,14 +36,14 @@ describe('agentproto cache gc and credentials', () => {
     const live = await makePrivateDir(privateRoot);
     await writeFile(join(live, 'resolve-deploy-key'), 'live key');
 
-    expect(await runJson(['cache', 'gc', '--root', root])).toMatchObject({ removedPrivate: 2 });
+    expect(await runJson(['cache', 'gc', '--store', root])).toMatchObject({ removedPrivate: 2 });
     expect((await readdir(privateRoot)).sort()).toEqual(
       [live.slice(privateRoot.length + 1), `${live.slice(privateRoot.length + 1)}.owner`].sort(),
     );
     expect(await readFile(join(live, 'resolve-deploy-key'), 'utf8')).toBe('live key');
 
     await leftBehind(privateRoot, secret);
-    const outcome = await run(['cache', 'gc', '--root', root]);
+    const outcome = await run(['cache', 'gc', '--store', root]);
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('1 private folder of dead preparations');
   });

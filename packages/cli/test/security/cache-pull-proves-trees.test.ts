@@ -41,7 +41,7 @@ describe('agentproto cache pull', () => {
     const outcome = await run([
       'cache',
       'pull',
-      '--root',
+      '--store',
       second,
       '--remote',
       registry.url,

@@ -12,7 +12,7 @@ describe('agentproto cache put never stores a .git entry', () => {
   it('stores a folder that is a git checkout without its .git, under the digest of the tree without it, and git status in the stored folder runs nothing', async () => {
     const base = await realpath(await scratch());
     const skill = await writeSampleSkill(join(base, 'hello'));
-    const before = await runJson<StoredTree>(['cache', 'put', skill, '--root', join(base, 'store-before')]);
+    const before = await runJson<StoredTree>(['cache', 'put', skill, '--store', join(base, 'store-before')]);
     const marker = join(base, 'marker');
     const git = (...args: string[]) => {
       // core.fsmonitor=false on the command line wins over the hostile one written below.
@@ -28,7 +28,7 @@ describe('agentproto cache put never stores a .git entry', () => {
     git('commit', '-q', '-m', 'one');
     await writeFile(join(skill, '.git', 'config'), `[core]\n\tfsmonitor = "touch ${marker}; false"\n`, { flag: 'a' });
 
-    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--root', join(base, 'store')]);
+    const tree = await runJson<StoredTree>(['cache', 'put', skill, '--store', join(base, 'store')]);
     expect(await readdir(tree.path)).not.toContain('.git');
     expect(tree.digest).toBe(before.digest);
     expect(tree.files).toBe(before.files);

@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { scratchFolders } from './support/scratch.js';
+
+const execFileAsync = promisify(execFile);
+const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const scratch = scratchFolders();
+
+/**
+ * A module hook that records every module node resolves, in a file: ESM has no list of
+ * loaded modules to read afterwards, and the hooks run on their own thread.
+ */
+const HOOK = `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(process.env.AGENTPROTO_LOAD_LOG, result.url + '\\n');
+  return result;
+}
+`;
+
+/** The modules the real bin resolves for one command line, from the workspace's TypeScript sources. */
+async function modulesLoaded(args: string[]): Promise<string[]> {
+  const dir = await scratch();
+  const hook = join(dir, 'hook.mjs');
+  const register = join(dir, 'register.mjs');
+  const log = join(dir, 'loaded.txt');
+  await writeFile(hook, HOOK);
+  await writeFile(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`,
+  );
+  await writeFile(log, '');
+  await execFileAsync(
+    process.execPath,
+    ['--conditions=@agentproto/source', '--import', TSX, '--import', pathToFileURL(register).href, BIN, ...args],
+    { env: { ...process.env, AGENTPROTO_LOAD_LOG: log }, encoding: 'utf8' },
+  ).catch((error: { code?: unknown }) => {
+    // A wrong command line exits 2; what it loaded is what counts here.
+    if (error.code !== 2) throw error;
+  });
+  return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+}
+
+/** The other workspace packages among them (@agentproto/* resolves to packages/<name>/src). */
+function agentprotoPackages(urls: readonly string[]): string[] {
+  const names = urls.map((url) => /\/packages\/([^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined);
+  return [...new Set(names)].filter((name) => name !== 'cli').sort();
+}
+
+describe('start fast: --version and help load no command group', () => {
+  it.each([[['--version']], [['--help']], [['plugin', 'build', '--help']], [['plugins']]])(
+    '%j loads none of the @agentproto packages and no command group',
+    async (args) => {
+      const loaded = await modulesLoaded(args);
+      expect(loaded.some((url) => url.endsWith('/src/main.ts'))).toBe(true);
+      expect(agentprotoPackages(loaded)).toEqual([]);
+      expect(loaded.filter((url) => /\/src\/commands\//.test(url))).toEqual([]);
+    },
+  );
+
+  it('a command loads its group and the packages it needs (the check above can fail)', async () => {
+    const store = join(await scratch(), 'store');
+    const loaded = await modulesLoaded(['cache', 'ls', '--store', store]);
+    expect(agentprotoPackages(loaded)).toContain('content-cache');
+    expect(loaded.some((url) => url.endsWith('/src/commands/cache.ts'))).toBe(true);
+    expect(loaded.some((url) => url.endsWith('/src/commands/plugin.ts'))).toBe(false);
+  });
+});
