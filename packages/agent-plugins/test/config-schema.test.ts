@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parseUntrustedToml } from '@agentproto/documents';
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,10 +70,24 @@ describe('the plugin configuration schema', () => {
   });
 
   it('accepts the golden configuration, and the loader does too', async () => {
-    const { parseUntrustedToml } = await import('@agentproto/documents');
     const file = join(import.meta.dirname, 'golden/source/plugin.toml');
     expect(schemaAccepts(parseUntrustedToml(await readFile(file), { source: file }))).toBe(true);
     await expect(loadPluginConfig(file)).resolves.toMatchObject({ config: { name: 'acme.tools' } });
+  });
+
+  it('accepts every plugin.toml the READMEs write (heredocs), and the loader does too', async () => {
+    const found: string[] = [];
+    for (const readme of ['README.md', 'packages/cli/README.md', 'packages/agent-plugins/README.md']) {
+      const text = await readFile(join(REPO, readme), 'utf8').catch(() => '');
+      for (const match of text.matchAll(/<<'TOML'\n([\s\S]*?)^TOML$/gm)) {
+        const file = join(dir, `readme-${found.length}.toml`);
+        await writeFile(file, match[1]!);
+        expect(schemaAccepts(parseUntrustedToml(match[1]!, { source: file }))).toBe(true);
+        await expect(loadPluginConfig(file)).resolves.toMatchObject({ config: { name: expect.any(String) } });
+        found.push(readme);
+      }
+    }
+    expect(found).toContain('packages/cli/README.md');
   });
 });
 
