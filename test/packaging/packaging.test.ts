@@ -639,7 +639,7 @@ describe('a project outside the workspace that installs the tarballs', () => {
     const store = join(project, 'store');
     await mkdir(skill);
     await writeFile(join(skill, 'SKILL.md'), '---\nname: my-skill\ndescription: An example.\n---\n');
-    const put = JSON.parse((await agentproto(['cache', 'put', skill, '--root', store, '--json'])).stdout) as {
+    const put = JSON.parse((await agentproto(['cache', 'put', skill, '--store', store, '--json'])).stdout) as {
       objectId: string;
       path: string;
       files: number;
@@ -650,7 +650,7 @@ describe('a project outside the workspace that installs the tarballs', () => {
     expect(await readFile(join(put.path, 'SKILL.md'), 'utf8')).toBe(
       '---\nname: my-skill\ndescription: An example.\n---\n',
     );
-    const ls = JSON.parse((await agentproto(['cache', 'ls', '--root', store, '--json'])).stdout) as {
+    const ls = JSON.parse((await agentproto(['cache', 'ls', '--store', store, '--json'])).stdout) as {
       objects: { objectId: string }[];
     };
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
