@@ -104,6 +104,7 @@ describe('checking a configuration object', () => {
   it.each([
     [{}, 'name', 'is required'],
     [{ name: 'a.b', colour: 'blue' }, 'colour', 'is not a plugin setting'],
+    [{ name: 'a.b', frobnicate: 1 }, 'frobnicate', /is not a plugin setting$/],
     [{ name: 'a.b', version: 1 }, 'version', 'must be a string'],
     [{ name: 'a.b', spec: '2.0.0' }, 'spec', 'must be "1.0.0" or "1.1.0"'],
     [{ name: 'a.b', include: ['../x/**'] }, 'include[0]', 'contains a ".." segment'],
@@ -114,6 +115,10 @@ describe('checking a configuration object', () => {
     [{ name: 'a.b', provenanceHeaders: 'no' }, 'provenanceHeaders', 'must be true or false'],
     [{ name: 'a.b', pi: { package_json: 'keep' } }, 'pi.packageJson', 'must be "own" or "merge"'],
     [{ name: 'a.b', mcp: [{ command: 'npx' }] }, 'mcp[0].name', 'is required'],
+    // A typo of a known key says which one was meant; a key far from every one does not.
+    [{ name: 'a.b', verison: '1.0.0' }, 'verison', 'is not a plugin setting; did you mean version?'],
+    [{ name: 'a.b', mcp: [{ name: 's', comand: 'x' }] }, 'mcp[0].comand', 'did you mean mcp[0].command?'],
+    [{ name: 'a.b', content_rot: 'x' }, 'content_rot', 'did you mean contentRoot?'],
   ])('refuses %j at %s', (raw, key, reason) => {
     const error = (() => {
       try {
@@ -125,7 +130,8 @@ describe('checking a configuration object', () => {
     })();
     expect(error).toBeInstanceOf(PluginConfigError);
     expect(error).toMatchObject({ code: 'PLUGIN_CONFIG_INVALID', key });
-    expect((error as Error).message).toContain(reason);
+    if (typeof reason === 'string') expect((error as Error).message).toContain(reason);
+    else expect((error as Error).message).toMatch(reason);
   });
 
   it('accepts the camelCase and the seed spellings alike', () => {

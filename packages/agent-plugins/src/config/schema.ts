@@ -99,7 +99,11 @@ function problemOf(error: ErrorObject, inPluginTable: boolean): SchemaProblem {
     case 'additionalProperties':
     case 'unevaluatedProperties': {
       const key = String(error.params.additionalProperty ?? error.params.unevaluatedProperty);
-      return { key: at([...path, key]), reason: `is not ${settingOf(path)}` };
+      const near = closestKey(key, knownKeys(error.parentSchema));
+      return {
+        key: at([...path, key]),
+        reason: `is not ${settingOf(path)}${near === undefined ? '' : `; did you mean ${at([...path, near])}?`}`,
+      };
     }
     case 'type': {
       const expected = String(error.params.type);
@@ -132,6 +136,47 @@ function problemOf(error: ErrorObject, inPluginTable: boolean): SchemaProblem {
     default:
       return { key: at(path), reason: error.message ?? 'breaks the schema' };
   }
+}
+
+/** The keys a table of the schema names: its own properties, and those of what it refers to. */
+function knownKeys(schema: unknown, depth = 0): string[] {
+  if (typeof schema !== 'object' || schema === null || depth > 4) return [];
+  const { properties, $ref, allOf } = schema as { properties?: object; $ref?: string; allOf?: unknown[] };
+  const defs = (PLUGIN_CONFIG_SCHEMA as { $defs?: Record<string, unknown> }).$defs ?? {};
+  const referred = $ref?.startsWith('#/$defs/') ? knownKeys(defs[$ref.slice('#/$defs/'.length)], depth + 1) : [];
+  return [
+    ...Object.keys(properties ?? {}),
+    ...referred,
+    ...(allOf ?? []).flatMap((part) => knownKeys(part, depth + 1)),
+  ];
+}
+
+/**
+ * The known key an unknown one is a typo of: at most two edits (insert, delete, substitute,
+ * or swap two neighbours), fewer than the key has characters; undefined when none is that near.
+ */
+function closestKey(key: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    // Optimal string alignment distance, row by row.
+    let previous: number[] = [];
+    let row = Array.from({ length: name.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= key.length; i++) {
+      const before = previous;
+      previous = row;
+      row = [i];
+      for (let j = 1; j <= name.length; j++) {
+        let d = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (key[i - 1] === name[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && key[i - 1] === name[j - 2] && key[i - 2] === name[j - 1])
+          d = Math.min(d, before[j - 2]! + 1);
+        row[j] = d;
+      }
+    }
+    const distance = row[name.length]!;
+    if (distance <= Math.min(2, key.length - 1) && (best === undefined || distance < best.distance))
+      best = { name, distance };
+  }
+  return best?.name;
 }
 
 /** What an unknown key is not, by the table it is in. */
