@@ -121,7 +121,11 @@ const STORE_DIR: PositionalSpec = { name: 'dir', what: 'a folder', path: 'folder
 const PLUGIN_DIR: PositionalSpec = { name: 'dir', what: 'a plugin folder', path: 'folder' };
 const CONFIG: PositionalSpec = { name: 'config', what: 'a configuration file', path: 'file' };
 const MANIFEST: PositionalSpec = { name: 'manifest', what: 'a manifest', path: 'file' };
-const DECLARATION: PositionalSpec = { name: 'declaration', what: 'a declaration file', path: 'file' };
+// A file, an inline entry or `-` (stdin): the skills command tells them apart and checks the path itself.
+const DECLARATION: PositionalSpec = {
+  name: 'declaration',
+  what: 'a declaration: a file, an inline entry (https://host/org/skills.git@v1#skills/review) or - for stdin',
+};
 
 export const GROUPS: Readonly<Record<string, GroupSpec>> = {
   cache: {
@@ -263,23 +267,61 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
   },
 
   skills: {
-    summary: 'skill declarations: resolve, prepare',
+    summary: 'skill declarations: resolve, prepare, lock',
     description:
-      'Resolve and fetch the skills a declaration lists: a JSON or YAML file holding the skills array, or an object with a "skills" array.',
+      'Resolve, fetch and lock the skills a declaration lists. A declaration is a JSON or YAML file holding the skills array (or an object with a "skills" array), an entry written inline (https://host/org/skills.git@v1#skills/review), or - to read a file\'s content from stdin. An existing path is a file; anything else must read as an entry.',
     subcommands: {
       resolve: {
         summary: 'resolve every skill to a commit and content id, authorizing each; say which are cached',
         positionals: [DECLARATION],
-        options: ['store', 'vault', 'local-root', 'provider-package', 'remote', 'repository', 'insecure-http'],
-        examples: ['agentproto skills resolve skills.yaml'],
+        options: [
+          'store',
+          'vault',
+          'local-root',
+          'provider-package',
+          'locked',
+          'remote',
+          'repository',
+          'insecure-http',
+        ],
+        examples: [
+          'agentproto skills resolve skills.yaml',
+          "agentproto skills resolve 'https://example.com/skills.git@main#skills/review'",
+        ],
       },
       prepare: {
         summary: "resolve, fetch what is missing, and print each skill's directory",
         positionals: [DECLARATION],
-        options: ['store', 'vault', 'local-root', 'provider-package', 'remote', 'repository', 'insecure-http'],
+        options: [
+          'store',
+          'vault',
+          'local-root',
+          'provider-package',
+          'locked',
+          'link-into',
+          'copy',
+          'remote',
+          'repository',
+          'insecure-http',
+        ],
+        check: (invocation) => {
+          if (invocation.values.copy && invocation.values['link-into'] === undefined)
+            throw new UsageError('skills prepare: --copy goes with --link-into DIR');
+        },
         examples: [
-          'agentproto skills prepare skills.yaml --store /tmp/agentproto-store',
-          'agentproto skills prepare skills.yaml --vault vault.json --json',
+          "agentproto skills prepare 'https://example.com/skills.git@v1#skills/review'",
+          'agentproto skills prepare skills.yaml --link-into .claude/skills',
+          'agentproto skills prepare skills.yaml --locked skills.lock.json',
+          'agentproto skills prepare - --link-into .agents/skills --copy < skills.yaml',
+        ],
+      },
+      lock: {
+        summary: "resolve every skill (authorizing each) and write each one's commit and content id: a lock file",
+        positionals: [DECLARATION],
+        options: ['store', 'vault', 'local-root', 'provider-package', 'out', 'remote', 'repository', 'insecure-http'],
+        examples: [
+          'agentproto skills lock skills.yaml --out skills.lock.json',
+          "agentproto skills lock 'https://example.com/skills.git@main#skills/review'",
         ],
       },
     },
@@ -305,19 +347,40 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
         placeholder: 'SPEC',
         description: 'load skill providers from an installed package (repeatable)',
       },
+      locked: {
+        type: 'string',
+        placeholder: 'FILE',
+        description:
+          'prepare or resolve exactly the versions of this lock file (from skills lock), still authorizing every entry; a declaration or origin that differs fails with SKILL_LOCK_DRIFT',
+        path: 'file',
+      },
+      'link-into': {
+        type: 'string',
+        placeholder: 'DIR',
+        description:
+          'make each prepared skill DIR/<name>, a link into the store (e.g. .claude/skills); never replaces what it did not make',
+        path: 'new-folder',
+      },
+      copy: { type: 'boolean', description: 'with --link-into: copy the files instead of linking' },
+      out: {
+        type: 'string',
+        placeholder: 'FILE',
+        description: 'write the lock file here (replaced whole) instead of printing it',
+        path: 'new-file',
+      },
       ...REMOTE_TIER,
     },
     examples: [
       'agentproto skills resolve skills.yaml',
-      'agentproto skills prepare skills.yaml --store /tmp/agentproto-store',
-      'agentproto skills prepare skills.yaml --vault vault.json --json',
+      'agentproto skills prepare skills.yaml --link-into .claude/skills',
+      'agentproto skills prepare skills.yaml --locked skills.lock.json --json',
     ],
     notes: [
       'Deploy keys: named in AGENTPROTO_DEPLOY_KEY_SECRET_NAMES, read from the environment variable of that name.',
     ],
     exitStatus: [
       'done',
-      'problems found: an entry that does not resolve, authorize or fetch, or an unreadable declaration',
+      'problems found: an entry that does not resolve, authorize or fetch, an unreadable declaration, drift from the lock, or something in the way of --link-into',
       'wrong command line',
     ],
     load: async () => (await import('./commands/skills.js')).runSkills,
