@@ -19,6 +19,7 @@ import { openContentStore } from '@agentproto/content-cache';
 import {
   ProviderRegistrationError,
   SkillError,
+  type SkillDeclaration,
   environmentSecrets,
   gitProvider,
   loadRegistry,
@@ -46,9 +47,10 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // The declaration is parsed like any document from a stranger: bounded in size, depth and values.
-  const declaration: unknown = parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), {
+  // Typed by a cast: prepareSkills checks its shape at run time (the skills schema, then the parser).
+  const declaration = parseUntrustedJson(await readBoundedFile(file, DOCUMENT_LIMITS.maxBytes, 'json'), {
     source: file,
-  });
+  }) as SkillDeclaration[];
   const builtins = [gitProvider()];
   const packages = parsed.values['provider-package'] ?? [];
   const folder = process.cwd();
