@@ -36,7 +36,8 @@ describe('colour', () => {
     const built = await run(['plugin', 'build', config, '--out', out], TTY);
     // The misnamed skill is left out, so the build exits 1 (written, and recorded as incomplete).
     expect(built.code).toBe(1);
-    expect(built.stderr).toMatch(new RegExp(`^${ESC}\\[31merror${ESC}\\[39m AR9O1 `, 'm'));
+    // The status line ("building the package of …") is erased where the first finding starts.
+    expect(built.stderr).toMatch(new RegExp(`(^|\r${ESC}\\[2K)${ESC}\\[31merror${ESC}\\[39m AR9O1 `, 'm'));
     expect(built.stdout).not.toContain(ESC);
     const failed = await run(['cache', 'ls', '--store', config], TTY);
     expect(failed.code).toBe(1);
@@ -106,5 +107,49 @@ describe('progress', () => {
         stderr: '',
       });
     }
+  });
+});
+
+describe('status lines during long work', () => {
+  /** The status lines a run showed on a colour terminal, in order, each erased after. */
+  function statuses(stderr: string): string[] {
+    const erase = `\r${ESC}[2K`;
+    return stderr
+      .split(erase)
+      .filter(Boolean)
+      .map((part) => part.replace(new RegExp(`${ESC}\\[2m|${ESC}\\[22m`, 'g'), ''));
+  }
+
+  it('plugin build and validate, code check and bundle say what they are doing, then erase it', async () => {
+    const base = await realpath(await scratch());
+    const skill = await writeSampleSkill(join(base, 'content', 'skills', 'hello'));
+    expect(skill).toContain('hello');
+    await writeFile(
+      join(base, 'content', 'plugin.toml'),
+      '[plugin]\nname = "acme.tools"\nversion = "1.0.0"\ndescription = "x"\n',
+    );
+    const out = join(base, 'pkg');
+    const build = await run(['plugin', 'build', join(base, 'content', 'plugin.toml'), '--out', out], {
+      stderrTTY: true,
+      env: {},
+    });
+    expect(build.code, build.stderr).toBe(0);
+    expect(statuses(build.stderr)).toEqual([`building the package of ${join(base, 'content', 'plugin.toml')}`]);
+    const validate = await run(['plugin', 'validate', out], { stderrTTY: true, env: {} });
+    expect(statuses(validate.stderr)).toEqual([`validating ${out}`]);
+
+    await writeFile(join(base, 'tool.js'), 'console.log(1)\n');
+    await writeFile(
+      join(base, 'tool.yaml'),
+      'kind: tool\nname: t\ncode:\n  sources:\n    - local: tool.js\nrun: tool.js\n',
+    );
+    const bundle = await run(['code', 'bundle', join(base, 'tool.yaml'), '--out', join(base, 'b.tgz')], {
+      stderrTTY: true,
+      env: {},
+    });
+    expect(bundle.code, bundle.stderr).toBe(0);
+    expect(statuses(bundle.stderr)).toEqual([`bundling the sources of ${join(base, 'tool.yaml')}`]);
+    // Not on a pipe: the results say it all.
+    expect((await run(['code', 'check', join(base, 'tool.yaml')])).stderr).toBe('');
   });
 });

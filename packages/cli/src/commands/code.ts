@@ -71,6 +71,7 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
 
   if (sub === 'check') {
     // With `run`, its file must be in the merged bundle (AIP26_RUN_FILE_MISSING), as `run` requires.
+    term.status(`resolving the sources of ${shellQuote(manifestPath)}`);
     const report = await scanCode({ code: code.value, workspaceRoot, github, run });
     await idle();
     if (json) printJson(term, report);
@@ -84,6 +85,8 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
     return EXIT_OK;
   }
 
+  // No progress of its own from the library: one status line while the sources are gathered.
+  term.status(`bundling the sources of ${shellQuote(manifestPath)}`);
   const { bundle, report } = await defineCodeWithReport({ code: code.value, workspaceRoot, github, run });
   await idle(); // fetched sources reach the registry before the command goes on
   if (sub === 'bundle') {

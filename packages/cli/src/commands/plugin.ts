@@ -118,6 +118,7 @@ function requireOut(parsed: Parsed, sub: Subcommand): string {
 async function build(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile] = positionals(parsed, 'build', ['a configuration file']) as [string];
   const out = requireOut(parsed, 'build');
+  working(term, 'building the package of', configFile);
   const loaded = await loadConfig(configFile);
   const pkg = await buildPlugin(loaded.config, {
     contentRoot: loaded.contentRoot,
@@ -187,6 +188,7 @@ async function validate(parsed: Parsed, term: Terminal): Promise<number> {
   }
   const [dirArg] = positionals(parsed, 'validate', ['a plugin folder']) as [string];
   const dir = resolve(dirArg);
+  working(term, 'validating', dir);
   const result = await validatePlugin(dir);
   const firstError = result.findings.find((f) => f.severity === 'error');
   if (parsed.json) printJson(term, { dir, ...result });
@@ -219,6 +221,7 @@ async function verify(parsed: Parsed, term: Terminal): Promise<number> {
     string,
   ];
   const dir = resolve(dirArg);
+  working(term, 'building again to compare', configFile);
   const loaded = await loadConfig(configFile);
   const result = await verifyPlugin(dir, loaded.config, {
     contentRoot: loaded.contentRoot,
@@ -265,6 +268,7 @@ async function importCommand(parsed: Parsed, term: Terminal): Promise<number> {
   const [dirArg] = positionals(parsed, 'import', ['a plugin folder']) as [string];
   const out = requireOut(parsed, 'import');
   const dir = resolve(dirArg);
+  working(term, 'importing', dir);
   const imported = await importPlugin(dir);
   const configFile = resolve(out, IMPORTED_CONFIG_FILE);
   const files = [...imported.content.keys()];
@@ -336,6 +340,7 @@ function importedPartly(term: Terminal, out: string, findings: readonly Finding[
 async function emit(parsed: Parsed, term: Terminal): Promise<number> {
   const [configFile] = positionals(parsed, 'emit', ['a configuration file']) as [string];
   const out = requireOut(parsed, 'emit');
+  working(term, 'emitting the package of', configFile);
   const loaded = await loadConfig(configFile);
   let result;
   try {
@@ -461,6 +466,11 @@ function refusedPackage(
 /** Configuration errors carry PLUGIN_CONFIG_INVALID and name the file and key; main prints them. */
 function loadConfig(file: string): Promise<LoadedPluginConfig> {
   return loadPluginConfig(resolve(file));
+}
+
+/** A status line while a package is built or read, which the library reports no progress of. */
+function working(term: Terminal, what: string, path: string): void {
+  term.status(`${what} ${shellQuote(resolve(path))}`);
 }
 
 /**

@@ -131,6 +131,7 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
     'code bundle': tool(['bundle', '{}/tool.yaml', '--out', '{}/out.tar.gz', '--store', '{}/cache']),
     'skills resolve': skills('resolve'),
     'skills prepare': skills('prepare'),
+    'skills lock': skills('lock'),
     'plugin build': config((dir) => ['build', `${dir}/plugin.json`, '--out', `${dir}/out`]),
     'plugin emit': config((dir) => ['emit', `${dir}/plugin.json`, '--out', `${dir}/out`]),
     'plugin verify (configuration)': config((dir) => ['verify', `${dir}/plugin.json`, join(root, 'package')]),
