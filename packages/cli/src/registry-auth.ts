@@ -1,8 +1,6 @@
-import type { RegistryAuth } from '@agentproto/oci';
 import { type ContentStoreOptions, type OciRemote, ociRemote } from '@agentproto/content-cache';
-import { CommandError } from './command-error.js';
 import { printable } from './format.js';
-import { REGISTRY_ENV } from './registry-env.js';
+import { registryAuthFromEnv } from './registry-env.js';
 import { type Invocation, flagOption, textOption } from './table.js';
 import type { Terminal } from './terminal.js';
 import { UsageError } from './usage.js';
@@ -11,30 +9,6 @@ interface RemoteFlags {
   remote?: string;
   repository?: string;
   'insecure-http'?: boolean;
-}
-
-/**
- * The auth callback for `plugin push|pull` and `cache push|pull`, from the environment.
- * Credentials never come from the command line, where `ps` and shell history would show
- * them; the callback hands them to the OCI client, which puts them only in Authorization
- * headers. Nothing set: anonymous. A Basic challenge takes the username and password; a
- * bearer challenge takes the token as it is, or else the username and password for the
- * registry's token service. An empty variable counts as unset.
- */
-export function registryAuthFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryAuth | undefined {
-  const read = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-  const username = read(REGISTRY_ENV.username);
-  const password = read(REGISTRY_ENV.password);
-  const token = read(REGISTRY_ENV.token);
-  if ((username === undefined) !== (password === undefined)) {
-    throw new CommandError(`${REGISTRY_ENV.username} and ${REGISTRY_ENV.password} go together: set both or neither`);
-  }
-  const basic = username !== undefined && password !== undefined ? { username, password } : undefined;
-  if (basic === undefined && token === undefined) return undefined;
-  return (challenge) => {
-    if (challenge.scheme === 'basic') return basic;
-    return token !== undefined ? { token } : basic;
-  };
 }
 
 /** The registry of `--remote` and `--repository`; credentials from the environment only. */

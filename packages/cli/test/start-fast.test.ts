@@ -41,8 +41,8 @@ async function modulesLoaded(args: string[]): Promise<string[]> {
     ['--conditions=@agentproto/source', '--import', TSX, '--import', pathToFileURL(register).href, BIN, ...args],
     { env: { ...process.env, AGENTPROTO_LOAD_LOG: log }, encoding: 'utf8' },
   ).catch((error: { code?: unknown }) => {
-    // A wrong command line exits 2; what it loaded is what counts here.
-    if (error.code !== 2) throw error;
+    // A wrong command line exits 2, a rejected plugin 1; what it loaded is what counts here.
+    if (error.code !== 1 && error.code !== 2) throw error;
   });
   return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
 }
@@ -63,6 +63,15 @@ describe('start fast: --version and help load no command group', () => {
       expect(loaded.filter((url) => /\/src\/commands\//.test(url))).toEqual([]);
     },
   );
+
+  it('plugin validate loads the plugin group and agent-plugins, and no store, git or code package', async () => {
+    // An empty folder: the plugin is rejected (exit 1) after everything it needs is loaded.
+    const loaded = await modulesLoaded(['plugin', 'validate', await scratch()]);
+    expect(agentprotoPackages(loaded)).toContain('agent-plugins');
+    expect(loaded.some((url) => url.endsWith('/src/commands/plugin.ts'))).toBe(true);
+    for (const name of ['content-cache', 'skill-providers', 'aip-26', 'git'])
+      expect(agentprotoPackages(loaded)).not.toContain(name);
+  });
 
   it('a command loads its group and the packages it needs (the check above can fail)', async () => {
     const store = join(await scratch(), 'store');

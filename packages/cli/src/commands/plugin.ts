@@ -27,7 +27,7 @@ import { printFailure } from '../failure.js';
 import { plural, printable, shellQuote } from '../format.js';
 import { hintFor } from '../hints.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
-import { registryAuthFromEnv } from '../registry-auth.js';
+import { registryAuthFromEnv } from '../registry-env.js';
 import { type Invocation, flagOption, textOption } from '../table.js';
 import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
