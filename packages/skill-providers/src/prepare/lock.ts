@@ -51,10 +51,10 @@ const LOCK_MAX_BYTES = 4 * 1024 * 1024;
 /**
  * Checks a lock document (JSON already parsed, or a value a host built) against
  * schemas/skills/1/skills-lock.schema.json and returns it typed; `source` names it in
- * errors (a file path). Throws SkillLockInvalidError (`SKILL_LOCK_INVALID`) naming the
+ * errors (a file path; `(value)` by default). Throws SkillLockInvalidError (`SKILL_LOCK_INVALID`) naming the
  * offending value's JSON pointer.
  */
-export function parseSkillLock(value: unknown, source = 'lock'): SkillLock {
+export function parseSkillLock(value: unknown, source = '(value)'): SkillLock {
   const problem = schemaProblem('lock', value);
   if (problem) throw new SkillLockInvalidError(source, problem.path, problem.message);
   return value as SkillLock;
