@@ -280,6 +280,22 @@ describe('parse errors show the offending line and a caret', () => {
     expect(printed(syntax).stderr).not.toContain('\\n');
   });
 
+  it('a CODE.md front matter that does not parse names the file and its line as an editor counts it', async () => {
+    const { base } = await places();
+    const file = join(base, 'CODE.md');
+    await writeFile(file, '---\nschema: code/v2\nsource: [\n---\nbody\n');
+    const outcome = await run(['code', 'check', file]);
+    expect(outcome.code).toBe(1);
+    const [line, excerpt] = outcome.stderr.split('\n');
+    expect(line).toContain(file);
+    expect(line).toMatch(/line \d+, column \d+/);
+    expect(excerpt).toMatch(/^ +\d+ \| /);
+    const json = await run(['code', 'check', file, '--json']);
+    const { error } = JSON.parse(json.stdout) as { error: { message: string; excerpt: string } };
+    expect(error.message).toContain(file);
+    expect(error.excerpt.split('\n')).toHaveLength(2);
+  });
+
   it('a real YAML declaration that does not parse names the file, line and column, with its excerpt', async () => {
     const { base } = await places();
     const file = join(base, 'skills.yaml');
