@@ -116,7 +116,7 @@ export function subcommandHelp(group: string, sub: string): string {
 }
 
 function usageOf(name: string, sub: SubcommandSpec): string {
-  return [name, ...sub.positionals.map((positional) => `<${positional.name}>`)].join(' ');
+  return [name, ...sub.positionals.map((p) => p.shown ?? (p.optional ? `[${p.name}]` : `<${p.name}>`))].join(' ');
 }
 
 function optionLabel(name: string, option: OptionSpec): string {

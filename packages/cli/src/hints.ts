@@ -78,6 +78,8 @@ const HINTS: Readonly<Record<string, Hint>> = {
   AIP26_PIN_REQUIRED: 'pin the github source to a full 40-character commit id',
   AIP26_RUN_FILE_MISSING: 'the run block names a file the bundle does not hold; check it against code.sources',
 
+  CLI_INIT_NOT_EMPTY: 'name a new folder, e.g. agentproto plugin init my-plugin; nothing in this one was changed',
+  CLI_INIT_LINK: 'name a real folder; plugin init never writes through a link',
   PLUGIN_OCI_DESTINATION_EXISTS:
     'pull into a folder that does not exist yet or is empty; the existing one was left untouched',
   PLUGIN_OCI_INVALID_PACKAGE:

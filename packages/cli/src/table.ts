@@ -36,8 +36,10 @@ interface PositionalSpec {
   /** What it is, in a usage error: "a plugin folder". */
   what: string;
   path?: PathKind;
-  /** May be left out (the command says when it is needed). */
+  /** May be left out (the command says when it is needed); help shows it as `[name]`. */
   optional?: true;
+  /** How help shows it, when not as the rule above says (`<dir>`: needed but for --explain). */
+  shown?: string;
 }
 
 export interface SubcommandSpec {
@@ -387,9 +389,16 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
   },
 
   plugin: {
-    summary: 'Agent Plugins packages: build, validate, verify, import, emit, explain, push, pull',
+    summary: 'Agent Plugins packages: init, build, validate, verify, import, emit, explain, push, pull',
     description: 'Build, check and share Agent Plugins packages (plugin.json, skills/, mcp.json).',
     subcommands: {
+      init: {
+        summary:
+          'write a new plugin project into a new or empty folder (default: the working one): a commented plugin.toml and one example skill, which build and validate clean',
+        positionals: [{ name: 'dir', what: 'a folder to write the project into', path: 'new-folder', optional: true }],
+        options: [],
+        examples: ['agentproto plugin init acme.tools'],
+      },
       build: {
         summary:
           'build the package a configuration (TOML/YAML/JSON) describes and write it to --out DIR; findings on stderr; exit 1 when anything configured was left out (the package records it for verify)',
@@ -400,7 +409,7 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
       },
       validate: {
         summary: 'load a package as a conformant client does; exit 1 if rejected',
-        positionals: [{ ...PLUGIN_DIR, optional: true }],
+        positionals: [{ ...PLUGIN_DIR, optional: true, shown: '<dir>' }],
         options: ['strict', 'explain'],
         check: (invocation) => {
           if (

@@ -7,6 +7,7 @@ const SUBCOMMANDS: Record<string, string[]> = {
   code: ['check <manifest>', 'bundle <manifest>', 'run <manifest>'],
   skills: ['resolve <declaration>', 'prepare <declaration>'],
   plugin: [
+    'init [dir]',
     'build <config>',
     'validate <dir>',
     'verify <config> <dir>',

@@ -497,3 +497,29 @@ async function runJsonFailing(argv: string[]): Promise<Record<string, unknown>> 
   expect(outcome.code).toBe(1);
   return JSON.parse(outcome.stdout) as Record<string, unknown>;
 }
+
+describe('agentproto plugin init', () => {
+  it('writes a project that builds and validates with no finding, and refuses a folder that is not empty', async () => {
+    const dir = join(await scratch(), 'acme.tools');
+    const init = await run(['plugin', 'init', dir]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout.split('\n')[0]).toBe(`${dir}: wrote plugin.toml, skills/hello/SKILL.md`);
+    const built = await run(['plugin', 'build', join(dir, 'plugin.toml'), '--out', join(dir, 'dist'), '--strict']);
+    expect(built).toMatchObject({ code: 0, stderr: '' });
+    const validated = await run(['plugin', 'validate', join(dir, 'dist'), '--strict']);
+    expect(validated).toMatchObject({ code: 0, stderr: '' });
+
+    const again = await run(['plugin', 'init', dir, '--json']);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({ error: { code: 'CLI_INIT_NOT_EMPTY' } });
+    expect(await run(['plugin', 'init', join(dir, 'plugin.toml')])).toMatchObject({
+      code: 1,
+      stderr: `agentproto: CLI_PATH_NOT_A_FOLDER: dir ${join(dir, 'plugin.toml')}: is a file, expected a folder\n`,
+    });
+  });
+
+  it('--json is the list of files written', async () => {
+    const dir = join(await scratch(), 'kit');
+    expect(await runJson(['plugin', 'init', dir])).toEqual({ dir, files: ['plugin.toml', 'skills/hello/SKILL.md'] });
+  });
+});

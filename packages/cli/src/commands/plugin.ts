@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   FINDING_CODES,
   type Finding,
@@ -25,6 +25,7 @@ import {
 import { CommandError } from '../command-error.js';
 import { printFailure } from '../failure.js';
 import { plural, printable, shellQuote } from '../format.js';
+import { initPlugin } from './plugin-init.js';
 import { hintFor } from '../hints.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, printJson } from '../io.js';
 import { registryAuthFromEnv } from '../registry-env.js';
@@ -47,7 +48,7 @@ const REJECTED = 'PLUGIN_REJECTED';
 /** The error code printed when a build or emit wrote its package but left something configured out. */
 const INCOMPLETE = 'PLUGIN_INCOMPLETE';
 
-type Subcommand = 'build' | 'validate' | 'verify' | 'import' | 'emit' | 'explain' | 'push' | 'pull';
+type Subcommand = 'init' | 'build' | 'validate' | 'verify' | 'import' | 'emit' | 'explain' | 'push' | 'pull';
 
 interface Parsed {
   positionals: string[];
@@ -64,6 +65,8 @@ interface Parsed {
 export async function runPlugin(invocation: Invocation, term: Terminal): Promise<number> {
   const parsed = parse(invocation);
   switch (invocation.sub as Subcommand) {
+    case 'init':
+      return init(parsed, term);
     case 'build':
       return build(parsed, term);
     case 'validate':
@@ -112,6 +115,20 @@ function positionals(parsed: Parsed, sub: Subcommand, names: readonly string[]):
 function requireOut(parsed: Parsed, sub: Subcommand): string {
   if (parsed.out === undefined) throw new UsageError(`plugin ${sub} needs --out DIR`);
   return resolve(parsed.out);
+}
+
+/** `plugin init [dir]`: a new project, and the commands that build and check it. */
+async function init(parsed: Parsed, term: Terminal): Promise<number> {
+  const result = await initPlugin(parsed.positionals[0] ?? '.');
+  if (parsed.json) printJson(term, result);
+  else {
+    const config = shellQuote(join(result.dir, 'plugin.toml'));
+    const out = shellQuote(join(result.dir, 'dist'));
+    term.stdout.write(
+      `${shellQuote(result.dir)}: wrote ${result.files.map(shellQuote).join(', ')}\nnext: agentproto plugin build ${config} --out ${out} && agentproto plugin validate ${out}\n`,
+    );
+  }
+  return EXIT_OK;
 }
 
 /** `plugin build <config> --out DIR`: the package the configuration describes, written whole. */

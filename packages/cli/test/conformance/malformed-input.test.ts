@@ -149,6 +149,7 @@ function commands(): Record<string, fc.Arbitrary<Case>> {
 const NO_DOCUMENT_COMMANDS: Record<string, string> = {
   'code run': 'code check and code bundle read the same manifest the same way first; run then starts the program',
   'plugin explain': 'takes a rule or finding code, not a document',
+  'plugin init': 'writes a new project into an empty folder; reads no document',
   'plugin push': 'needs a registry; it validates the folder as plugin validate does before any upload',
   'plugin pull': "reads a registry's artifact: the OCI tests serve hostile ones from a real registry",
   'cache put': 'takes a folder to store, not a document',
