@@ -80,7 +80,7 @@ function unknownCommand(word: string): UsageError {
 /**
  * The options and positionals of `group sub`, by the table: each option must be one the
  * subcommand takes, a string option needs a non-empty value, a flag takes none, and the
- * positionals must be exactly those named.
+ * positionals must be exactly those named (the last, when variadic, one or more).
  */
 function readOptions(group: string, sub: string, args: readonly string[]): Invocation {
   const command = `${group} ${sub}`;
@@ -126,7 +126,8 @@ function readOptions(group: string, sub: string, args: readonly string[]): Invoc
   const spec = GROUPS[group]!.subcommands[sub]!;
   const expected = spec.positionals;
   const required = expected.filter((positional) => !positional.optional).length;
-  if (positionals.length < required || positionals.length > expected.length) {
+  const most = expected.at(-1)?.variadic ? Number.POSITIVE_INFINITY : expected.length;
+  if (positionals.length < required || positionals.length > most) {
     if (expected.length === 0)
       throw new UsageError(`${command} takes no arguments, not ${JSON.stringify(positionals[0])}`);
     throw new UsageError(

@@ -25,6 +25,8 @@ interface Command {
   values: { option: string; kind: PathKind | undefined }[];
   /** What each positional is, in order. */
   positionals: (PathKind | undefined)[];
+  /** The last positional takes one or more arguments: it is also every one after it. */
+  variadic: boolean;
 }
 
 function commands(): Command[] {
@@ -38,7 +40,8 @@ function commands(): Command[] {
         values: options
           .filter(([, option]) => option.type === 'string')
           .map(([name, option]) => ({ option: `--${name}`, kind: option.path })),
-        positionals: subSpec.positionals.map((positional) => positional.path),
+        positionals: subSpec.positionals.map((positional) => positional.path ?? positional.completes),
+        variadic: subSpec.positionals.at(-1)?.variadic === true,
       };
     }),
   );
@@ -68,9 +71,11 @@ function bashScript(): string {
     )
     .join('\n');
   const positionalCases = all
-    .flatMap(({ group, sub, positionals }) =>
-      positionals.map((kind, i) => `    "${group} ${sub} ${i}") ${compgen(kind)} ;;`),
-    )
+    .flatMap(({ group, sub, positionals, variadic }) => [
+      ...positionals.map((kind, i) => `    "${group} ${sub} ${i}") ${compgen(kind)} ;;`),
+      // After the numbered ones: every further argument of a variadic last positional.
+      ...(variadic ? [`    "${group} ${sub} "*) ${compgen(positionals.at(-1))} ;;`] : []),
+    ])
     .join('\n');
   return `# agentproto completion for bash: source <(agentproto completion bash)
 _agentproto() {
@@ -168,7 +173,7 @@ function fishScript(): string {
           `complete -c agentproto -n ${inSub} -l ${name}${value} -d ${quote(describeOption(option, sub).replaceAll('{defaultStore}', 'the default store'))}`,
         );
       }
-      if (subSpec.positionals.some((positional) => positional.path !== undefined))
+      if (subSpec.positionals.some((positional) => (positional.path ?? positional.completes) !== undefined))
         lines.push(`complete -c agentproto -n ${inSub} -F`);
     }
   }

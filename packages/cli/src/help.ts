@@ -116,7 +116,9 @@ export function subcommandHelp(group: string, sub: string): string {
 }
 
 function usageOf(name: string, sub: SubcommandSpec): string {
-  return [name, ...sub.positionals.map((p) => p.shown ?? (p.optional ? `[${p.name}]` : `<${p.name}>`))].join(' ');
+  const shown = (p: SubcommandSpec['positionals'][number]) =>
+    p.shown ?? `${p.optional ? `[${p.name}]` : `<${p.name}>`}${p.variadic ? '...' : ''}`;
+  return [name, ...sub.positionals.map(shown)].join(' ');
 }
 
 function optionLabel(name: string, option: OptionSpec): string {

@@ -27,8 +27,10 @@ export async function checkPaths(invocation: Invocation): Promise<void> {
   const group = GROUPS[invocation.group]!;
   const spec = group.subcommands[invocation.sub]!;
   for (const [i, positional] of spec.positionals.entries()) {
-    const value = invocation.positionals[i];
-    if (positional.path !== undefined && value !== undefined) await checkPath(value, positional.path, positional.name);
+    // A variadic last positional is every argument from its place on.
+    const values = positional.variadic ? invocation.positionals.slice(i) : invocation.positionals.slice(i, i + 1);
+    if (positional.path !== undefined)
+      for (const value of values) await checkPath(value, positional.path, positional.name);
   }
   for (const name of spec.options) {
     const kind = group.options[name]!.path;

@@ -40,6 +40,10 @@ interface PositionalSpec {
   optional?: true;
   /** How help shows it, when not as the rule above says (`<dir>`: needed but for --explain). */
   shown?: string;
+  /** The last positional only: it takes one or more arguments, in order; help shows `<name>...`. */
+  variadic?: true;
+  /** What completion offers for it when the parser does not check it as a path (`path`). */
+  completes?: PathKind;
 }
 
 export interface SubcommandSpec {
@@ -123,11 +127,19 @@ const STORE_DIR: PositionalSpec = { name: 'dir', what: 'a folder', path: 'folder
 const PLUGIN_DIR: PositionalSpec = { name: 'dir', what: 'a plugin folder', path: 'folder' };
 const CONFIG: PositionalSpec = { name: 'config', what: 'a configuration file', path: 'file' };
 const MANIFEST: PositionalSpec = { name: 'manifest', what: 'a manifest', path: 'file' };
-// A file, an inline entry or `-` (stdin): the skills command tells them apart and checks the path itself.
+// Files, inline entries or `-` (stdin), one or more: the skills command tells them apart and checks each path itself.
 const DECLARATION: PositionalSpec = {
   name: 'declaration',
-  what: 'a declaration: a file, an inline entry (https://host/org/skills.git@v1#skills/review) or - for stdin',
+  what: 'one or more declarations: a file, an inline entry (https://host/org/skills.git@v1#skills/review) or - for stdin',
+  variadic: true,
+  completes: 'file',
 };
+
+/** Stdin holds one document: `-` may stand once among the declarations. */
+function stdinOnce(invocation: Invocation): void {
+  if (invocation.positionals.filter((arg) => arg === '-').length > 1)
+    throw new UsageError(`skills ${invocation.sub}: - (a declaration on stdin) may be given once`);
+}
 
 export const GROUPS: Readonly<Record<string, GroupSpec>> = {
   cache: {
@@ -271,7 +283,7 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
   skills: {
     summary: 'skill declarations: resolve, prepare, lock',
     description:
-      'Resolve, fetch and lock the skills a declaration lists. A declaration is a JSON or YAML file holding the skills array (or an object with a "skills" array), an entry written inline (https://host/org/skills.git@v1#skills/review), or - to read a file\'s content from stdin. An existing path is a file; anything else must read as an entry.',
+      'Resolve, fetch and lock the skills the declarations list. A declaration is a JSON or YAML file holding the skills array (or an object with a "skills" array), an entry written inline (https://host/org/skills.git@v1#skills/review), or - to read a file\'s content from stdin (once). An existing path is a file; anything else must read as an entry. Several declarations are one list of their entries, in the order given.',
     subcommands: {
       resolve: {
         summary: 'resolve every skill to a commit and content id, authorizing each; say which are cached',
@@ -286,6 +298,7 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
           'repository',
           'insecure-http',
         ],
+        check: stdinOnce,
         examples: [
           'agentproto skills resolve skills.yaml',
           "agentproto skills resolve 'https://example.com/skills.git@main#skills/review'",
@@ -307,11 +320,13 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
           'insecure-http',
         ],
         check: (invocation) => {
+          stdinOnce(invocation);
           if (invocation.values.copy && invocation.values['link-into'] === undefined)
             throw new UsageError('skills prepare: --copy goes with --link-into DIR');
         },
         examples: [
           "agentproto skills prepare 'https://example.com/skills.git@v1#skills/review'",
+          "agentproto skills prepare a.yaml 'https://example.com/b.git@v2#skills/lint'",
           'agentproto skills prepare skills.yaml --link-into .claude/skills',
           'agentproto skills prepare skills.yaml --locked skills.lock.json',
           'agentproto skills prepare - --link-into .agents/skills --copy < skills.yaml',
@@ -321,6 +336,7 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
         summary: "resolve every skill (authorizing each) and write each one's commit and content id: a lock file",
         positionals: [DECLARATION],
         options: ['store', 'vault', 'local-root', 'provider-package', 'out', 'remote', 'repository', 'insecure-http'],
+        check: stdinOnce,
         examples: [
           'agentproto skills lock skills.yaml --out skills.lock.json',
           "agentproto skills lock 'https://example.com/skills.git@main#skills/review'",

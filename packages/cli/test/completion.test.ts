@@ -69,6 +69,11 @@ describe('agentproto completion bash', () => {
       'pkg-file.toml',
     ]);
     expect(await complete(['agentproto', 'plugin', 'build', 'x.toml', '--spec', 'pkg'], dir)).toEqual([]);
+    // Declarations are one or more: files at every place, and folders to walk into.
+    for (const words of [['pkg'], ['a.yaml', 'pkg'], ['a.yaml', '--store', 's', 'b.yaml', 'pkg']])
+      expect(await complete(['agentproto', 'skills', 'prepare', ...words], dir)).toEqual(['pkg-dir', 'pkg-file.toml']);
+    // A command without a variadic positional offers nothing past its last one.
+    expect(await complete(['agentproto', 'plugin', 'validate', 'a', 'pkg'], dir)).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import { run } from './support/run.js';
 const SUBCOMMANDS: Record<string, string[]> = {
   cache: ['put <dir>', 'ls', 'verify', 'gc', 'push', 'pull'],
   code: ['check <manifest>', 'bundle <manifest>', 'run <manifest>'],
-  skills: ['resolve <declaration>', 'prepare <declaration>'],
+  skills: ['resolve <declaration>...', 'prepare <declaration>...', 'lock <declaration>...'],
   plugin: [
     'init [dir]',
     'build <config>',

@@ -106,6 +106,95 @@ describe('agentproto skills: declarations inline, from files and from stdin', ()
   });
 });
 
+describe('agentproto skills: several declarations in one command', () => {
+  it('prepare takes two inline entries and prepares both, in the order given', async () => {
+    const { repo, url } = await served();
+    const store = join(await scratch(), 'store');
+    const outcome = await run([
+      'skills',
+      'prepare',
+      `${url}@main#skills/review`,
+      `${url}@v1#skills/lint`,
+      '--store',
+      store,
+      '--json',
+    ]);
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    const skills = JSON.parse(outcome.stdout) as Array<{ name: string; version: string; dir: string }>;
+    expect(skills.map((skill) => [skill.name, skill.version])).toEqual([
+      ['review', repo.commits[0]],
+      ['lint', repo.commits[0]],
+    ]);
+    expect(await readFile(join(skills[0]!.dir, 'SKILL.md'), 'utf8')).toBe('# review one\n');
+  });
+
+  it('a file and an inline entry are one list, in the order given', async () => {
+    const { repo, url } = await served();
+    const dir = await scratch();
+    const file = join(dir, 'skills.yaml');
+    await writeFile(file, `- ${url}@v1#skills/lint\n`);
+    const resolved = await run([
+      'skills',
+      'resolve',
+      `${url}@main#skills/review`,
+      file,
+      '--store',
+      join(dir, 'store'),
+      '--json',
+    ]);
+    expect(resolved.stderr).toBe('');
+    expect(resolved.code).toBe(0);
+    expect(
+      (JSON.parse(resolved.stdout) as Array<{ name: string; version: string }>).map((s) => [s.name, s.version]),
+    ).toEqual([
+      ['review', repo.commits[0]],
+      ['lint', repo.commits[0]],
+    ]);
+    // The lock of both holds both, in that order.
+    const locked = await run(['skills', 'lock', file, `${url}@main#skills/review`, '--store', join(dir, 'store')]);
+    expect(locked.code).toBe(0);
+    expect((JSON.parse(locked.stdout) as { skills: Array<{ name: string }> }).skills.map((s) => s.name)).toEqual([
+      'lint',
+      'review',
+    ]);
+  });
+
+  it('an entry given twice fails as one declaration file holding it twice does', async () => {
+    const { url } = await served();
+    const dir = await scratch();
+    const entry = `${url}@v1#skills/review`;
+    const file = join(dir, 'twice.json');
+    await writeFile(file, JSON.stringify([entry, entry]));
+    const store = join(dir, 'store');
+    const inline = await run(['skills', 'resolve', entry, entry, '--store', store]);
+    const inFile = await run(['skills', 'resolve', file, '--store', store]);
+    expect(inline.code).toBe(1);
+    expect(inFile.code).toBe(1);
+    expect(inline.stderr).toMatch(/^agentproto: SKILL_NAME_DUPLICATE: .*skill entry 1 .*"review", as entry 0 does/);
+    expect(inFile.stderr).toMatch(/^agentproto: SKILL_NAME_DUPLICATE: .*skill entry 1 .*"review", as entry 0 does/);
+    expect(inline.stdout).toBe('');
+  });
+
+  it('- twice is a wrong command line, before anything is read', async () => {
+    for (const sub of ['resolve', 'prepare', 'lock']) {
+      const outcome = await agentproto(['skills', sub, '-', 'x.yaml', '-'], '[]\n');
+      expect(outcome.code).toBe(2);
+      expect(outcome.stderr).toBe(
+        `agentproto: skills ${sub}: - (a declaration on stdin) may be given once\nRun 'agentproto skills ${sub} --help' for usage.\n`,
+      );
+    }
+  });
+
+  it('help shows the declarations as <declaration>...; none at all is a wrong command line', async () => {
+    const help = await run(['skills', 'prepare', '--help']);
+    expect(help.stdout.split('\n')[0]).toBe('Usage: agentproto skills prepare <declaration>... [options]');
+    const none = await run(['skills', 'lock']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^agentproto: skills lock takes one or more declarations: /);
+  });
+});
+
 describe('agentproto skills prepare --link-into', () => {
   it('links each skill as DIR/<name>, or copies it with --copy; refuses what it did not make', async () => {
     const { url } = await served();

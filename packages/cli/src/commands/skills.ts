@@ -28,7 +28,6 @@ import { EXIT_OK, printJson } from '../io.js';
 import { remoteFlags, remoteTier } from '../registry-auth.js';
 import { type Invocation, flagOption, listOption, textOption } from '../table.js';
 import type { Terminal } from '../terminal.js';
-import { UsageError } from '../usage.js';
 import { vaultFile } from '../vault.js';
 
 /** `agentproto skills <resolve|prepare|lock> <declaration…>`, as the command table read it. */
@@ -105,7 +104,8 @@ const STDIN = '-';
 
 /**
  * Every declaration argument, in order, as one declaration. Each argument is:
- * - `-`: a declaration document (YAML or JSON, the array or `{ skills: [...] }`) on stdin, once;
+ * - `-`: a declaration document (YAML or JSON, the array or `{ skills: [...] }`) on stdin (the
+ *   command table lets it stand once);
  * - an existing path: a declaration file (a folder is a path error);
  * - else an inline entry: a git string (`https://…/skills.git@v1#skills/review`), which must
  *   parse as one when it reads as an address (a `scheme://` or `host:path`); anything else
@@ -116,8 +116,6 @@ async function readDeclarations(
   args: readonly string[],
   stdin: () => Promise<Uint8Array>,
 ): Promise<SkillDeclaration[]> {
-  if (args.filter((arg) => arg === STDIN).length > 1)
-    throw new UsageError('skills: `-` (a declaration on stdin) may be given once');
   const entries: SkillDeclaration[] = [];
   for (const arg of args) {
     if (arg === STDIN) {
