@@ -1,3 +1,4 @@
+import { shellQuote } from './format.js';
 import { REGISTRY_ENV } from './registry-env.js';
 
 /** An error with a stable code; the facts a hint reads are its other fields. */
@@ -61,6 +62,17 @@ const HINTS: Readonly<Record<string, Hint>> = {
     '--local-root DIR enables the local provider for folders under DIR; --provider-package SPEC loads providers from an installed package',
   SKILL_NOT_FOUND: 'check the repository URL, the version (branch, tag or commit) and the path of the entry',
   SKILL_UNSAFE_TREE: 'the skill holds a link that leaves its directory; it cannot be used as it is',
+  SKILL_LOCK_DRIFT:
+    "nothing of that entry was fetched; if the change is intended, write the lock again with 'agentproto skills lock <declaration>... --out <lock file>' and prepare with the new lock",
+  SKILL_LOCK_INVALID:
+    "--locked takes a lock file as 'agentproto skills lock' writes it; the message names the value at fault: write the lock again rather than editing it",
+  SKILL_LINK_CONFLICT: (error) => {
+    const what = typeof error.found === 'string' ? error.found : 'something';
+    const where = typeof error.path === 'string' ? shellQuote(error.path) : 'the path';
+    return `--link-into replaces only the links and copies it made; ${what} is at ${where}: move it elsewhere, or choose another --link-into DIR`;
+  },
+  SKILL_LINK_NAME_INVALID:
+    "each skill becomes --link-into DIR/<name>: give the entry a name that follows the rule (its 'name' field), or prepare without --link-into",
 
   AIP26_SOURCE_UNRESOLVED: (error) => {
     const which = typeof error.source === 'string' ? error.source : 'the source';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPlugin, loadPluginConfig, validatePlugin, writePlugin } from '@agentproto/agent-plugins';
 import { CliInitError, initPlugin } from '../src/commands/plugin-init.js';
+import { run } from './support/run.js';
 import { scratchFolders } from './support/scratch.js';
 
 const scratch = scratchFolders();
@@ -86,5 +87,26 @@ describe('plugin init', () => {
     await symlink(target, join(dir, 'plugin.toml'));
     await expect(initPlugin(dir)).rejects.toMatchObject({ code: 'CLI_INIT_NOT_EMPTY', path: dir });
     await expect(lstat(target)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('plugin init: what to do when it refuses', () => {
+  it('a folder that is not empty, or a link: the error, then the hint', async () => {
+    const base = await scratch();
+    const full = join(base, 'full');
+    await mkdir(full);
+    await writeFile(join(full, 'notes.md'), 'mine\n');
+    const notEmpty = await run(['plugin', 'init', full]);
+    expect(notEmpty.code).toBe(1);
+    expect(notEmpty.stderr).toMatch(
+      /^agentproto: CLI_INIT_NOT_EMPTY: .*\nhint: name a new folder, e.g. agentproto plugin init my-plugin; nothing in this one was changed\n$/,
+    );
+    const link = join(base, 'link');
+    await symlink(full, link);
+    const linked = await run(['plugin', 'init', link]);
+    expect(linked.code).toBe(1);
+    expect(linked.stderr).toMatch(
+      /^agentproto: CLI_INIT_LINK: .*\nhint: name a real folder; plugin init never writes through a link\n$/,
+    );
   });
 });

@@ -228,6 +228,11 @@ describe('agentproto skills prepare --link-into', () => {
     const refused = await run(['skills', 'prepare', `${url}@v1#skills/lint`, '--store', store, '--link-into', into]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`SKILL_LINK_CONFLICT: ${join(into, 'lint')}: a folder`);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `\nhint: --link-into replaces only the links and copies it made; a folder is at ${join(into, 'lint')}: move it elsewhere, or choose another --link-into DIR\n$`,
+      ),
+    );
     expect(await readFile(join(into, 'lint', 'SKILL.md'), 'utf8')).toBe('mine\n');
   });
 
@@ -272,6 +277,18 @@ describe('agentproto skills lock and prepare --locked', () => {
     const drift = await run(['skills', 'prepare', `${url}@v1#skills/review`, '--store', store, '--locked', lockFile]);
     expect(drift.code).toBe(1);
     expect(drift.stderr).toMatch(/^agentproto: SKILL_LOCK_DRIFT: skill #0 "review" \(git\): /);
+    expect(drift.stderr).toMatch(
+      /\nhint: nothing of that entry was fetched; if the change is intended, write the lock again with 'agentproto skills lock <declaration>\.\.\. --out <lock file>'/,
+    );
+
+    // A lock file that is not one: SKILL_LOCK_INVALID, before anything is asked of the origin.
+    const notALock = join(dir, 'not-a.lock.json');
+    await writeFile(notALock, JSON.stringify({ lockfileVersion: 1, skills: [{ name: 'review' }] }));
+    const invalid = await run(['skills', 'prepare', `${url}@v1#skills/review`, '--store', store, '--locked', notALock]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(
+      /^agentproto: SKILL_LOCK_INVALID: skills lock .*\nhint: --locked takes a lock file as 'agentproto skills lock' writes it; .*\n$/,
+    );
 
     // Without --out the lock is printed.
     const printed = await run(['skills', 'lock', `${url}@main#skills/review`, '--store', store]);
