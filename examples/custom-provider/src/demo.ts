@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     // What the deployment decides: which package provides providers (on the host's command
     // line), which secret names a declaration may use, and the secret's value.
     const store = join(root, 'store');
-    const hostArgs = ['src/host.ts', declarationFile, '--provider-package', PACKAGE, '--cache', store];
+    const hostArgs = ['src/host.ts', declarationFile, '--provider-package', PACKAGE, '--store', store];
     const env = { ...process.env, TARBALL_TOKEN_SECRET_NAMES: TOKEN_SECRET, [TOKEN_SECRET]: token };
     say('\n3. the host, loading the provider by package name, from', packageDir);
     say(
@@ -132,7 +132,7 @@ async function cli(declarationFile: string, store: string, env: NodeJS.ProcessEn
     say(`5. the agentproto CLI: skipped, ${CLI} is not here`);
     return;
   }
-  const args = ['skills', 'prepare', declarationFile, '--provider-package', PACKAGE, '--cache', store];
+  const args = ['skills', 'prepare', declarationFile, '--provider-package', PACKAGE, '--store', store];
   say('5. the agentproto CLI, same declaration, same store: hits');
   say(`   $ agentproto ${args.join(' ')}`);
   const { stdout } = await run(process.execPath, [...NODE_ARGS, CLI, ...args], {

@@ -26,7 +26,7 @@ import {
   prepareSkills,
 } from '@agentproto/skill-providers';
 
-const USAGE = 'usage: host.ts <declaration.json> [--provider-package SPEC]... [--cache DIR]';
+const USAGE = 'usage: host.ts <declaration.json> [--provider-package SPEC]... [--store DIR]';
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { cache: { type: 'string' }, 'provider-package': { type: 'string', multiple: true } },
+      options: { store: { type: 'string' }, 'provider-package': { type: 'string', multiple: true } },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
@@ -69,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // The store lives outside any workspace; the OS temp folder keeps the example self-contained.
   const cache = await openContentStore({
-    root: resolve(parsed.values.cache ?? join(tmpdir(), 'agentproto-example-skills')),
+    root: resolve(parsed.values.store ?? join(tmpdir(), 'agentproto-example-skills')),
   });
 
   // Ctrl-C cancels: nothing half-fetched is published and the private folders are removed.

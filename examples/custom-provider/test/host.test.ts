@@ -57,7 +57,7 @@ describe('the host program', () => {
         config: { token_secret_name: 'ACME_SKILLS_TOKEN' },
       },
     ]);
-    const args = [file, '--provider-package', PACKAGE, '--cache', store];
+    const args = [file, '--provider-package', PACKAGE, '--store', store];
     const deployment = { TARBALL_TOKEN_SECRET_NAMES: 'ACME_SKILLS_TOKEN', ACME_SKILLS_TOKEN: TOKEN };
 
     const first = await host(args, deployment);
@@ -88,7 +88,7 @@ describe('the host program', () => {
     };
     const { file, store } = await declarationFile([entry]);
     for (const approved of ['', 'OTHER_TOKEN, acme-skills-token']) {
-      const result = await host([file, '--provider-package', PACKAGE, '--cache', store], {
+      const result = await host([file, '--provider-package', PACKAGE, '--store', store], {
         TARBALL_TOKEN_SECRET_NAMES: approved,
         ACME_SKILLS_TOKEN: TOKEN,
       });
@@ -120,7 +120,7 @@ describe('the host program', () => {
         name: 'review',
       },
     ]);
-    const result = await host([file, ...flags, '--cache', store], {});
+    const result = await host([file, ...flags, '--store', store], {});
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(message);
@@ -138,7 +138,7 @@ describe('the host program', () => {
         name: 'review',
       },
     ]);
-    const result = await host([file, '--cache', store], {});
+    const result = await host([file, '--store', store], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('SKILL_PROVIDER_UNKNOWN');
     expect(result.stderr).toContain('unknown skill provider "tarball"; known providers: git');
