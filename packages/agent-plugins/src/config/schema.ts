@@ -1,5 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { distance } from 'fastest-levenshtein';
 // The file under /schemas is the only copy: the loader compiles it, tsup inlines it into both
 // the ESM and the CJS build, and editors read it by its $id.
 import published from '../../../../schemas/plugin-config/1/plugin-config.schema.json' with { type: 'json' };
@@ -152,29 +153,16 @@ function knownKeys(schema: unknown, depth = 0): string[] {
 }
 
 /**
- * The known key an unknown one is a typo of: at most two edits (insert, delete, substitute,
- * or swap two neighbours), fewer than the key has characters; undefined when none is that near.
+ * The known key an unknown one is a typo of: at most two edits (insertions, deletions,
+ * substitutions; a swap of neighbours is two), fewer than the key has characters; the
+ * nearest, the first listed on a tie; undefined when none is that near.
  */
 function closestKey(key: string, known: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of known) {
-    // Optimal string alignment distance, row by row.
-    let previous: number[] = [];
-    let row = Array.from({ length: name.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= key.length; i++) {
-      const before = previous;
-      previous = row;
-      row = [i];
-      for (let j = 1; j <= name.length; j++) {
-        let d = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (key[i - 1] === name[j - 1] ? 0 : 1));
-        if (i > 1 && j > 1 && key[i - 1] === name[j - 2] && key[i - 2] === name[j - 1])
-          d = Math.min(d, before[j - 2]! + 1);
-        row[j] = d;
-      }
-    }
-    const distance = row[name.length]!;
-    if (distance <= Math.min(2, key.length - 1) && (best === undefined || distance < best.distance))
-      best = { name, distance };
+    const edits = distance(key, name);
+    if (edits <= Math.min(2, key.length - 1) && (best === undefined || edits < best.distance))
+      best = { name, distance: edits };
   }
   return best?.name;
 }
