@@ -3,7 +3,9 @@
 // src/, quietly (the build's output is printed only if it fails, and then in full, with its exit
 // code), makes sure git is installed, then runs the tour (scripts/demo.ts) with the arguments
 // given (`pnpm demo --json`). Nothing of the build reaches the screen on success, so the tour
-// starts at the top of it.
+// starts at the top of it. AGENTPROTO_DEMO_WORKSPACE names another workspace to check, build
+// and tour (its packages/* and scripts/demo.ts): test/demo points it at a small copy whose
+// build is stale, or fails.
 import { spawn, spawnSync } from 'node:child_process';
 import { constants } from 'node:os';
 import { readFile } from 'node:fs/promises';
@@ -11,7 +13,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuilds } from './workspace-builds.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const scripts = fileURLToPath(new URL('.', import.meta.url));
+const root = process.env.AGENTPROTO_DEMO_WORKSPACE || join(scripts, '..');
 /** What scripts/demo.ts imports; staleBuilds adds the workspace packages they depend on. */
 const TOUR_PACKAGES = [
   '@agentproto/aip-26',
@@ -53,7 +56,7 @@ if (stale.length > 0) {
   }
 }
 
-const git = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-system-deps.mjs'), 'git'], { stdio: 'inherit' });
+const git = spawnSync(process.execPath, [join(scripts, 'ensure-system-deps.mjs'), 'git'], { stdio: 'inherit' });
 if (git.status !== 0) process.exit(git.status || 1);
 
 const tour = spawn(
