@@ -31,8 +31,8 @@ export { detectSecret } from './secrets/detect.js';
 export { SECRET_RULES } from './secrets/rules.js';
 
 // Push and pull a package as an OCI artifact
-export { pushPlugin } from './oci/push.js';
-export { DEFAULT_PULL_LIMITS, pullPlugin } from './oci/pull.js';
+export { pullPlugin, pushPlugin } from './oci/index.js';
+export { DEFAULT_PULL_LIMITS } from './oci/limits.js';
 
 // Spec versions, their pinned schemas, and what each finding code means
 export { DEFAULT_SPEC_VERSION, PINNED_SCHEMAS, SPEC_VERSIONS } from './schemas.js';
@@ -76,7 +76,8 @@ export type { SecretRule } from './secrets/rules.js';
 export type { PackageFileHandle, PackageFs } from './read/resolve.js';
 export type { PluginReaderOptions } from './read/reader.js';
 export type { PushedPlugin, PushPluginOptions } from './oci/push.js';
-export type { PullLimits, PulledPlugin, PullPluginOptions } from './oci/pull.js';
+export type { PullLimits } from './oci/limits.js';
+export type { PulledPlugin, PullPluginOptions } from './oci/pull.js';
 export type { PluginRegistryOptions } from './oci/repository.js';
 export type { PluginArtifactConfig } from './oci/artifact.js';
 export type { PinnedSchemas, SpecVersion } from './schemas.js';

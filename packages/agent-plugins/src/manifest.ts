@@ -1,6 +1,6 @@
-import Ajv2020 from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv/dist/2020.js';
 import { type Finding, finding, sortFindings } from './findings.js';
+import { PLUGIN_VALIDATORS } from './generated/validators.js';
 import { PINNED_SCHEMAS, SPEC_VERSIONS, type SpecVersion, specOfMcpSchemaId, specOfPluginSchemaId } from './schemas.js';
 import { isRecord, kindOf, pointerToken } from './values.js';
 
@@ -76,22 +76,6 @@ function isPluginRelativePath(path: string): boolean {
   if (!path.startsWith('./') || path.length === 2) return false;
   if (path.includes('\\') || path.includes('\0')) return false;
   return !path.split('/').includes('..');
-}
-
-// The official schemas, compiled once on first use and never changed afterwards, so the
-// checks stay pure. strictTypes is off because the pinned schemas give `$schema` a `const`
-// without a `type`, which is valid JSON Schema.
-let ajv: Ajv2020 | undefined;
-const pluginValidators = new Map<SpecVersion, ValidateFunction>();
-
-function pluginValidator(spec: SpecVersion): ValidateFunction {
-  let validate = pluginValidators.get(spec);
-  if (validate === undefined) {
-    ajv ??= new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
-    validate = ajv.compile(PINNED_SCHEMAS[spec].plugin);
-    pluginValidators.set(spec, validate);
-  }
-  return validate;
 }
 
 /** The top-level fields the schema of `spec` defines; every other one is unknown (§5.2). */
@@ -241,8 +225,9 @@ export function checkPluginManifest(value: unknown): PluginManifestCheck {
   }
 
   // The schema sees the manifest with every namespace, ignored or not: a value that is not
-  // an object is a schema violation (fatal) under any key.
-  const validate = pluginValidator(spec);
+  // an object is a schema violation (fatal) under any key. The validators are compiled at build
+  // (scripts/validators.ts), so this compiles nothing.
+  const validate = PLUGIN_VALIDATORS[spec];
   if (!validate(manifest)) {
     for (const error of validate.errors ?? []) {
       if (nameChecked && error.instancePath === '/name' && NAME_KEYWORDS.has(error.keyword)) continue;

@@ -4,7 +4,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { ArchiveError } from '@agentproto/archive';
 import { type Descriptor, type OciClient, readLayerBlob } from '@agentproto/oci';
 import { type PluginValidation, validatePlugin } from '../validate/index.js';
-import { DEFAULT_MAX_PACKAGE_BYTES } from '../read/reader.js';
 import { type PluginArtifactConfig, checkArtifactManifest, parseArtifactConfig } from './artifact.js';
 import {
   PluginArtifactError,
@@ -14,27 +13,8 @@ import {
   PluginPackageInvalidError,
   PluginTooLargeError,
 } from './errors.js';
+import { DEFAULT_PULL_LIMITS, type PullLimits } from './limits.js';
 import { type PluginRegistryOptions, openRepository } from './repository.js';
-
-/** Caps on what pullPlugin accepts, each checked before or while the bytes arrive. */
-export interface PullLimits {
-  /** The layer blob as stored (compressed), refused from its descriptor before a byte is read. Default 256 MiB. */
-  maxLayerBytes?: number;
-  /**
-   * The layer's tar stream once inflated, headers included, counted while it inflates (a gzip
-   * bomb stops here). Default 288 MiB: validation's 256 MiB package limit and room for headers.
-   */
-  maxUnpackedBytes?: number;
-  /** Regular files in the layer. Default 20 000. */
-  maxFiles?: number;
-}
-
-/** pullPlugin's limits when `options.limits` leaves one unset: 256 MiB layer, 288 MiB inflated, 20 000 files. */
-export const DEFAULT_PULL_LIMITS: Readonly<Required<PullLimits>> = Object.freeze({
-  maxLayerBytes: 256 * 1024 * 1024,
-  maxUnpackedBytes: DEFAULT_MAX_PACKAGE_BYTES + 32 * 1024 * 1024,
-  maxFiles: 20_000,
-});
 
 /** How pullPlugin reaches the registry (PluginRegistryOptions) and how much it accepts. */
 export interface PullPluginOptions extends PluginRegistryOptions {
@@ -56,31 +36,8 @@ export interface PulledPlugin {
   validation: PluginValidation;
 }
 
-/**
- * Pulls the plugin artifact `reference` (`host[:port]/repository:tag`, or `…@sha256:…`; with
- * both, the digest wins) into `dir`, which must not exist or be an empty folder.
- *
- * The manifest is checked against its digest, then against what push writes (artifact type,
- * media types, one layer, sizes within `limits`) before any blob is read. The layer is
- * streamed through the safe archive reader (no `..`, absolute names, links, devices or
- * duplicates; limits counted while inflating) into a fresh folder beside `dir`, its digest
- * checked at the end of the stream; the package is validated there, and only a package with
- * no error finding is renamed to `dir`. On any failure the folder is removed: `dir` shows
- * nothing or the whole package, never part of one.
- *
- * @example
- * const pulled = await pullPlugin('ghcr.io/acme/plugins/acme-tools:1.2.0', 'plugins/acme.tools');
- * console.log(pulled.digest, pulled.validation.skills);
- *
- * @throws PluginNotFoundError `PLUGIN_OCI_NOT_FOUND`: no artifact under the reference.
- * @throws PluginArtifactError `PLUGIN_OCI_NOT_A_PLUGIN`: the artifact is not what pushPlugin writes.
- * @throws PluginTooLargeError `PLUGIN_OCI_TOO_LARGE`: over one of `limits`.
- * @throws PluginLayerUnsafeError `PLUGIN_OCI_UNSAFE_LAYER`: a `..`, absolute, link, device or duplicate entry.
- * @throws PluginPackageInvalidError `PLUGIN_OCI_INVALID_PACKAGE`: the pulled package has an error finding.
- * @throws PluginDestinationError `PLUGIN_OCI_DESTINATION_EXISTS`: `dir` exists and is not an empty folder.
- * @throws RegistryError (from @agentproto/oci) `REGISTRY_*`: a bad reference, a refusal or a network failure.
- */
-export async function pullPlugin(
+/** pullPlugin's work (see ./index.ts), loaded with the registry client on the first pull. */
+export async function pullArtifact(
   reference: string,
   dir: string,
   options: PullPluginOptions = {},

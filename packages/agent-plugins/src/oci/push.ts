@@ -38,34 +38,8 @@ export interface PushedPlugin {
   findings: Finding[];
 }
 
-/**
- * Pushes the plugin package folder `dir` to `reference` (`host[:port]/repository:tag`) as an
- * OCI artifact: a small JSON config and one deterministic tar.gz layer of the clean package.
- *
- * Nothing is uploaded until the package has passed every check, in this order:
- * 1. validatePlugin(dir): any error finding refuses it (PLUGIN_OCI_INVALID_PACKAGE).
- * 2. A link or special file anywhere in the folder refuses it (PLUGIN_OCI_UNSUPPORTED_ENTRY):
- *    a pulled package must hold exactly what was pushed, and a link would hold something else.
- * 3. The clean package is emitted the way `emitPlugin` writes one: read back as a client loads
- *    it (importPlugin), built again, written whole and validated. Whatever a client would skip
- *    is reported, not shipped, and the generated sidecar is left out: it records hashes for
- *    `verify` in the project that built the package and means nothing to a consumer.
- *
- * The layer, then the config, then the manifest are uploaded; the tag moves last, so a reader
- * of the tag sees the old artifact or the whole new one. Registry failures are RegistryError.
- *
- * @example
- * const pushed = await pushPlugin('dist/acme.tools', 'ghcr.io/acme/plugins/acme-tools:1.2.0', {
- *   auth: () => ({ username: 'acme', password: process.env.GHCR_TOKEN ?? '' }),
- * });
- * console.log(pushed.pinned); // ghcr.io/acme/plugins/acme-tools@sha256:…
- *
- * @throws PluginPackageInvalidError `PLUGIN_OCI_INVALID_PACKAGE`: the folder has an error finding.
- * @throws PluginEntryUnsupportedError `PLUGIN_OCI_UNSUPPORTED_ENTRY`: a link or special file in the folder.
- * @throws RegistryError (from @agentproto/oci) `REGISTRY_INVALID` (a reference without a tag, or
- * with a digest) and the other `REGISTRY_*` codes for the registry's refusals and failures.
- */
-export async function pushPlugin(
+/** pushPlugin's work (see ./index.ts), loaded with the registry client and the packing code on the first push. */
+export async function pushArtifact(
   dir: string,
   reference: string,
   options: PushPluginOptions = {},
