@@ -2,7 +2,7 @@
 // The tests start real git and OpenSSH servers and a CNCF distribution registry, make
 // the registry's token-signing certificate with openssl, compile the racing link swapper
 // with cc (packages/testkit), and run git fetches under prlimit and bundles under unshare
-// (util-linux), so they need these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
+// (util-linux), and run the CLI's completion scripts in zsh and fish, so they need these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
 // containers); otherwise we name the command and fail: tests are never skipped silently.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -19,6 +19,9 @@ const REQUIRED = [
   { program: 'cc', pkg: 'gcc' },
   { program: 'prlimit', pkg: 'util-linux' },
   { program: 'unshare', pkg: 'util-linux' },
+  // `agentproto completion zsh|fish` scripts are run in the real shells.
+  { program: 'zsh', pkg: 'zsh' },
+  { program: 'fish', pkg: 'fish' },
 ];
 
 function isExecutable(path) {

@@ -165,16 +165,23 @@ function fishScript(): string {
           option.type === 'boolean'
             ? ''
             : option.path === 'folder' || option.path === 'new-folder' || option.path === 'store'
-              ? " -r -a '(__fish_complete_directories)'"
+              ? " -x -a '(__fish_complete_directories)'"
               : option.path === undefined
                 ? ' -r'
                 : ' -r -F';
         lines.push(
-          `complete -c agentproto -n ${inSub} -l ${name}${value} -d ${quote(describeOption(option, sub).replaceAll('{defaultStore}', 'the default store'))}`,
+          `complete -c agentproto -n ${inSub} -l ${name}${value} -d ${quote(describeOption(option, sub).replaceAll('{defaultStore}', 'the platform cache folder'))}`,
         );
       }
+      // Paths for the positionals, but not as the value of an option: after `--out` only folders.
+      const valued = Object.entries(optionsOf(group, sub))
+        .filter(([, option]) => option.type !== 'boolean')
+        .map(([name]) => `--${name}`);
+      const forPositional = quote(
+        `${inGroup}; and __fish_seen_subcommand_from ${sub}${valued.length ? `; and not __fish_prev_arg_in ${valued.join(' ')}` : ''}`,
+      );
       if (subSpec.positionals.some((positional) => (positional.path ?? positional.completes) !== undefined))
-        lines.push(`complete -c agentproto -n ${inSub} -F`);
+        lines.push(`complete -c agentproto -n ${forPositional} -F`);
     }
   }
   return `${lines.join('\n')}\n`;

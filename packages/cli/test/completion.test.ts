@@ -93,7 +93,7 @@ describe('agentproto completion zsh and fish', () => {
     for (const line of lines) expect(line).toMatch(/^(#|complete -c agentproto )/);
     expect(lines).toContainEqual(expect.stringMatching(/-n __fish_use_subcommand -a plugin -d /));
     expect(lines).toContainEqual(
-      expect.stringMatching(/__fish_seen_subcommand_from plugin; and __fish_seen_subcommand_from build' -l out -r /),
+      expect.stringMatching(/__fish_seen_subcommand_from plugin; and __fish_seen_subcommand_from build' -l out -x /),
     );
     expect(lines.filter((line) => / -l root | -l cache-root | -l cache /.test(line))).toEqual([]);
   });
