@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { VALIDATORS_FILE, validatorsSource } from '../scripts/validators.js';
-import { PLUGIN_VALIDATORS, validateServer } from '../src/generated/validators.js';
+import { CONFIG_VALIDATORS, PLUGIN_VALIDATORS, validateServer } from '../src/generated/validators.js';
+import { PLUGIN_CONFIG_SCHEMA, PLUGIN_CONFIG_SCHEMA_ID } from '../src/config/schema-file.js';
 import { DEFAULT_SPEC_VERSION, PINNED_SCHEMAS, SPEC_VERSIONS, mcpSchemaId } from '../src/schemas.js';
 
 // The manifest and server validators are compiled at build (Ajv standalone) from the pinned
@@ -50,6 +51,32 @@ describe('validators compiled at build', () => {
     ]) {
       expect(validateServer(entry)).toBe(compiled(entry));
       expect(validateServer.errors ?? null).toStrictEqual(compiled.errors ?? null);
+    }
+  });
+  it('the configuration validators report what Ajv compiling the published schema reports, verbose errors included', () => {
+    const ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, verbose: true });
+    ajv.addSchema(PLUGIN_CONFIG_SCHEMA as object);
+    const document = ajv.getSchema(PLUGIN_CONFIG_SCHEMA_ID)!;
+    const plugin = ajv.getSchema(`${PLUGIN_CONFIG_SCHEMA_ID}#/$defs/plugin`)!;
+    const settings: unknown[] = [
+      { name: 'acme.tools', version: '1.0.0' },
+      { name: 'acme.tools', verison: '1.0.0' },
+      { name: 7 },
+      { name: 'a', include: 'bin/**' },
+      { name: 'a', mcp: [{ name: 's', transport: 'stdio', command: 'node', args: [1] }] },
+      { name: 'a', mcp: [{ name: 's', transport: 'carrier-pigeon' }] },
+      { name: 'a', spec: '2.0.0', keywords: [1] },
+      [],
+    ];
+    for (const sample of settings) {
+      for (const [generated, compiled, value] of [
+        [CONFIG_VALIDATORS.plugin, plugin, sample],
+        [CONFIG_VALIDATORS.document, document, { plugin: sample }],
+        [CONFIG_VALIDATORS.document, document, sample],
+      ] as const) {
+        expect(generated(value)).toBe(compiled(value));
+        expect(generated.errors ?? null).toStrictEqual(compiled.errors ?? null);
+      }
     }
   });
 });

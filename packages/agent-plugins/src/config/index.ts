@@ -5,5 +5,5 @@ export {
   loadPluginConfig,
   normalizePluginConfig,
 } from './load.js';
-export { PLUGIN_CONFIG_SCHEMA, PLUGIN_CONFIG_SCHEMA_ID } from './schema.js';
+export { PLUGIN_CONFIG_SCHEMA, PLUGIN_CONFIG_SCHEMA_ID } from './schema-file.js';
 export type { AuthorConfig, McpServerConfig, PluginConfig } from './types.js';

@@ -1,26 +1,7 @@
-import Ajv2020 from 'ajv/dist/2020.js';
-import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { PLUGIN_CONFIG_SCHEMA } from './schema-file.js';
 import { distance } from 'fastest-levenshtein';
-// The file under /schemas is the only copy: the loader compiles it, tsup inlines it into both
-// the ESM and the CJS build, and editors read it by its $id.
-import published from '../../../../schemas/plugin-config/1/plugin-config.schema.json' with { type: 'json' };
-
-/** The `$id` of the plugin configuration's JSON Schema (a JSON file's `$schema`, an editor's schema URL). */
-export const PLUGIN_CONFIG_SCHEMA_ID = 'https://agentproto.sh/schemas/plugin-config/1/plugin-config.schema.json';
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
-/**
- * The JSON Schema of a plugin configuration file (TOML, YAML or JSON, either spelling of
- * each key), frozen: the one loadPluginConfig and normalizePluginConfig validate with.
- */
-export const PLUGIN_CONFIG_SCHEMA: Readonly<SchemaObject> = deepFreeze(structuredClone(published) as SchemaObject);
+import { CONFIG_VALIDATORS } from '../generated/validators.js';
 
 /** The seed's spellings of the keys this package names in camelCase. */
 export const SNAKE: Readonly<Record<string, string>> = {
@@ -34,21 +15,10 @@ export const SNAKE: Readonly<Record<string, string>> = {
   package_json: 'packageJson',
 };
 
-// Compiled on first use and never changed. verbose: a type error's message depends on the
-// schema it broke (a list of strings or of tables).
-let validators: { document: ValidateFunction; plugin: ValidateFunction } | undefined;
-
-function compiled(): { document: ValidateFunction; plugin: ValidateFunction } {
-  if (validators === undefined) {
-    const ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, verbose: true });
-    ajv.addSchema(PLUGIN_CONFIG_SCHEMA as SchemaObject);
-    const document = ajv.getSchema(PLUGIN_CONFIG_SCHEMA_ID);
-    const plugin = ajv.getSchema(`${PLUGIN_CONFIG_SCHEMA_ID}#/$defs/plugin`);
-    if (document === undefined || plugin === undefined)
-      throw new Error('plugin-config.schema.json has no #/$defs/plugin');
-    validators = { document, plugin };
-  }
-  return validators;
+// Compiled at build from the file under /schemas (scripts/validators.ts, Ajv standalone), so
+// loading the package loads no schema compiler.
+function compiled(): Readonly<{ document: ValidateFunction; plugin: ValidateFunction }> {
+  return CONFIG_VALIDATORS;
 }
 
 /** The first way `value` breaks the schema, as the key it names (camelCase, `mcp[0].url`) and why; undefined when it holds. */
