@@ -1,6 +1,6 @@
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { extract as tarExtract, type Header } from 'tar-stream';
+import type { Header } from 'tar-stream';
 import { safeEntrySegments } from './entry-name.js';
 import { ArchiveError } from './errors.js';
 import { gitPathProblem } from './git-name.js';
@@ -82,6 +82,9 @@ export async function readArchive(
   visitor: ArchiveVisitor,
 ): Promise<void> {
   const limits = checkReadOptions(options);
+  // Loaded on the first read: a host that only checks names (isDotGit, the entry rules) never
+  // loads the tar parser.
+  const { extract: tarExtract } = await import('tar-stream');
   const extract = tarExtract();
   const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(64 * 1024);
   const meter = new TarMeter(limits.maxBytes);
