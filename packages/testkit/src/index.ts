@@ -61,3 +61,5 @@ export { gnuTarSortNameListing, tarListing } from './tar-listing.js';
 export { tarOf } from './tar-of.js';
 export type { TarOfEntry } from './tar-of.js';
 export type { TarListed } from './tar-listing.js';
+export { packageDocs, throwsCodes } from './jsdoc.js';
+export type { PackageDocs } from './jsdoc.js';

@@ -255,7 +255,10 @@ export async function resolveSkills(
  * const locked = parseSkillLockText(await readFile('skills.lock.json'), { source: 'skills.lock.json' });
  * const skills = await prepareSkills(declaration, { cache, locked });
  *
- * @throws the codes of `resolveSkills` (`options.locked` is ignored).
+ * @throws the codes of `resolveSkills` (`options.locked` is ignored): a malformed declaration
+ * (`SKILL_DECLARATION_INVALID`, `SKILL_ENTRY_INVALID`, `SKILL_NAME_DUPLICATE`, …), an unknown provider
+ * (`SKILL_PROVIDER_UNKNOWN`), and an entry that does not resolve or authorize (`SKILL_AUTH_FAILED`,
+ * `SKILL_NOT_FOUND`, `SKILL_REF_AMBIGUOUS`, `SKILL_RESOLVE_FAILED`, …), naming the entry.
  */
 export async function lockSkills(
   declaration: readonly SkillDeclaration[],
