@@ -1,37 +1,18 @@
 // `npx -y pnpm@12.4.2 agentproto …` at the root of a clone (scripts/agentproto.mjs): the cli's
 // dist/ when it and the workspace packages it depends on are newer than their src/, src/ through
 // tsx otherwise, so the command works straight after install, with no build.
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staleBuilds } from '../../scripts/workspace-builds.mjs';
+import { runChild, withoutPackageManagerEnv } from './support/child.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Our environment without the npm_* and pnpm_* variables `pnpm test` exports: pnpm reads them as configuration. */
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const kept = Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key));
-  return { ...Object.fromEntries(kept), ...extra };
-}
-
 function pnpmAgentproto(args: string[], env: NodeJS.ProcessEnv, pnpmArgs: string[] = [], cwd = root) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('npx', ['-y', 'pnpm@12.4.2', ...pnpmArgs, 'agentproto', ...args], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 110_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runChild('npx', ['-y', 'pnpm@12.4.2', ...pnpmArgs, 'agentproto', ...args], { cwd, env, timeout: 110_000 });
 }
 
 describe('npx -y pnpm@12.4.2 agentproto at the root', () => {
@@ -39,16 +20,16 @@ describe('npx -y pnpm@12.4.2 agentproto at the root', () => {
     const { version } = JSON.parse(await readFile(join(root, 'packages/cli/package.json'), 'utf8')) as {
       version: string;
     };
-    const { code, stdout, stderr } = await pnpmAgentproto(['--version'], cleanEnv());
+    const { code, stdout, stderr } = await pnpmAgentproto(['--version'], withoutPackageManagerEnv());
     expect({ code, stdout }, stderr).toEqual({ code: 0, stdout: `${version}\n` });
   });
 
   it('runs from src/ when told to, as on a fresh clone with no dist/: --help and its exit code', async () => {
-    const help = await pnpmAgentproto(['--help'], cleanEnv({ AGENTPROTO_FROM_SOURCE: '1' }));
+    const help = await pnpmAgentproto(['--help'], withoutPackageManagerEnv({ AGENTPROTO_FROM_SOURCE: '1' }));
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: agentproto /);
     // A usage error keeps its exit code through the script.
-    const wrong = await pnpmAgentproto(['no-such-command'], cleanEnv({ AGENTPROTO_FROM_SOURCE: '1' }));
+    const wrong = await pnpmAgentproto(['no-such-command'], withoutPackageManagerEnv({ AGENTPROTO_FROM_SOURCE: '1' }));
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toContain('no-such-command');
   });
@@ -70,7 +51,7 @@ describe('npx -y pnpm@12.4.2 -C <clone> agentproto elsewhere', () => {
     );
     const { code, stdout, stderr } = await pnpmAgentproto(
       ['code', 'check', 'tool.yaml', '--json'],
-      cleanEnv(),
+      withoutPackageManagerEnv(),
       ['-C', root],
       elsewhere,
     );

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildOutcome, runChild, withoutPackageManagerEnv } from './support/child.js';
 
 const START = fileURLToPath(new URL('../../scripts/demo-start.mjs', import.meta.url));
 
@@ -83,18 +83,9 @@ async function staleWorkspace(source: string): Promise<void> {
 }
 
 /** `node scripts/demo-start.mjs` on that workspace, without the npm_* and pnpm_* variables `pnpm test` sets. */
-function demoStart(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const kept = Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key));
-  const env = { ...Object.fromEntries(kept), AGENTPROTO_DEMO_WORKSPACE: workspace };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [START, ...args], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function demoStart(args: string[]): Promise<ChildOutcome> {
+  const env = withoutPackageManagerEnv({ AGENTPROTO_DEMO_WORKSPACE: workspace });
+  return runChild(process.execPath, [START, ...args], { cwd: workspace, env });
 }
 
 async function builds(): Promise<string[]> {

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildOutcome, runChild, withoutPackageManagerEnv } from './support/child.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -24,29 +24,16 @@ afterAll(async () => {
  * `pnpm test` exports (pnpm reads them as its own configuration).
  */
 function tourEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const kept = Object.entries(process.env).filter(([key]) => !/^p?npm_/i.test(key));
-  return { ...Object.fromEntries(kept), TMPDIR: tmp, ...extra };
+  return withoutPackageManagerEnv({ TMPDIR: tmp, ...extra });
 }
 
-function runChild(
-  file: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runIn(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildOutcome> {
+  return runChild(file, args, { cwd: root, env });
 }
 
 /** Runs the tour (`pnpm demo` without its build step) from the packages' sources. */
 function tour(args: string[]) {
-  return runChild(
+  return runIn(
     process.execPath,
     ['--conditions=@agentproto/source', '--import', 'tsx', 'scripts/demo.ts', ...args],
     tourEnv(),
@@ -112,7 +99,7 @@ describe('the tour', () => {
 
   // The real entry: builds first only when dist/ is older than src/, and quietly.
   it('pnpm demo starts with the tour: no build output, no path in the removed temp folder', async () => {
-    const { code, stdout, stderr } = await runChild('npx', ['-y', 'pnpm@12.4.2', 'demo'], tourEnv());
+    const { code, stdout, stderr } = await runIn('npx', ['-y', 'pnpm@12.4.2', 'demo'], tourEnv());
     expect(code, stdout + stderr).toBe(0);
     expect(stdout.split('\n', 1)[0]).toBe('agentproto tour  (everything in one temporary folder, removed at the end)');
     expect(stdout).toContain('Summary');
