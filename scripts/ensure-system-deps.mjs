@@ -22,6 +22,10 @@ const REQUIRED = [
   // `agentproto completion zsh|fish` scripts are run in the real shells.
   { program: 'zsh', pkg: 'zsh' },
   { program: 'fish', pkg: 'fish' },
+  // @agentproto/sandbox runs bundles and git inside bubblewrap; socat bridges a sandbox's
+  // loopback port to the host-side egress proxy.
+  { program: 'bwrap', pkg: 'bubblewrap' },
+  { program: 'socat', pkg: 'socat' },
 ];
 
 function isExecutable(path) {

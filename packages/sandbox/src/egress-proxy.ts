@@ -1,0 +1,226 @@
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { type IncomingMessage, type OutgoingHttpHeaders, createServer, request as httpRequest } from 'node:http';
+import { type Socket, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EgressHostError } from './errors.js';
+import { defaultRunAs } from './spawn.js';
+
+/** One connection a sandboxed process asked for. */
+export interface EgressAttempt {
+  host: string;
+  port: number;
+}
+
+/**
+ * The only way out of a sandbox that may reach hosts: an HTTP proxy on a Unix socket in a
+ * folder of its own, which the sandbox gets bound in. It opens a connection only to a
+ * granted host and port (`CONNECT host:port`, which HTTPS and the SSH proxy command use, or
+ * an absolute `http://` request), and answers everything else 403 without connecting.
+ */
+export interface EgressProxy {
+  /** The host folder holding the socket (`proxy.sock`): what a sandbox binds. */
+  readonly folder: string;
+  /** The socket's host path. */
+  readonly socketPath: string;
+  /** Replaces the granted hosts: `host` (ports 22, 80 and 443) or `host:port`; `[v6]` and `[v6]:port` for IPv6. */
+  grant(hosts: readonly string[]): void;
+  /** The hosts granted now, as given. */
+  readonly granted: readonly string[];
+  /** Every attempt refused so far, in order. */
+  readonly refused: readonly EgressAttempt[];
+  /** Stops listening, ends every connection and removes the folder. */
+  close(): Promise<void>;
+}
+
+export interface EgressProxyOptions {
+  /** Granted at start (see `grant`). Default none. */
+  allow?: readonly string[];
+  /** Where the proxy's folder is made. Default: the system temp folder. */
+  parent?: string;
+  /**
+   * The account the sandboxes run as (default: `defaultRunAs()`, as spawnIsolated): when it
+   * is not this process's, the folder is given to it (0700), so only that account and this
+   * one can reach the socket.
+   */
+  owner?: { uid: number; gid: number };
+  /** Called for each refused attempt, after it is recorded. */
+  onRefused?(attempt: EgressAttempt): void;
+}
+
+/** Ports a bare host grants: SSH, HTTP and HTTPS, the transports of the sources that name hosts. */
+const DEFAULT_PORTS = new Set([22, 80, 443]);
+
+interface Grant {
+  host: string;
+  port: number | undefined;
+}
+
+/**
+ * Starts an egress proxy. Name resolution happens here, in the host: the sandbox has no
+ * network and no resolver of its own, so it can only ask for a name, and a granted name is
+ * the only thing it gets. Credentials in requests pass through unlogged; only host and port
+ * of refusals are kept.
+ *
+ * @example
+ * ```ts
+ * import { runIsolated, startEgressProxy } from '@agentproto/sandbox';
+ *
+ * const egress = await startEgressProxy({ allow: ['registry.npmjs.org'] });
+ * try {
+ *   const result = await runIsolated({ argv: ['curl', '-sI', 'https://registry.npmjs.org/'], egress, env: { PATH: '/usr/bin', HTTPS_PROXY: 'http://127.0.0.1:3128' } });
+ * } finally {
+ *   await egress.close();
+ * }
+ * ```
+ *
+ * @throws {EgressHostError} `SANDBOX_EGRESS_HOST_INVALID`: an entry of `allow` is not `host` or `host:port`.
+ */
+export async function startEgressProxy(options: EgressProxyOptions = {}): Promise<EgressProxy> {
+  let granted: readonly string[] = [];
+  let grants: Grant[] = [];
+  const grant = (hosts: readonly string[]) => {
+    const parsed = hosts.map(parseGrant);
+    granted = [...hosts];
+    grants = parsed;
+  };
+  grant(options.allow ?? []);
+  const refused: EgressAttempt[] = [];
+  const isGranted = (host: string, port: number) => {
+    const name = normalizeHost(host);
+    return grants.some((g) => g.host === name && (g.port === undefined ? DEFAULT_PORTS.has(port) : g.port === port));
+  };
+  const refuse = (attempt: EgressAttempt) => {
+    refused.push(attempt);
+    options.onRefused?.(attempt);
+  };
+
+  const folder = await mkdtemp(join(options.parent ?? tmpdir(), 'agentproto-egress-'));
+  const socketPath = join(folder, 'proxy.sock');
+  const sockets = new Set<Socket>();
+  const server = createServer();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    client.on('error', () => undefined);
+    const target = parseAuthority(req.url ?? '');
+    if (target === undefined || !isGranted(target.host, target.port)) {
+      if (target !== undefined) refuse(target);
+      client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const upstream = connect({ host: unbracket(target.host), port: target.port });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => {
+      if (upstream.connecting) client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      else client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
+  });
+  server.on('request', (req, res) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || url.protocol !== 'http:') {
+      res.writeHead(400, { Connection: 'close' }).end();
+      return;
+    }
+    const target = { host: url.hostname, port: url.port === '' ? 80 : Number(url.port) };
+    if (!isGranted(target.host, target.port)) {
+      refuse(target);
+      res.writeHead(403, { Connection: 'close' }).end();
+      return;
+    }
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (name === 'proxy-connection' || name === 'proxy-authorization' || value === undefined) continue;
+      headers[name] = value;
+    }
+    const upstream = httpRequest(
+      {
+        host: unbracket(target.host),
+        port: target.port,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { Connection: 'close' });
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  // The folder (0700) is the boundary: the socket itself is open to whoever can reach it.
+  await chmod(socketPath, 0o666);
+  const owner = options.owner ?? defaultRunAs();
+  if (owner.uid !== process.getuid?.()) await chown(folder, owner.uid, owner.gid);
+
+  let closing: Promise<void> | undefined;
+  return {
+    folder,
+    socketPath,
+    grant,
+    get granted() {
+      return granted;
+    },
+    refused,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          for (const socket of sockets) socket.destroy();
+        });
+        await rm(folder, { recursive: true, force: true });
+      })();
+      return closing;
+    },
+  };
+}
+
+function parseGrant(entry: string): Grant {
+  if (typeof entry !== 'string' || entry === '') throw new EgressHostError(String(entry), 'is empty');
+  const authority = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(entry);
+  if (!authority) throw new EgressHostError(entry, 'is not host or host:port');
+  const port = authority[2] === undefined ? undefined : Number(authority[2]);
+  if (port !== undefined && (port < 1 || port > 65535)) throw new EgressHostError(entry, 'has a port outside 1-65535');
+  return { host: normalizeHost(authority[1] as string), port };
+}
+
+/** `host:port` of a CONNECT request; undefined when it is not one. */
+function parseAuthority(value: string): EgressAttempt | undefined {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  if (!match) return undefined;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) return undefined;
+  return { host: match[1] as string, port };
+}
+
+function normalizeHost(host: string): string {
+  const lower = host.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+function unbracket(host: string): string {
+  return host.startsWith('[') ? host.slice(1, -1) : host;
+}
