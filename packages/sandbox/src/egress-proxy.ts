@@ -1,5 +1,5 @@
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { type IncomingMessage, type OutgoingHttpHeaders, createServer, request as httpRequest } from 'node:http';
+import { Agent, type IncomingMessage, type OutgoingHttpHeaders, createServer, request as httpRequest } from 'node:http';
 import { type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,19 @@ export interface EgressProxyOptions {
   /** Called for each refused attempt, after it is recorded. */
   onRefused?(attempt: EgressAttempt): void;
 }
+
+/** Headers that belong to one connection and are not forwarded. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Ports a bare host grants: SSH, HTTP and HTTPS, the transports of the sources that name hosts. */
 const DEFAULT_PORTS = new Set([22, 80, 443]);
@@ -98,7 +111,11 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
   const folder = await mkdtemp(join(options.parent ?? tmpdir(), 'agentproto-egress-'));
   const socketPath = join(folder, 'proxy.sock');
   const sockets = new Set<Socket>();
-  const server = createServer();
+  // Bounded headers (16 KiB) and a bounded wait for them: a client that never finishes its
+  // request head is dropped. A granted tunnel or a request body may take as long as it needs.
+  const server = createServer({ maxHeaderSize: 16 * 1024, headersTimeout: 15_000, requestTimeout: 0 });
+  // Its own agent: no upstream connection is shared with anything else, and close() ends them all.
+  const agent = new Agent({ keepAlive: false });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -143,13 +160,17 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       res.writeHead(403, { Connection: 'close' }).end();
       return;
     }
+    // Host is the granted authority, never the client's own Host header (which could name
+    // another site served at the same address). Hop-by-hop headers stay here.
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
-      if (name === 'proxy-connection' || name === 'proxy-authorization' || value === undefined) continue;
+      if (HOP_BY_HOP.has(name) || value === undefined) continue;
       headers[name] = value;
     }
+    headers.host = url.host;
     const upstream = httpRequest(
       {
+        agent,
         host: unbracket(target.host),
         port: target.port,
         method: req.method,
@@ -165,7 +186,13 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       if (!res.headersSent) res.writeHead(502, { Connection: 'close' });
       res.end();
     });
+    res.on('close', () => upstream.destroy());
     req.pipe(upstream);
+  });
+  // An Upgrade (WebSocket, h2c) is not proxied: the connection is refused, not tunnelled.
+  server.on('upgrade', (_req: IncomingMessage, client: Socket) => {
+    client.on('error', () => undefined);
+    client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -190,6 +217,7 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           for (const socket of sockets) socket.destroy();
+          agent.destroy();
         });
         await rm(folder, { recursive: true, force: true });
       })();

@@ -49,6 +49,25 @@ export class SandboxSpecError extends Error {
   }
 }
 
+/**
+ * bubblewrap could not set the sandbox up, so the command never ran: a mount it refused, a
+ * program it could not start, or the egress bridge that did not come up. Never reported as
+ * the command's exit status.
+ */
+export class SandboxSetupError extends Error {
+  readonly code = 'SANDBOX_SETUP_FAILED';
+  constructor(
+    /** The program the sandbox was to run (`argv[0]`). */
+    readonly program: string,
+    /** What bubblewrap said (`bwrap: Can't find source path /x: …`), or which step did not come up. */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`sandbox for ${JSON.stringify(program)} could not be set up: ${detail}`, options);
+    this.name = 'SandboxSetupError';
+  }
+}
+
 /** An egress host entry that is not `host` or `host:port`. */
 export class EgressHostError extends Error {
   readonly code = 'SANDBOX_EGRESS_HOST_INVALID';

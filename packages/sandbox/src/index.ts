@@ -12,7 +12,7 @@ export { runIsolated } from './run.js';
 export { startEgressProxy } from './egress-proxy.js';
 
 // Errors a host can catch (each with a stable `code`)
-export { EgressHostError, SandboxSpecError, SandboxUnavailableError } from './errors.js';
+export { EgressHostError, SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from './errors.js';
 
 // Types a host passes or receives
 export type { CheckSandboxOptions, SandboxSupport } from './check.js';

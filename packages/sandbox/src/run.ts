@@ -25,7 +25,8 @@ export interface IsolatedResult extends IsolatedExit {
  * ```
  *
  * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE`: this machine cannot isolate.
- * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder cannot be honoured.
+ * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount, the working folder or an environment name cannot be honoured.
+ * @throws {SandboxSetupError} `SANDBOX_SETUP_FAILED`: bwrap could not set the sandbox up; the command never ran.
  */
 export async function runIsolated(options: RunIsolatedOptions): Promise<IsolatedResult> {
   const child = spawnIsolated(options);

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isAbsolute, normalize } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { checkSandbox, usrMergeLinks } from './check.js';
 import type { EgressProxy } from './egress-proxy.js';
-import { SandboxSpecError, SandboxUnavailableError } from './errors.js';
+import { SandboxSetupError, SandboxSpecError, SandboxUnavailableError } from './errors.js';
 
 /** A host folder seen inside the sandbox. */
 export interface Mount {
@@ -93,6 +93,12 @@ export interface IsolatedProcess {
 export const SANDBOX_PROXY = { host: '127.0.0.1', port: 3128, url: 'http://127.0.0.1:3128' } as const;
 
 const PROXY_TARGET = '/run/agentproto-egress';
+/** bwrap's --json-status-fd. */
+const STATUS_FD = 3;
+/** Where the egress bridge says it listens (only with egress). */
+const READY_FD = 4;
+/** The first of the pipes bwrap reads: `--args` (the environment), then file contents. */
+const INPUT_FD = 5;
 const NOBODY = { uid: 65534, gid: 65534 };
 
 /** The account a command runs as by default: this process's, or nobody for root. */
@@ -118,7 +124,8 @@ export function defaultRunAs(): { uid: number; gid: number } {
  * ```
  *
  * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE`: this machine cannot isolate (checked once per process).
- * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist.
+ * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist, or an environment name is not one.
+ * @throws {SandboxSetupError} `SANDBOX_SETUP_FAILED` (`exited` rejects with it): bwrap refused a mount or could not start the program, or the egress bridge did not come up; the command never ran.
  */
 export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   const runAs = command.runAs ?? defaultRunAs();
@@ -128,9 +135,21 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   const argv = command.argv;
   if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0] === '')
     throw new SandboxSpecError('argv', String(argv[0] ?? ''), 'names no program');
+  const program = argv[0];
   const cwd = command.cwd ?? '/';
   if (!isAbsolute(cwd)) throw new SandboxSpecError('cwd', cwd, 'is not an absolute path');
-  const data: string[] = [];
+  // The environment reaches bwrap through a pipe (`--args`), never through bwrap's own
+  // environment (LD_PRELOAD and the like would act on bwrap, outside the sandbox) nor its
+  // command line (readable by every account in /proc/<pid>/cmdline).
+  const envArgs: string[] = ['--clearenv'];
+  for (const [name, value] of Object.entries(command.env ?? {})) {
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      throw new SandboxSpecError('env', name, 'is not an environment variable name');
+    if (typeof value !== 'string' || value.includes('\0'))
+      throw new SandboxSpecError(`env.${name}`, name, 'has a value that is not a string without NUL');
+    envArgs.push('--setenv', name, value);
+  }
+  const inputs: string[] = [`${envArgs.join('\0')}\0`];
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -139,10 +158,12 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
     'ALL',
     '--hostname',
     'sandbox',
-    '--info-fd',
-    '3',
+    '--json-status-fd',
+    String(STATUS_FD),
+    '--args',
+    String(INPUT_FD),
   ];
-  if (command.system ?? true) args.push(...systemArgs(runAs, data));
+  if (command.system ?? true) args.push(...systemArgs(runAs, inputs));
   else args.push('--proc', '/proc', '--dev', '/dev');
   (command.mounts ?? []).forEach((mount, index) => {
     if (!isAbsolute(mount.source))
@@ -159,42 +180,80 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   args.push('--chdir', cwd, '--', ...wrapper(command, support.socat, runAs), ...argv);
 
   const started = performance.now();
-  const stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe', 'pipe', ...data.map(() => 'pipe' as const)];
+  const stdio: ('pipe' | 'ignore' | number)[] = [
+    'pipe',
+    'pipe',
+    'pipe',
+    'pipe',
+    command.egress ? 'pipe' : 'ignore',
+    ...inputs.map(() => 'pipe' as const),
+  ];
+  // A descriptor this process inherited without close-on-exec would pass through bwrap into
+  // the sandbox (Node's own are close-on-exec): each is replaced by /dev/null in the child.
+  for (const fd of inheritableDescriptors()) {
+    if (fd < stdio.length) continue;
+    while (stdio.length < fd) stdio.push('ignore');
+    stdio.push(devNull());
+  }
   const child = spawn(support.bwrap, args, {
-    env: { ...(command.env ?? {}) },
+    env: {},
     stdio,
     detached: true,
     ...(runAs.uid !== process.getuid?.() || runAs.gid !== process.getgid?.() ? runAs : {}),
   });
-  data.forEach((content, index) => {
-    const stream = child.stdio[4 + index] as Writable | null;
+  inputs.forEach((content, index) => {
+    const stream = child.stdio[INPUT_FD + index] as Writable | null;
     stream?.on('error', () => undefined);
     stream?.end(content);
   });
 
+  // bwrap's status: {"child-pid": N, "pid-namespace": I, …} once the namespaces exist, then
+  // {"exit-code": N} only if setup succeeded and the command ran. The first document is
+  // written before the command starts, so the command cannot forge it.
+  let initPid: number | undefined;
   let namespace: string | undefined;
-  const info = child.stdio[3] as Readable | null;
-  const infoChunks: Buffer[] = [];
-  info?.on('data', (chunk: Buffer) => {
-    infoChunks.push(chunk);
-    // {"child-pid": N}: the sandbox's init, whose PID namespace every process in it shares.
-    const pid = /"child-pid"\s*:\s*(\d+)/.exec(Buffer.concat(infoChunks).toString('latin1'))?.[1];
-    if (pid !== undefined && namespace === undefined) namespace = pidNamespaceOf(Number(pid));
+  let ranCommand = false;
+  const status = child.stdio[STATUS_FD] as Readable | null;
+  let statusText = '';
+  status?.on('data', (chunk: Buffer) => {
+    statusText = (statusText + chunk.toString('latin1')).slice(0, 64 * 1024);
+    if (initPid === undefined) {
+      const pid = /"child-pid"\s*:\s*(\d+)/.exec(statusText)?.[1];
+      const ns = /"pid-namespace"\s*:\s*(\d+)/.exec(statusText)?.[1];
+      if (pid !== undefined && ns !== undefined) {
+        initPid = Number(pid);
+        namespace = `pid:[${ns}]`;
+        if (killedFor !== undefined) signal(initPid, 'SIGKILL');
+      }
+    }
+    if (/"exit-code"\s*:/.test(statusText)) ranCommand = true;
   });
-  info?.on('error', () => undefined);
+  status?.on('error', () => undefined);
+  // With egress, the bridge writes here once it listens, before the command starts.
+  let bridgeUp = command.egress === undefined;
+  const ready = child.stdio[READY_FD] as Readable | null;
+  ready?.on('data', () => {
+    bridgeUp = true;
+  });
+  ready?.on('error', () => undefined);
 
-  // The last bytes of stderr: how a failed allocation is told from any other failure.
+  // The last bytes of stderr: how a failed allocation is told from any other failure, and
+  // what bwrap said when it could not set the sandbox up.
   let stderrTail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString('latin1')).slice(-4096);
   });
 
-  let killedFor: 'timeout' | 'aborted' | undefined;
-  const kill = (why?: 'timeout' | 'aborted') => {
+  let killedFor: 'timeout' | 'aborted' | 'killed' | undefined;
+  let closed = false;
+  const kill = (why: 'timeout' | 'aborted' | 'killed') => {
+    if (closed) return;
     killedFor ??= why;
-    // bwrap's init dies with it (--die-with-parent), and with the init the kernel kills
-    // every process of the PID namespace.
+    // bwrap's process group (bwrap and, until it starts its own session, the sandbox's
+    // init), then the init itself once known: with the init the kernel kills every process
+    // of the PID namespace, and the init dies with bwrap anyway (--die-with-parent).
     if (child.pid !== undefined) signal(-child.pid, 'SIGKILL');
+    if (initPid !== undefined) signal(initPid, 'SIGKILL');
   };
   const timer = command.timeoutMs === undefined ? undefined : setTimeout(() => kill('timeout'), command.timeoutMs);
   const onAbort = () => kill('aborted');
@@ -203,16 +262,27 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
 
   const exited = new Promise<IsolatedExit>((resolve, reject) => {
     child.once('error', (error) => {
+      closed = true;
       clearTimeout(timer);
       command.signal?.removeEventListener('abort', onAbort);
       reject(error);
     });
     child.once('close', (exitCode, exitSignal) => {
+      // bwrap is reaped and its init with it: their pids may be reused from now on.
+      closed = true;
       clearTimeout(timer);
       command.signal?.removeEventListener('abort', onAbort);
       void (async () => {
         if (namespace !== undefined) await untilEmpty(namespace, 5000);
         const durationMs = performance.now() - started;
+        if (killedFor === undefined && exitSignal === null && (!ranCommand || !bridgeUp)) {
+          const said = stderrTail
+            .split('\n')
+            .filter((line) => line.startsWith('bwrap: ') || line.startsWith('sandbox: '))
+            .join('; ');
+          reject(new SandboxSetupError(program, said || `bwrap exited ${exitCode} before the command ran`));
+          return;
+        }
         // bwrap reports a command killed by signal N as exit status 128 + N, as a shell does.
         const byStatus = exitCode !== null && exitCode > 128 && exitCode < 128 + 65 ? signalName(exitCode - 128) : null;
         const sig = exitSignal ?? byStatus;
@@ -230,7 +300,7 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
     stdout: child.stdout as Readable,
     stderr: child.stderr as Readable,
     exited,
-    kill: () => kill(),
+    kill: () => kill('killed'),
   };
 }
 
@@ -238,7 +308,7 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
 const OUT_OF_MEMORY = /out of memory|cannot allocate memory|MemoryError|bad_alloc|Allocation failed|ENOMEM/i;
 
 function reasonOf(
-  killedFor: 'timeout' | 'aborted' | undefined,
+  killedFor: 'timeout' | 'aborted' | 'killed' | undefined,
   code: number | null,
   sig: string | null,
   limits: ProcessLimits | undefined,
@@ -246,6 +316,7 @@ function reasonOf(
 ): ExitReason {
   if (killedFor === 'timeout') return { kind: 'timeout' };
   if (killedFor === 'aborted') return { kind: 'aborted' };
+  if (killedFor === 'killed') return { kind: 'signal', signal: 'SIGKILL' };
   if (limits?.cpuMs !== undefined && (sig === 'SIGXCPU' || (sig === 'SIGKILL' && /\bSIGXCPU\b/.test(stderrTail))))
     return { kind: 'cpu', signal: sig };
   if (limits?.memoryMb !== undefined && (code !== 0 || sig !== null) && OUT_OF_MEMORY.test(stderrTail))
@@ -259,11 +330,26 @@ function wrapper(command: IsolatedCommand, socat: string | undefined, runAs: { u
   const prefix: string[] = [];
   if (command.egress && socat !== undefined) {
     // socat listens on the sandbox's own loopback and hands each connection to the proxy's
-    // socket; the command starts once the port is listening (/proc/net/tcp of this netns).
+    // socket. The command starts once the port listens (/proc/net/tcp of this network
+    // namespace); if socat dies or the port does not come up within a bounded number of
+    // tries, nothing runs and the host gets a SandboxSetupError.
     const port = SANDBOX_PROXY.port.toString(16).toUpperCase().padStart(4, '0');
     const script = [
-      `${socat} TCP-LISTEN:${SANDBOX_PROXY.port},bind=${SANDBOX_PROXY.host},reuseaddr,fork UNIX-CONNECT:${PROXY_TARGET}/proxy.sock </dev/null >/dev/null 2>&1 &`,
-      `until grep -q ':${port} 00000000:0000 0A' /proc/net/tcp; do :; done`,
+      `${socat} TCP-LISTEN:${SANDBOX_PROXY.port},bind=${SANDBOX_PROXY.host},reuseaddr,fork UNIX-CONNECT:${PROXY_TARGET}/proxy.sock </dev/null >/dev/null 2>&1 ${READY_FD}>&- &`,
+      'bridge=$!',
+      'tries=0',
+      `until grep -q ':${port} 00000000:0000 0A' /proc/net/tcp; do`,
+      '  state=',
+      '  read -r _ _ state _ </proc/$bridge/stat 2>/dev/null',
+      '  tries=$((tries + 1))',
+      '  if [ "$tries" -gt 2000 ] || [ -z "$state" ] || [ "$state" = Z ]; then',
+      `    echo 'sandbox: the egress bridge (socat) did not listen on ${SANDBOX_PROXY.host}:${SANDBOX_PROXY.port}' >&2`,
+      '    exit 125',
+      '  fi',
+      '  sleep 0.005',
+      'done',
+      `printf up >&${READY_FD}`,
+      `exec ${READY_FD}>&-`,
       'exec "$@"',
     ].join('\n');
     prefix.push('/bin/sh', '-c', script, 'sh');
@@ -326,10 +412,33 @@ function systemArgs(runAs: { uid: number; gid: number }, data: string[]): string
     '/etc/hosts': '127.0.0.1 localhost\n::1 localhost\n',
   };
   for (const [target, content] of Object.entries(files)) {
-    args.push('--ro-bind-data', String(4 + data.length), target);
+    args.push('--ro-bind-data', String(INPUT_FD + data.length), target);
     data.push(content);
   }
   return args;
+}
+
+let devNullFd: number | undefined;
+
+function devNull(): number {
+  devNullFd ??= openSync('/dev/null', 'r');
+  return devNullFd;
+}
+
+/** Descriptors of this process above stderr without close-on-exec (O_CLOEXEC, 02000000 octal). */
+function inheritableDescriptors(): number[] {
+  const fds: number[] = [];
+  for (const name of readdirSafe('/proc/self/fd')) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd < 3) continue;
+    try {
+      const flags = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & 0o2000000) === 0) fds.push(fd);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return fds.sort((a, b) => a - b);
 }
 
 function readdirSafe(path: string): string[] {
@@ -369,8 +478,13 @@ export function processesInNamespace(ns: string): number[] {
 }
 
 async function untilEmpty(ns: string, timeoutMs: number): Promise<void> {
+  // The kernel kills the namespace's processes when its init dies; they may take a moment to
+  // go. Past the deadline, whatever is left is killed by pid (each checked to be of `ns`).
   const deadline = Date.now() + timeoutMs;
-  while (processesInNamespace(ns).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (processesInNamespace(ns).length > 0 && Date.now() < deadline + timeoutMs) {
+    if (Date.now() >= deadline) for (const pid of processesInNamespace(ns)) signal(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {
