@@ -177,6 +177,10 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
     args.push(mount.writable ? '--bind' : '--ro-bind', mount.source, normalize(mount.target));
   });
   if (command.egress) args.push('--ro-bind', command.egress.folder, PROXY_TARGET);
+  // The root is bwrap's own tmpfs: read-only once every mount is made, so the writable
+  // mounts are the only places a command can write (nothing lands in / or /etc, and no
+  // memory is filled through files there).
+  args.push('--remount-ro', '/');
   args.push('--chdir', cwd, '--', ...wrapper(command, support.socat, runAs), ...argv);
 
   const started = performance.now();
