@@ -15,12 +15,13 @@ const LISTED = 10;
  */
 export class RunnerDefinitionError extends Error {
   readonly code = 'AIP17_RUNNER_INVALID';
+  /** Every problem found, in the schema's order. */
   readonly problems: readonly RunnerProblem[];
   constructor(problems: readonly RunnerProblem[], options: { subject?: string; cause?: unknown } = {}) {
-    const lines = problems.slice(0, LISTED).map((p) => `${p.pointer || '/'}: ${p.message}`);
+    const lines = problems.slice(0, LISTED).map((p, i) => `${i === 0 ? 'at ' : ''}${p.pointer || '/'}: ${p.message}`);
     if (problems.length > LISTED) lines.push(`… and ${problems.length - LISTED} more`);
     super(
-      `${options.subject ?? 'runner'} invalid at ${problems[0]?.pointer || '/'}: ${lines.join('; ')}`,
+      `${options.subject ?? 'runner'} invalid ${lines.join('; ')}`,
       options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'RunnerDefinitionError';
@@ -49,6 +50,7 @@ export class RunnerUnresolvedError extends Error {
   }
 }
 
+/** The codes of `RunnerImageError`. */
 export type RunnerImageErrorCode = 'AIP17_IMAGE_UNKNOWN' | 'AIP17_IMAGE_UNRESOLVED';
 
 /**

@@ -4,6 +4,7 @@ import type { RunnerDefinition, RunnerLogger } from './types.js';
 
 /** A legacy (pre-2026-04-30) `runtime` block becomes these top-level blocks. */
 export interface MigratedRuntime {
+  /** `engine` from `mode`, `limits` from the legacy caps; `{}` when the legacy block had neither. */
   readonly runner: RunnerDefinition;
   /** AIP-19 bindings, one per `runtime.env` name; absent when the legacy block had no `env`. */
   readonly secrets?: Readonly<Record<string, { readonly vault: string }>>;
@@ -17,6 +18,7 @@ export interface MigratedRuntime {
   readonly unmigrated: readonly string[];
 }
 
+/** Options of `migrateLegacyRuntime`. */
 export interface MigrateOptions {
   /** Names the manifest in the warning. Default `runner`. */
   readonly id?: string;

@@ -8,14 +8,18 @@ export type RunnerLanguage = 'node' | 'python' | 'multi';
 
 /** The `runner` block as a manifest writes it (AIP-17, normative). Every field optional. */
 export interface RunnerDefinition {
+  /** Where the body runs. Default `subprocess`. */
   readonly engine?: RunnerEngine;
+  /** A sandbox template id of the host's registry; only a `sandbox` runner has one. */
   readonly image?: string;
+  /** Declarative dependency requirements. */
   readonly needs?: {
     readonly language?: RunnerLanguage;
     readonly native?: readonly string[];
     readonly npm?: readonly string[];
     readonly pip?: readonly string[];
   };
+  /** Resource caps, each an integer of at least 1. */
   readonly limits?: {
     readonly memory_mb?: number;
     readonly timeout_ms?: number;
@@ -38,15 +42,18 @@ export interface RunnerLimits {
 
 /** A runner block with the defaults applied and the image resolved (AIP-17 `RunnerHandle`). Deeply frozen. */
 export interface RunnerHandle {
+  /** Where the body runs, as declared (before `resolveForOrigin`), else `subprocess`. */
   readonly engine: RunnerEngine;
   /** The sandbox template id (explicit or auto-picked); `null` for the other engines. */
   readonly image: string | null;
+  /** The needs, every list present (`[]` when undeclared). */
   readonly needs: {
     readonly language: RunnerLanguage;
     readonly native: readonly string[];
     readonly npm: readonly string[];
     readonly pip: readonly string[];
   };
+  /** The caps: declared, else the host's defaults, else the spec's recommended ones. */
   readonly limits: RunnerLimits;
   /**
    * Applies the host's downgrade rule for a manifest from `origin`: an `in-process` runner from
@@ -64,17 +71,21 @@ export type ResolvedRunnerHandle = RunnerHandle & { readonly downgraded: boolean
 export interface SandboxTemplate {
   /** The id a manifest names in `runner.image`, e.g. `mcp-node-server`. Unique in a registry. */
   readonly id: string;
+  /** The languages the image serves. */
   readonly language: readonly RunnerLanguage[];
   /** OS packages the image has pre-installed. */
   readonly baked: { readonly native: readonly string[] };
+  /** What the image offers (`stdio`, `browser`, …); informative, the auto-pick ignores it. */
   readonly capabilities?: readonly string[];
   /** The auto-pick prefers lighter tiers: `light` < `standard` < `heavy`. */
   readonly cost_tier: 'light' | 'standard' | 'heavy';
+  /** Informative; the auto-pick ignores it. */
   readonly cold_start_ms?: number;
 }
 
 /** Where warnings go: the downgrade of an `in-process` request, a legacy block, an unenforceable cap. */
 export interface RunnerLogger {
+  /** One warning: a line for humans, and facts for an audit log (`event`, `id`, …). Never a secret. */
   warn(message: string, details: Readonly<Record<string, unknown>>): void;
 }
 
