@@ -44,6 +44,8 @@ export interface EgressProxyOptions {
    * one can reach the socket.
    */
   owner?: { uid: number; gid: number };
+  /** How long a client may take to send a request's head before it is dropped. Default 15 000 ms. */
+  headersTimeoutMs?: number;
   /** Called for each refused attempt, after it is recorded. */
   onRefused?(attempt: EgressAttempt): void;
 }
@@ -113,7 +115,13 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
   const sockets = new Set<Socket>();
   // Bounded headers (16 KiB) and a bounded wait for them: a client that never finishes its
   // request head is dropped. A granted tunnel or a request body may take as long as it needs.
-  const server = createServer({ maxHeaderSize: 16 * 1024, headersTimeout: 15_000, requestTimeout: 0 });
+  const headersTimeout = options.headersTimeoutMs ?? 15_000;
+  const server = createServer({
+    maxHeaderSize: 16 * 1024,
+    headersTimeout,
+    requestTimeout: 0,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, headersTimeout / 2)),
+  });
   // Its own agent: no upstream connection is shared with anything else, and close() ends them all.
   const agent = new Agent({ keepAlive: false });
   server.on('connection', (socket: Socket) => {
