@@ -29,3 +29,24 @@ export type { MigratedRuntime, MigrateOptions } from './define/legacy.js';
 
 // Types of the errors' fields
 export type { RunnerImageErrorCode, RunnerProblem } from './define/errors.js';
+
+// Run a bundle: isolated in bubblewrap, in-process for trusted origins, or through a sandbox driver
+export { createRunner } from './runner/create-runner.js';
+export { bubblewrapDriver } from './engines/bubblewrap-driver.js';
+export { RunnerEngineError, RunnerNeedsError } from './engines/errors.js';
+export type { BundleRunner, CreateRunnerOptions } from './runner/create-runner.js';
+export type { BubblewrapBox, BubblewrapDriver, BubblewrapDriverOptions } from './engines/bubblewrap-driver.js';
+export type { InProcessContext } from './engines/in-process.js';
+export type { LocalRunOptions, RunFolder } from './engines/local.js';
+export type { RunnerNeedsErrorCode } from './engines/errors.js';
+export type {
+  CapEnforcement,
+  Enforcement,
+  RunOutcome,
+  RunnerRequest,
+  SandboxBox,
+  SandboxCreateRequest,
+  SandboxDriver,
+  SandboxExecRequest,
+  SandboxExecResult,
+} from './engines/types.js';
