@@ -17,6 +17,8 @@ export type SkillErrorCode =
   // Reading the credential, choosing the transport.
   | 'SKILL_SECRET_MISSING'
   | 'SKILL_TRANSPORT_UNSUPPORTED'
+  // A sandbox that cannot isolate on this machine (bubblewrapSandbox).
+  | 'SKILL_SANDBOX_UNAVAILABLE'
   // Resolving and fetching an entry.
   | 'SKILL_AUTH_FAILED'
   | 'SKILL_NOT_FOUND'

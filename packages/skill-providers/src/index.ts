@@ -45,6 +45,9 @@ export type { LocalProviderOptions } from './local/provider.js';
 // Where providers run: the sandbox contract and the default one, this machine
 export { localSandbox } from './sandbox/local.js';
 export type { LocalSandboxOptions } from './sandbox/local.js';
+// … and bubblewrap: git and ssh isolated, reaching only the provider's egress hosts
+export { bubblewrapSandbox, SandboxIsolationUnavailableError } from './sandbox/bubblewrap.js';
+export type { BubblewrapSandbox, BubblewrapSandboxOptions, IsolationMissing } from './sandbox/bubblewrap.js';
 export type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox/sandbox.js';
 
 // Read a declaration from its text, or one git string, without preparing anything

@@ -1,0 +1,361 @@
+import { realpathSync, statSync } from 'node:fs';
+import { constants, homedir } from 'node:os';
+import { isAbsolute, join, normalize, sep } from 'node:path';
+import { defaultCacheRoot, makePrivateDir, removePrivateDir, sweepPrivateDirs } from '@agentproto/content-cache';
+import { localCommandHost } from '@agentproto/git';
+import {
+  type EgressAttempt,
+  type EgressProxy,
+  type Mount,
+  SANDBOX_PROXY,
+  SandboxSpecError,
+  SandboxUnavailableError,
+  checkSandbox,
+  runIsolated,
+  startEgressProxy,
+} from '@agentproto/sandbox';
+import { SkillError } from '../errors-base.js';
+import type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox.js';
+
+export interface BubblewrapSandboxOptions {
+  /**
+   * The root of private folders, made 0700 if missing (`private/` under the default store
+   * root by default), as for localSandbox: each folder is seen inside the sandbox at its own
+   * path, and nothing else under this root is.
+   */
+  privateRoot?: string;
+  /** `{ ssh: false }` makes an HTTPS-only sandbox. SSH is otherwise there when `ssh` is installed. */
+  capabilities?: { ssh?: boolean };
+  /** Called for each connection the network boundary refused, after it is recorded in `refusedEgress`. */
+  onEgressRefused?(attempt: EgressAttempt): void;
+}
+
+/** bubblewrapSandbox(): a Sandbox, plus what its network boundary saw and a way to stop it. */
+export interface BubblewrapSandbox extends Sandbox {
+  readonly name: 'bubblewrap';
+  allowEgress(hosts: readonly string[], signal: AbortSignal): Promise<void>;
+  sweepPrivateDirs(): Promise<number>;
+  /** Every connection a command asked for that was not granted, in order (`host`, `port`). */
+  readonly refusedEgress: readonly EgressAttempt[];
+  /** Stops the egress proxy, if one runs. The sandbox can be used again: a later grant starts another. */
+  close(): Promise<void>;
+}
+
+/** What the sandbox would need and this machine lacks. */
+export type IsolationMissing = 'linux' | 'bubblewrap' | 'namespaces' | 'socat' | 'git';
+
+/**
+ * bubblewrapSandbox() cannot isolate on this machine. Thrown when the sandbox is made,
+ * never replaced by running without isolation: a host that accepts running git in its own
+ * account must choose localSandbox() itself.
+ */
+export class SandboxIsolationUnavailableError extends SkillError {
+  declare readonly code: 'SKILL_SANDBOX_UNAVAILABLE';
+  constructor(
+    readonly sandbox: string,
+    /** The part that is missing: a program (`bubblewrap`, `socat`, `git`), `namespaces` or `linux`. */
+    readonly missing: IsolationMissing,
+    /** Where it was looked for, or what bubblewrap said. */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'SKILL_SANDBOX_UNAVAILABLE',
+      `sandbox "${sandbox}" cannot isolate here: ${MISSING[missing]} (${detail})`,
+      options,
+    );
+  }
+}
+
+const MISSING: Record<IsolationMissing, string> = {
+  linux: 'it needs Linux namespaces',
+  bubblewrap: 'bubblewrap (bwrap) is not installed',
+  namespaces: 'bubblewrap cannot create namespaces',
+  socat: 'socat is not installed (the network boundary needs it)',
+  git: 'no git program in the system folders it shows (the in-process engine would run outside the boundary)',
+};
+
+const BY_REASON: Record<SandboxUnavailableError['reason'], IsolationMissing> = {
+  'not-linux': 'linux',
+  'bwrap-missing': 'bubblewrap',
+  'namespaces-refused': 'namespaces',
+  'socat-missing': 'socat',
+};
+
+/** Where the system-git engine looks for programs when it runs in a sandbox (its STANDARD_PATH). */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Host folders the sandbox shows read-only as its system; a program must resolve into one of them. */
+const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/** Never bound writable as a working folder: the system, and what the kernel and services own. */
+const NEVER_WRITABLE = [...SYSTEM_FOLDERS, '/etc', '/proc', '/dev', '/sys', '/run', '/boot', '/var/run'];
+
+/**
+ * Skill acquisition inside bubblewrap: every command (git, ssh, git's HTTP helper) runs in
+ * its own user, PID, mount and network namespaces, as this process's account, seeing the
+ * read-only system folders, the private folder its paths name (the credentials and the
+ * gitdir, at their own path) and nothing of the host's home or config. It has no network
+ * at all unless `allowEgress` granted hosts: then its only way out is a host-side proxy
+ * that connects to exactly those (HTTPS through git's `http.proxy`, SSH through a
+ * ProxyCommand), and refuses everything else.
+ *
+ * Needs bubblewrap, socat and git (ssh for SSH sources) in the system folders. There is no
+ * in-process engine: the ref listing runs in the sandbox too.
+ *
+ * @example
+ * ```ts
+ * import { bubblewrapSandbox, prepareSkills } from '@agentproto/skill-providers';
+ *
+ * const sandbox = bubblewrapSandbox({ privateRoot: cache.privateRoot });
+ * try {
+ *   await prepareSkills(declaration, { cache, sandbox });
+ * } finally {
+ *   await sandbox.close();
+ * }
+ * ```
+ *
+ * @throws {SandboxIsolationUnavailableError} `SKILL_SANDBOX_UNAVAILABLE`: no bubblewrap, no namespaces, no socat or no git.
+ */
+export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): BubblewrapSandbox {
+  const name = 'bubblewrap';
+  const runAs = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  let socat: string;
+  try {
+    const support = checkSandbox({ runAs });
+    if (support.socat === undefined) throw new SandboxUnavailableError('socat-missing', 'no socat in PATH');
+    socat = support.socat;
+  } catch (error) {
+    if (error instanceof SandboxUnavailableError)
+      throw new SandboxIsolationUnavailableError(name, BY_REASON[error.reason], error.detail, { cause: error });
+    throw error;
+  }
+  if (systemProgram('git') === undefined)
+    throw new SandboxIsolationUnavailableError(name, 'git', `looked in ${SYSTEM_PATH}`);
+  const capabilities: SandboxCapabilities = {
+    https: true,
+    ssh: (options.capabilities?.ssh ?? true) && systemProgram('ssh') !== undefined,
+    git: true,
+    inProcess: false,
+  };
+  const privateRoot = normalize(options.privateRoot ?? join(defaultCacheRoot(), 'private'));
+  const host = localCommandHost();
+  const egress = egressBoundary(runAs, options.onEgressRefused);
+
+  return {
+    name,
+    capabilities,
+    async run(argv: readonly string[], run: RunOptions): Promise<RunResult> {
+      const { signal } = run;
+      if (signal?.aborted) throw signal.reason;
+      const mounts = mountsFor(argv, run, egress.privateDirs(), privateRoot);
+      // Only a command that names a remote gets the way out: local git commands (cat-file,
+      // rev-list on the private gitdir) run with no network at all, and start faster.
+      const proxy = namesRemote(argv, run.env) ? await egress.proxy() : undefined;
+      const result = await runIsolated({
+        argv,
+        env: proxy === undefined ? { ...run.env } : throughProxy(run.env, socat),
+        cwd: run.cwd ?? '/',
+        mounts,
+        runAs,
+        ...(proxy === undefined ? {} : { egress: proxy }),
+        ...(signal === undefined ? {} : { signal }),
+        ...(run.stdin === undefined ? {} : { stdin: run.stdin }),
+        // git's object reader gets whole blobs on stdout; the fetch caps bound them, as in localSandbox.
+        maxOutputBytes: Number.MAX_SAFE_INTEGER,
+      });
+      if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
+      const stderr = result.stderr.toString('utf8').trim();
+      // The program is not there: bwrap's own message (or the egress bridge's shell's), as spawn's ENOENT.
+      if (/^bwrap: execvp [^\n]*$|^\/bin\/sh: \d+: exec: [^\n]*: not found$/.test(stderr)) {
+        throw Object.assign(new Error(`spawn ${argv[0]} ENOENT in sandbox "${name}"`), {
+          code: 'ENOENT',
+          path: argv[0],
+        });
+      }
+      const code = result.code ?? 128 + (constants.signals[result.signal as keyof typeof constants.signals] ?? 0);
+      return { code, stdout: result.stdout, stderr: result.stderr };
+    },
+    writeFile: host.writeFile,
+    async makePrivateDir() {
+      const dir = await makePrivateDir(privateRoot);
+      egress.made(dir);
+      return dir;
+    },
+    async removePrivateDir(path) {
+      await removePrivateDir(path);
+      await egress.removed(path);
+    },
+    sweepPrivateDirs: () => sweepPrivateDirs(privateRoot),
+    async allowEgress(hosts, signal) {
+      if (signal.aborted) throw signal.reason;
+      await egress.grant(hosts);
+    },
+    get refusedEgress() {
+      return egress.refused;
+    },
+    close: () => egress.close(),
+  };
+}
+
+/**
+ * One egress proxy for the sandbox, running only while hosts are granted. A grant belongs
+ * to the private folder made last that has none yet (the core calls allowEgress right after
+ * makePrivateDir, for that entry), and ends with that folder's removal; entries prepared at
+ * once share the proxy, which grants the union of their hosts. A grant with no private
+ * folder waiting holds until close(). With nothing granted the proxy is closed, so it never
+ * keeps the host's process alive after a preparation.
+ */
+function egressBoundary(
+  runAs: { uid: number; gid: number },
+  onRefused: ((attempt: EgressAttempt) => void) | undefined,
+) {
+  const refused: EgressAttempt[] = [];
+  const live = new Set<string>();
+  const waiting: string[] = [];
+  const byDir = new Map<string, readonly string[]>();
+  let standing: readonly string[] = [];
+  let running: Promise<EgressProxy> | undefined;
+  const hosts = () => [...new Set([...standing, ...[...byDir.values()].flat()])];
+  const stop = async () => {
+    const proxy = running;
+    running = undefined;
+    if (proxy) await (await proxy).close();
+  };
+  const update = async () => {
+    const all = hosts();
+    if (all.length === 0) return stop();
+    // The proxy's folder belongs to the account commands run as (this one), as the private folders do.
+    running ??= startEgressProxy({
+      owner: runAs,
+      onRefused(attempt) {
+        refused.push(attempt);
+        onRefused?.(attempt);
+      },
+    });
+    (await running).grant(all);
+  };
+  return {
+    refused,
+    privateDirs: () => live,
+    made(dir: string) {
+      live.add(dir);
+      waiting.push(dir);
+    },
+    async removed(dir: string) {
+      live.delete(dir);
+      if (waiting.includes(dir)) waiting.splice(waiting.indexOf(dir), 1);
+      if (byDir.delete(dir)) await update();
+    },
+    async grant(granted: readonly string[]) {
+      const dir = waiting.shift();
+      if (dir === undefined) standing = [...new Set([...standing, ...granted])];
+      else byDir.set(dir, [...granted]);
+      await update();
+    },
+    /** The running proxy when hosts are granted; undefined means no network at all. */
+    async proxy(): Promise<EgressProxy | undefined> {
+      return hosts().length === 0 || running === undefined ? undefined : running;
+    },
+    close() {
+      standing = [];
+      byDir.clear();
+      return stop();
+    },
+  };
+}
+
+/**
+ * The environment given, plus the way out: git's `http.proxy` as command-line config
+ * (GIT_CONFIG_COUNT/KEY/VALUE, after any the caller set), `http_proxy`/`https_proxy` for
+ * other programs, and a ProxyCommand appended to GIT_SSH_COMMAND that reaches the SSH
+ * server through the same proxy (CONNECT). Only addresses: no credential is ever added.
+ */
+function throughProxy(env: Readonly<Record<string, string>>, socat: string): Record<string, string> {
+  const out: Record<string, string> = { ...env };
+  const count = Number(env.GIT_CONFIG_COUNT ?? '0');
+  const index = Number.isSafeInteger(count) && count >= 0 ? count : 0;
+  out[`GIT_CONFIG_KEY_${index}`] = 'http.proxy';
+  out[`GIT_CONFIG_VALUE_${index}`] = SANDBOX_PROXY.url;
+  out.GIT_CONFIG_COUNT = String(index + 1);
+  out.http_proxy ??= SANDBOX_PROXY.url;
+  out.https_proxy ??= SANDBOX_PROXY.url;
+  if (env.GIT_SSH_COMMAND !== undefined) {
+    const command = `${socat} - PROXY:${SANDBOX_PROXY.host}:%h:%p,proxyport=${SANDBOX_PROXY.port}`;
+    out.GIT_SSH_COMMAND = `${env.GIT_SSH_COMMAND} -o 'ProxyCommand=${command}'`;
+  }
+  return out;
+}
+
+/** A URL in an argument (`ls-remote https://…`, `-c remote.x.url=ssh://…`), or an ssh command to reach one with. */
+function namesRemote(argv: readonly string[], env: Readonly<Record<string, string>>): boolean {
+  return env.GIT_SSH_COMMAND !== undefined || argv.some((arg) => arg.includes('://'));
+}
+
+/**
+ * The folders one command sees besides the system: each private folder of this sandbox
+ * that its working folder, arguments or environment name (the engine's work folder, which
+ * holds the gitdir, the header file and the SSH key), read-write at its own path; and a
+ * working folder outside them, read-write, unless it would show the host's home, the
+ * private root (other entries' credentials) or a system folder.
+ */
+function mountsFor(argv: readonly string[], run: RunOptions, live: ReadonlySet<string>, privateRoot: string): Mount[] {
+  const texts = [...argv, ...Object.values(run.env), ...(run.cwd === undefined ? [] : [run.cwd])];
+  const dirs = [...live].filter((dir) => texts.some((text) => names(text, dir)));
+  const mounts: Mount[] = dirs.map((dir) => ({ source: dir, target: dir, writable: true }));
+  const cwd = run.cwd === undefined ? undefined : normalize(run.cwd);
+  if (cwd === undefined || cwd === '/' || dirs.some((dir) => within(cwd, dir))) return mounts;
+  if (!isAbsolute(cwd)) throw new SandboxSpecError('cwd', cwd, 'is not an absolute path');
+  if (within(cwd, privateRoot))
+    throw new SandboxSpecError('cwd', cwd, 'is in the private root but not a private folder this sandbox holds');
+  for (const shown of [homedir(), privateRoot]) {
+    if (within(shown, cwd)) throw new SandboxSpecError('cwd', cwd, `would show ${shown} to the sandbox`);
+  }
+  if (NEVER_WRITABLE.some((folder) => within(cwd, folder) || within(realpathOr(cwd), folder)))
+    throw new SandboxSpecError('cwd', cwd, 'is a system folder');
+  return [...mounts, { source: cwd, target: cwd, writable: true }];
+}
+
+/** Whether `text` names `path` or something under it (a path ends at `/`, the end, or a character no path here holds). */
+function names(text: string, path: string): boolean {
+  for (let at = text.indexOf(path); at !== -1; at = text.indexOf(path, at + 1)) {
+    const next = text[at + path.length];
+    if (next === undefined || !/[A-Za-z0-9._-]/.test(next)) return true;
+  }
+  return false;
+}
+
+function within(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Programs found once per process. */
+const programs = new Map<string, string | undefined>();
+
+/** `name` in SYSTEM_PATH, resolved, when it lies in a folder the sandbox shows; otherwise undefined. */
+function systemProgram(name: string): string | undefined {
+  if (programs.has(name)) return programs.get(name);
+  let found: string | undefined;
+  for (const folder of SYSTEM_PATH.split(':')) {
+    try {
+      const path = realpathSync(join(folder, name));
+      const stat = statSync(path);
+      if (stat.isFile() && (stat.mode & 0o111) !== 0 && SYSTEM_FOLDERS.some((system) => within(path, system))) {
+        found = path;
+        break;
+      }
+    } catch {
+      // Not here.
+    }
+  }
+  programs.set(name, found);
+  return found;
+}

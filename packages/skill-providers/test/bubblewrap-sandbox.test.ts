@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateSshKey, makeRepo, startGitHttpServer, startGitSshServer } from '@agentproto/testkit';
+import {
+  type BubblewrapSandbox,
+  bubblewrapSandbox,
+  createRegistry,
+  gitProvider,
+  localSandbox,
+  prepareSkills,
+} from '@agentproto/skill-providers';
+import { newCache } from './support/skills.js';
+import { tempDir } from './support/temp.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** One repository served over smart HTTP with Basic auth and over SSH with a deploy key. */
+async function servers() {
+  const root = await tempDir();
+  await makeRepo({
+    root,
+    name: 'skills.git',
+    commits: [
+      {
+        files: {
+          'skills/deploy/SKILL.md': '# deploy\n',
+          'skills/deploy/run.sh': { content: 'echo deploy\n', executable: true },
+          'skills/other/SKILL.md': '# other\n',
+        },
+      },
+    ],
+  });
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const http = await startGitHttpServer({ root, auth: { username: 'bot', password } });
+  const key = await generateSshKey({ dir: await tempDir(), name: 'deploy' });
+  const ssh = await startGitSshServer({ root, authorizedKeys: [key.publicKey] });
+  cleanups.push(
+    () => http.close(),
+    () => ssh.close(),
+  );
+  const privateKey = await readFile(key.privateKey, 'utf8');
+  return {
+    http,
+    ssh,
+    password,
+    privateKey,
+    registry: createRegistry([gitProvider({ deployKeySecretNames: ['skills-read-key'] })]),
+    httpEntry: {
+      provider: 'git',
+      source: http.urlFor('skills.git'),
+      version: 'main',
+      path: 'skills/deploy',
+      name: 'h',
+    },
+    sshEntry: {
+      provider: 'git',
+      source: ssh.urlFor('skills.git'),
+      version: 'main',
+      path: 'skills/deploy',
+      name: 's',
+      config: { deploy_key_secret_name: 'skills-read-key', known_hosts: ssh.knownHostsLine },
+    },
+  };
+}
+
+async function sandboxIn(): Promise<{ sandbox: BubblewrapSandbox; privateRoot: string }> {
+  const privateRoot = await tempDir();
+  const sandbox = bubblewrapSandbox({ privateRoot });
+  cleanups.push(() => sandbox.close());
+  return { sandbox, privateRoot };
+}
+
+describe('bubblewrapSandbox', () => {
+  it('says what it can do: git, ssh and https, never in-process', async () => {
+    const { sandbox } = await sandboxIn();
+    expect(sandbox.name).toBe('bubblewrap');
+    expect(sandbox.capabilities).toEqual({ git: true, ssh: true, https: true, inProcess: false });
+    expect(bubblewrapSandbox({ capabilities: { ssh: false } }).capabilities.ssh).toBe(false);
+  });
+
+  it('prepares over HTTP Basic and over SSH with a deploy key: the same content ids as localSandbox', async () => {
+    const s = await servers();
+    const { sandbox, privateRoot } = await sandboxIn();
+    const options = {
+      registry: s.registry,
+      vault: () => ({ username: 'bot', password: s.password }),
+      secrets: () => s.privateKey,
+    };
+    const isolated = await prepareSkills([s.httpEntry, s.sshEntry], { ...options, cache: await newCache(), sandbox });
+    const local = await prepareSkills([s.httpEntry, s.sshEntry], {
+      ...options,
+      cache: await newCache(),
+      sandbox: localSandbox({ privateRoot: await tempDir() }),
+    });
+    expect(isolated.map((skill) => skill.contentId)).toEqual(local.map((skill) => skill.contentId));
+    expect(isolated.map((skill) => skill.version)).toEqual(local.map((skill) => skill.version));
+    for (const skill of isolated) expect(await readFile(join(skill.dir, 'SKILL.md'), 'utf8')).toBe('# deploy\n');
+    // Both went through the network boundary, which granted exactly the servers and refused nothing.
+    expect(sandbox.refusedEgress).toEqual([]);
+    expect(s.http.stats.log.some((entry) => entry.status === 200)).toBe(true);
+    expect(await readdir(privateRoot)).toEqual([]);
+  }, 60_000);
+});
