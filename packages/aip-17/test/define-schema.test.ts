@@ -22,12 +22,23 @@ describe('the pinned schema', () => {
     expect(readFileSync(PINNED).equals(readFileSync(REFERENCE))).toBe(true);
   });
 
-  it('has the agentproto.sh $id and the runner block under $defs.runner, and ships with the package', () => {
+  it('has the agentproto.sh $id and the runner block under $defs.runner', () => {
     const schema = JSON.parse(readFileSync(PINNED, 'utf8'));
     expect(schema.$id).toBe('https://agentproto.sh/schemas/aip-17/RUNNER.schema.json');
     expect(Object.keys(schema.$defs.runner.properties)).toEqual(['engine', 'image', 'needs', 'limits']);
+  });
+
+  it('is exported under the path of its $id: the pinned file here, the built copy when published', async () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-    expect(manifest.files).toContain('schemas');
+    const subpath = './schemas/aip-17/RUNNER.schema.json';
+    expect(manifest.exports[subpath]).toEqual({
+      '@agentproto/source': subpath,
+      default: './dist/aip-17/RUNNER.schema.json',
+    });
+    expect(manifest.publishConfig.exports[subpath]).toBe('./dist/aip-17/RUNNER.schema.json');
+    // tsup copies schemas/ into dist/ (publicDir), so the published path holds the same file.
+    const { default: config } = await import('../tsup.config.js');
+    expect(config).toMatchObject({ publicDir: 'schemas' });
   });
 });
 
