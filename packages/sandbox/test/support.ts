@@ -54,6 +54,17 @@ export function processesWith(text: string): number[] {
   return pids;
 }
 
+/** Host pids of the `/bin/sleep 300.<tag>` processes the tests leave behind on purpose. */
+export function sleepers(tag: string): number[] {
+  return processesWith(`/bin/sleep\0${300}.${tag}\0`).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('/bin/sleep\0');
+    } catch {
+      return false;
+    }
+  });
+}
+
 export async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
