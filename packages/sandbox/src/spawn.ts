@@ -244,8 +244,13 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   // The last bytes of stderr: how a failed allocation is told from any other failure, and
   // what bwrap said when it could not set the sandbox up.
   let stderrTail = '';
+  let saidOutOfMemory = false;
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderrTail = (stderrTail + chunk.toString('latin1')).slice(-4096);
+    const text = chunk.toString('latin1');
+    // Each chunk with the end of the one before: a message split across two still counts,
+    // and a long stack trace after it does not push it out.
+    saidOutOfMemory ||= OUT_OF_MEMORY.test(stderrTail.slice(-256) + text);
+    stderrTail = (stderrTail + text).slice(-4096);
   });
 
   let killedFor: 'timeout' | 'aborted' | 'killed' | undefined;
@@ -291,7 +296,12 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
         const byStatus = exitCode !== null && exitCode > 128 && exitCode < 128 + 65 ? signalName(exitCode - 128) : null;
         const sig = exitSignal ?? byStatus;
         const code = sig === null ? exitCode : null;
-        resolve({ reason: reasonOf(killedFor, code, sig, command.limits, stderrTail), code, signal: sig, durationMs });
+        resolve({
+          reason: reasonOf(killedFor, code, sig, command.limits, stderrTail, saidOutOfMemory),
+          code,
+          signal: sig,
+          durationMs,
+        });
       })();
     });
   });
@@ -317,13 +327,14 @@ function reasonOf(
   sig: string | null,
   limits: ProcessLimits | undefined,
   stderrTail: string,
+  saidOutOfMemory: boolean,
 ): ExitReason {
   if (killedFor === 'timeout') return { kind: 'timeout' };
   if (killedFor === 'aborted') return { kind: 'aborted' };
   if (killedFor === 'killed') return { kind: 'signal', signal: 'SIGKILL' };
   if (limits?.cpuMs !== undefined && (sig === 'SIGXCPU' || (sig === 'SIGKILL' && /\bSIGXCPU\b/.test(stderrTail))))
     return { kind: 'cpu', signal: sig };
-  if (limits?.memoryMb !== undefined && (code !== 0 || sig !== null) && OUT_OF_MEMORY.test(stderrTail))
+  if (limits?.memoryMb !== undefined && (code !== 0 || sig !== null) && saidOutOfMemory)
     return { kind: 'memory', signal: sig, code };
   if (sig !== null) return { kind: 'signal', signal: sig };
   return { kind: 'exit', code: code ?? 0 };
