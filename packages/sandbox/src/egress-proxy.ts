@@ -186,7 +186,10 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
         headers,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const answerHeaders: OutgoingHttpHeaders = {};
+        for (const [name, value] of Object.entries(answer.headers))
+          if (!HOP_BY_HOP.has(name) && value !== undefined) answerHeaders[name] = value;
+        res.writeHead(answer.statusCode ?? 502, answerHeaders);
         answer.pipe(res);
       },
     );
