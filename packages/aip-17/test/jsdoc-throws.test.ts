@@ -13,6 +13,8 @@ describe('JSDoc of the entry points: an @example each, and @throws naming codes 
     ['validateRunner', true],
     ['loadRunnerBlock', true],
     ['migrateLegacyRuntime', true],
+    ['createRunner', true],
+    ['bubblewrapDriver', true],
   ] as const)('%s has an @example and says what it throws', (name, throws) => {
     const doc = docs.docOf(name);
     expect(doc, `no JSDoc found for ${name}`).toBeDefined();
@@ -32,6 +34,9 @@ describe('JSDoc of the entry points: an @example each, and @throws naming codes 
       'AIP17_IMAGE_UNKNOWN',
       'AIP17_IMAGE_UNRESOLVED',
       'AIP17_HOST_INVALID',
+      'AIP17_ENGINE_UNSUPPORTED',
+      'AIP17_NEEDS_UNSUPPORTED',
+      'AIP17_NEEDS_MISSING',
     ])
       expect(docs.known.has(code), code).toBe(true);
   });

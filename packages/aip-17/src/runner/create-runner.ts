@@ -48,7 +48,7 @@ export interface BundleRunner {
  * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE` (from `run`): bubblewrap cannot isolate here; nothing ran, and no fall back is tried.
  * @throws {RunnerEngineError} `AIP17_ENGINE_UNSUPPORTED` (from `run`): `in-process` with a run that is not a node module file, or `sandbox` without a driver.
  * @throws {RunnerNeedsError} `AIP17_NEEDS_UNSUPPORTED` / `AIP17_NEEDS_MISSING` (from `run`): the sandbox driver cannot honour `needs`.
- * @throws {ArchiveError} `UNSAFE_ARCHIVE` (from `run`): the bundle breaks an archive rule or a bound.
+ * @throws {ArchiveError} (from `run`): the bundle breaks an archive rule or a bound (code UNSAFE_ARCHIVE, of @agentproto/archive).
  * @throws {RunResolutionError} `AIP26_RUN_INVALID` (from `run`): `run` names no runnable thing.
  * @throws {PathError} `AIP26_UNSAFE_PATH` (from `run`): `run`'s file is not a bundle-internal path.
  * @throws {RunFileMissingError} `AIP26_RUN_FILE_MISSING` (from `run`): `run`'s file is not in the bundle.
