@@ -1,8 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
-// The pinned copy under the package's schemas/ is the only copy: tsup inlines it into dist,
-// vitest imports it from source. Importing it is no I/O at run time in the build.
-import published from '../../schemas/aip-17/RUNNER.schema.json' with { type: 'json' };
+// The published copy under /schemas is the only copy: tsup inlines it into dist, vitest
+// imports it from source.
+import published from '../../../../schemas/aip-17/RUNNER.schema.json' with { type: 'json' };
 import type { RunnerProblem } from './errors.js';
 
 /** The `$id` of the AIP-17 runner schema. */
