@@ -77,6 +77,8 @@ function probe(
 function probeArgs(): string[] {
   return [
     '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--ro-bind',

@@ -152,6 +152,10 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   const inputs: string[] = [`${envArgs.join('\0')}\0`];
   const args = [
     '--unshare-all',
+    // A user namespace for sure (not "if it can"), and none inside it: a sandboxed process
+    // cannot make user namespaces of its own (less of the kernel within its reach).
+    '--unshare-user',
+    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--cap-drop',

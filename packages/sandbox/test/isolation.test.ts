@@ -135,6 +135,33 @@ describe('what a sandboxed command sees of the host', () => {
   });
 });
 
+describe('what a sandboxed command cannot do', () => {
+  it('make a user namespace of its own (the kernel surface it would open stays closed)', async () => {
+    const result = await runIsolated({ argv: ['/usr/bin/unshare', '--user', '/bin/true'], env: { PATH } });
+    expect(result.reason).toEqual({ kind: 'exit', code: 1 });
+    expect(result.stderr.toString()).toMatch(/unshare failed/);
+  });
+
+  it("reach the host's abstract Unix sockets (its network namespace is its own)", async () => {
+    const { createServer } = await import('node:net');
+    const name = `agentproto-sandbox-${marker()}`;
+    let connections = 0;
+    const server = createServer(() => connections++);
+    await new Promise<void>((resolve) => server.listen(`\0${name}`, resolve));
+    try {
+      const result = await runIsolated({
+        argv: ['/usr/bin/socat', '-u', 'OPEN:/dev/null', `ABSTRACT-CONNECT:${name}`],
+        env: { PATH },
+      });
+      expect(result.reason).not.toEqual({ kind: 'exit', code: 0 });
+      expect(result.stderr.toString()).toMatch(/Connection refused/);
+      expect(connections).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('secrets in the environment', () => {
   it('never appear on a command line, and bwrap runs with an empty environment (LD_PRELOAD cannot act on it)', async () => {
     const canary = `canary-${marker()}`;
