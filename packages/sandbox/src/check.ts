@@ -13,6 +13,7 @@ export interface SandboxSupport {
   socat: string | undefined;
 }
 
+/** Where and as whom `checkSandbox` looks. */
 export interface CheckSandboxOptions {
   /** Where programs are looked for. Default: this process's PATH, then /usr/bin and /bin. */
   path?: string;

@@ -8,6 +8,7 @@ import { defaultRunAs } from './spawn.js';
 
 /** One connection a sandboxed process asked for. */
 export interface EgressAttempt {
+  /** The host as the sandbox named it (a name or an address literal, `[v6]` bracketed). */
   host: string;
   port: number;
 }
@@ -33,6 +34,7 @@ export interface EgressProxy {
   close(): Promise<void>;
 }
 
+/** How `startEgressProxy` starts. */
 export interface EgressProxyOptions {
   /** Granted at start (see `grant`). Default none. */
   allow?: readonly string[];

@@ -16,6 +16,7 @@ export type SandboxUnavailableReason =
 export class SandboxUnavailableError extends Error {
   readonly code = 'SANDBOX_UNAVAILABLE';
   constructor(
+    /** Which fact of the machine stands in the way. */
     readonly reason: SandboxUnavailableReason,
     /** What the check saw: bwrap's own message, or the program that was looked for. */
     readonly detail: string,
@@ -41,6 +42,7 @@ export class SandboxSpecError extends Error {
     readonly field: string,
     /** The offending value (a path or a program name; never an environment value). */
     readonly value: string,
+    /** What is wrong with it. */
     readonly problem: string,
     options?: { cause?: unknown },
   ) {
@@ -72,7 +74,9 @@ export class SandboxSetupError extends Error {
 export class EgressHostError extends Error {
   readonly code = 'SANDBOX_EGRESS_HOST_INVALID';
   constructor(
+    /** The entry as given. */
     readonly host: string,
+    /** What is wrong with it. */
     readonly problem: string,
   ) {
     super(`egress host ${JSON.stringify(host)}: ${problem}`);

@@ -1,6 +1,7 @@
 import type { IsolatedCommand, IsolatedExit } from './spawn.js';
 import { spawnIsolated } from './spawn.js';
 
+/** `spawnIsolated`'s command, with standard input and an output bound. */
 export interface RunIsolatedOptions extends IsolatedCommand {
   /** Written to standard input, which is then closed. Default: closed at once. */
   stdin?: string | Uint8Array;
@@ -8,8 +9,11 @@ export interface RunIsolatedOptions extends IsolatedCommand {
   maxOutputBytes?: number;
 }
 
+/** How the command ended, with what it wrote. */
 export interface IsolatedResult extends IsolatedExit {
+  /** Standard output, up to `maxOutputBytes`. */
   stdout: Buffer;
+  /** Standard error, up to `maxOutputBytes`. */
   stderr: Buffer;
 }
 

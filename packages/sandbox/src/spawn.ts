@@ -29,6 +29,7 @@ export interface ProcessLimits {
   maxFileMb?: number;
 }
 
+/** What `spawnIsolated` runs, and how it is confined. */
 export interface IsolatedCommand {
   /** The program and its arguments, no shell. A name without `/` is looked up in `env.PATH` inside the sandbox. */
   argv: readonly string[];
@@ -47,6 +48,7 @@ export interface IsolatedCommand {
   system?: boolean;
   /** Reach granted hosts through this proxy: the sandbox gets `127.0.0.1:3128` bridged to it. Default: no network at all. */
   egress?: EgressProxy;
+  /** Per-process caps. Default: none. */
   limits?: ProcessLimits;
   /**
    * The host account the sandbox runs as. Default: this process's, except root, which runs
@@ -68,11 +70,15 @@ export type ExitReason =
   | { kind: 'memory'; signal: string | null; code: number | null }
   | { kind: 'cpu'; signal: string };
 
+/** How a sandboxed command ended, once nothing of its sandbox is left. */
 export interface IsolatedExit {
+  /** Why it ended (see the README for how each reason is decided). */
   reason: ExitReason;
   /** The command's exit code, or null when a signal ended it. */
   code: number | null;
+  /** The signal that ended it (`SIGKILL`, …), or null when it exited. */
   signal: string | null;
+  /** From spawn until nothing of the sandbox was left. */
   durationMs: number;
 }
 
@@ -80,8 +86,11 @@ export interface IsolatedExit {
 export interface IsolatedProcess {
   /** Host pid of the bwrap process that holds the sandbox. */
   readonly pid: number;
+  /** The command's standard input. */
   readonly stdin: Writable;
+  /** The command's standard output. */
   readonly stdout: Readable;
+  /** The command's standard error (and bubblewrap's own messages). */
   readonly stderr: Readable;
   /** Settles when the command and every process it started are gone. */
   readonly exited: Promise<IsolatedExit>;
