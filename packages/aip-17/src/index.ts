@@ -37,7 +37,7 @@ export { RunnerEngineError, RunnerNeedsError } from './engines/errors.js';
 export type { BundleRunner, CreateRunnerOptions } from './runner/create-runner.js';
 export type { BubblewrapBox, BubblewrapDriver, BubblewrapDriverOptions } from './engines/bubblewrap-driver.js';
 export type { InProcessContext } from './engines/in-process.js';
-export type { LocalRunOptions, RunFolder } from './engines/local.js';
+export type { LocalRunOptions } from './engines/local.js';
 export type { RunnerNeedsErrorCode } from './engines/errors.js';
 export type {
   CapEnforcement,

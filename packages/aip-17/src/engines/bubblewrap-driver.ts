@@ -14,6 +14,7 @@ import {
 } from './local.js';
 import type { SandboxBox, SandboxCreateRequest, SandboxDriver } from './types.js';
 
+/** Options of `bubblewrapDriver`: where and how boxes run on this machine. */
 export interface BubblewrapDriverOptions extends LocalRunOptions {
   /** The template id a host registers it under. Default `local-bubblewrap`. */
   id?: string;
@@ -23,12 +24,19 @@ export interface BubblewrapDriverOptions extends LocalRunOptions {
 
 /** A created local sandbox: a run folder on this machine. */
 export interface BubblewrapBox extends SandboxBox {
+  /** The box's host folder, removed by `destroy`. */
+  readonly folder: string;
+}
+
+/** What a box was created with, kept beside it. */
+interface BoxState {
   readonly folder: RunFolder;
   readonly env: Readonly<Record<string, string>>;
   readonly limits: RunnerLimits;
   readonly network: { egress: readonly string[] } | undefined;
 }
 
+/** A `SandboxDriver` on this machine, with its template. */
 export interface BubblewrapDriver extends SandboxDriver<BubblewrapBox> {
   /** Its entry for `defineRunner`'s `images` registry. */
   readonly template: SandboxTemplate;
@@ -63,6 +71,12 @@ export function bubblewrapDriver(options: BubblewrapDriverOptions = {}): Bubblew
   const path = options.path ?? '/usr/local/bin:/usr/bin:/bin';
   const hasRuntime = (language: RunnerLanguage) =>
     language === 'multi' || lookUp(RUNTIMES[language], path) !== undefined;
+  const boxes = new WeakMap<BubblewrapBox, BoxState>();
+  const stateOf = (box: BubblewrapBox): BoxState => {
+    const state = boxes.get(box);
+    if (state === undefined) throw new TypeError('not a box of this driver, or destroyed');
+    return state;
+  };
   const languages = (['node', 'python'] as const).filter(hasRuntime);
   const template: SandboxTemplate = {
     id,
@@ -90,20 +104,23 @@ export function bubblewrapDriver(options: BubblewrapDriverOptions = {}): Bubblew
       if (missing.length > 0)
         throw new RunnerNeedsError('AIP17_NEEDS_MISSING', id, missing, 'not installed on this machine');
       const folder = await makeRunFolder(options);
-      return { bundleRoot: BUNDLE_ROOT, folder, env: request.env, limits: request.limits, network: request.network };
+      const box: BubblewrapBox = { bundleRoot: BUNDLE_ROOT, folder: folder.work };
+      boxes.set(box, { folder, env: { ...request.env }, limits: request.limits, network: request.network });
+      return box;
     },
     async upload(box, bundle) {
-      await extractBundle(box.folder, bundle, options);
+      await extractBundle(stateOf(box).folder, bundle, options);
     },
     async exec(box, request) {
+      const state = stateOf(box);
       const result = await runInFolder(
-        box.folder,
+        state.folder,
         {
           argv: request.argv,
-          env: box.env,
-          limits: box.limits,
+          env: state.env,
+          limits: state.limits,
           timeoutMs: request.timeoutMs,
-          network: box.network,
+          network: state.network,
           stdin: request.stdin,
           signal: request.signal,
         },
@@ -111,8 +128,10 @@ export function bubblewrapDriver(options: BubblewrapDriverOptions = {}): Bubblew
       );
       return { reason: result.reason, stdout: result.stdout, stderr: result.stderr };
     },
-    destroy(box) {
-      return removeRunFolder(box.folder);
+    async destroy(box) {
+      const state = boxes.get(box);
+      boxes.delete(box);
+      if (state) await removeRunFolder(state.folder);
     },
   };
 }
@@ -121,6 +140,8 @@ export function bubblewrapDriver(options: BubblewrapDriverOptions = {}): Bubblew
 function debianPackageInstalled(name: string): boolean {
   // A package name is [a-z0-9][a-z0-9+.-]+ (Debian policy 5.6.1); anything else is no package.
   if (!/^[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?$/.test(name)) return false;
-  const result = spawnSync('dpkg-query', ['-W', '-f', '${Status}', name], { encoding: 'utf8', timeout: 10_000 });
+  const dpkgQuery = lookUp('dpkg-query', '/usr/bin:/bin');
+  if (dpkgQuery === undefined) return false;
+  const result = spawnSync(dpkgQuery, ['-W', '-f', '${Status}', name], { encoding: 'utf8', timeout: 10_000 });
   return result.status === 0 && /\binstall ok installed\b/.test(result.stdout);
 }

@@ -10,6 +10,7 @@ export class RunnerNeedsError extends Error {
   readonly code: RunnerNeedsErrorCode;
   /** The sandbox template that refused, e.g. `local-bubblewrap`. */
   readonly image: string;
+  /** Every need refused, e.g. `npm:left-pad@1.3.0`, `native:libvips`, `language:python`. */
   readonly needs: readonly string[];
   constructor(code: RunnerNeedsErrorCode, image: string, needs: readonly string[], reason: string) {
     super(`sandbox ${image} cannot honour needs ${needs.join(', ')}: ${reason}`);
@@ -26,6 +27,7 @@ export class RunnerNeedsError extends Error {
  */
 export class RunnerEngineError extends Error {
   readonly code = 'AIP17_ENGINE_UNSUPPORTED';
+  /** The engine after the downgrade rule. */
   readonly engine: string;
   /** What was asked for: the `run` value as JSON, or the missing option. */
   readonly subject: string;

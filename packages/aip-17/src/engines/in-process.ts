@@ -19,10 +19,13 @@ export interface InProcessContext {
   args: readonly string[];
   /** The env the host passed (the code can read `process.env` too: it is trusted code in this process). */
   env: Readonly<Record<string, string>>;
+  /** What the host passed as `stdin`, whole. */
   stdin: Buffer;
   /** Aborted at `timeout_ms` and when the host's signal fires. */
   signal: AbortSignal;
+  /** The run's stdout: what is written here is the outcome's `stdout`. */
   stdout: { write(chunk: string | Uint8Array): void };
+  /** The run's stderr. */
   stderr: { write(chunk: string | Uint8Array): void };
 }
 

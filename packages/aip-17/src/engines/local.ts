@@ -34,6 +34,7 @@ export const BUNDLE_ROOT = '/bundle';
 
 /** A run's host folder: `bundle/` (mounted read-only at /bundle) and `scratch/` (the writable /tmp). */
 export interface RunFolder {
+  /** The run's own folder under `workDir`. */
   readonly work: string;
   readonly bundleDir: string;
   readonly scratchDir: string;
@@ -152,7 +153,7 @@ const SYSTEM = /^\/(usr|bin|sbin|lib|lib32|lib64|libx32)\//;
  * path. Never the home folder, one of its parents, or a top-level folder: then only the
  * program file itself.
  */
-export function runtimeMounts(program: string, envPath: string | undefined): Mount[] {
+function runtimeMounts(program: string, envPath: string | undefined): Mount[] {
   const found = lookUp(program, envPath ?? '/usr/bin:/bin');
   if (found === undefined) return [];
   let real: string;

@@ -12,6 +12,7 @@ import type { RunnerEngine, RunnerHandle, RunnerLimits } from '../define/types.j
  */
 export type CapEnforcement = 'enforced' | 'per-process' | 'unenforced' | 'uncapped';
 
+/** How each cap of `limits` held (see `CapEnforcement`). */
 export type Enforcement = { readonly [cap in keyof RunnerLimits]: CapEnforcement };
 
 /** One run of a bundle. */
@@ -82,6 +83,7 @@ export interface SandboxExecRequest {
   signal?: AbortSignal;
 }
 
+/** How the command ended, and its output. */
 export interface SandboxExecResult {
   reason: ExitReason;
   stdout: Buffer;

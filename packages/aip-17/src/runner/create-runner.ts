@@ -5,6 +5,7 @@ import { runInSandbox } from '../engines/sandbox.js';
 import { runSubprocess } from '../engines/subprocess.js';
 import type { Enforcement, RunOutcome, RunnerRequest, SandboxBox, SandboxDriver } from '../engines/types.js';
 
+/** Options of `createRunner`: the bounds of local runs, the sandbox driver, the logger. */
 export interface CreateRunnerOptions extends LocalRunOptions {
   /** The driver of the `sandbox` engine (the host's container provider, or `bubblewrapDriver()`). */
   // biome-ignore lint/suspicious/noExplicitAny: a driver's box type is its own; the runner only passes it back.
@@ -15,6 +16,7 @@ export interface CreateRunnerOptions extends LocalRunOptions {
 
 /** Runs AIP-26 bundles by their AIP-17 runner handle. */
 export interface BundleRunner {
+  /** Runs one bundle; settles once nothing of the run is left on this machine. */
   run(request: RunnerRequest): Promise<RunOutcome>;
 }
 

@@ -39,7 +39,7 @@ describe('bubblewrapDriver', () => {
     } finally {
       await driver.destroy(box);
     }
-    expect(existsSync(box.folder.work)).toBe(false);
+    expect(existsSync(box.folder)).toBe(false);
     expect(await leftIn(dir)).toEqual([]);
   });
 
@@ -141,7 +141,7 @@ describe('bubblewrapDriver', () => {
         throw new Error('upload refused by the provider');
       },
       destroy: async (box: Parameters<typeof local.destroy>[0]) => {
-        destroyed.push(box.folder.work);
+        destroyed.push(box.folder);
         await local.destroy(box);
       },
     };

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { checkSandbox } from '@agentproto/sandbox';
 import { describe, expect, it } from 'vitest';
 import { bundleOf } from '../engines/support.js';
 
@@ -13,7 +14,7 @@ describe('where bubblewrap cannot create namespaces', () => {
     // kernel itself refuses the runner's sandbox, as in a locked-down container. Its
     // account is not root, so the runner's sandbox would run as that account.
     const result = spawnSync(
-      'bwrap',
+      checkSandbox().bwrap,
       [
         ...['--unshare-user', '--uid', '1000', '--gid', '1000', '--disable-userns', '--unshare-pid'],
         ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--chdir', root],
