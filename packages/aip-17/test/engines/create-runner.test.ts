@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RunnerEngineError, createRunner } from '../../src/index.js';
 import type { RunnerLogger } from '../../src/index.js';
-import { PATH_ENV, bundleOf, handleFor, leftIn, removeWorkDirs, workDir } from './support.js';
+import { PATH_ENV, alive, bundleOf, handleFor, leftIn, marker, removeWorkDirs, workDir } from './support.js';
 
 afterEach(removeWorkDirs);
 
@@ -130,5 +130,24 @@ describe('createRunner: the downgrade rule is applied by run itself', () => {
       run,
     });
     await expect(attempt).rejects.toMatchObject({ code: 'AIP17_ENGINE_UNSUPPORTED', engine: 'sandbox' });
+  });
+
+  it('stops an isolated run when the host aborts: reason aborted, nothing of it left', async () => {
+    const dir = await workDir();
+    const mark = marker();
+    const run = 'wait.sh';
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 500);
+    const outcome = await createRunner({ workDir: dir }).run({
+      runner: handleFor({ limits: { timeout_ms: 20_000 } }, { run }),
+      origin: 'workspace',
+      bundle: await bundleOf({ 'wait.sh': `setsid sleep ${mark} &\nexec sleep ${mark}` }),
+      run,
+      env: PATH_ENV,
+      signal: controller.signal,
+    });
+    expect(outcome.reason).toEqual({ kind: 'aborted' });
+    expect(alive(mark)).toEqual([]);
+    expect(await leftIn(dir)).toEqual([]);
   });
 });

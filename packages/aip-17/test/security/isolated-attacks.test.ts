@@ -1,4 +1,4 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { type Server, createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,6 +209,25 @@ if (process.env.HTTPS_PROXY) {
       expect(outcome.stdout.toString()).not.toContain(process.env.AIP17_TEST_PROCESS_SECRET);
     } finally {
       delete process.env.AIP17_TEST_PROCESS_SECRET;
+    }
+  });
+
+  it('sees a runtime installed outside /usr through its install folder, read-only', async () => {
+    // A node "installed" under /var/tmp (as nvm or /opt would): the run's PATH names only it.
+    const prefix = await mkdtemp(join('/var/tmp', 'aip17-runtime-'));
+    try {
+      await chmod(prefix, 0o755);
+      await mkdir(join(prefix, 'bin'));
+      await symlink(process.execPath, join(prefix, 'bin', 'node'));
+      const script = `import { writeFileSync } from 'node:fs';
+let wrote = 'no';
+try { writeFileSync(${JSON.stringify(join(prefix, 'pwned'))}, 'x'); wrote = 'yes'; } catch {}
+console.log('ran wrote=' + wrote);`;
+      const outcome = await runIsolated({ 'where.mjs': script }, 'where.mjs', { env: { PATH: join(prefix, 'bin') } });
+      expect(outcome.reason).toEqual({ kind: 'exit', code: 0 });
+      expect(outcome.stdout.toString()).toBe('ran wrote=no\n');
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
     }
   });
 });
