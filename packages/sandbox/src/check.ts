@@ -121,7 +121,7 @@ function isFolder(path: string): boolean {
 }
 
 /** `name` looked up in `path` as execvp would; a name with a slash as it is. */
-export function findProgram(name: string, path: string): string | undefined {
+function findProgram(name: string, path: string): string | undefined {
   if (name.includes('/')) return name;
   for (const folder of path.split(delimiter)) {
     if (folder === '' || !isAbsolute(folder)) continue;

@@ -38,7 +38,7 @@ export function marker(): string {
 }
 
 /** Host pids of processes whose command line contains `text`. */
-export function processesWith(text: string): number[] {
+function processesWith(text: string): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;

@@ -61,7 +61,7 @@ console.log(JSON.stringify(out));
     // An outer bubblewrap that forbids further user namespaces: the kernel then refuses them
     // for real (ENOSPC), as on machines where they are disabled.
     const result = spawnSync(
-      'bwrap',
+      checkSandbox().bwrap,
       [
         '--unshare-user',
         '--disable-userns',
