@@ -28,7 +28,10 @@ export interface EgressProxy {
   grant(hosts: readonly string[]): void;
   /** The hosts granted now, as given. */
   readonly granted: readonly string[];
-  /** Every attempt refused so far, in order. */
+  /**
+   * The attempts refused so far, in order: the first 1000 (a sandbox that keeps asking cannot
+   * grow the host's memory); `onRefused` is called for every one.
+   */
   readonly refused: readonly EgressAttempt[];
   /** Stops listening, ends every connection and removes the folder. */
   close(): Promise<void>;
@@ -64,6 +67,9 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
 ]);
+
+/** How many refused attempts `refused` keeps. */
+const MAX_REFUSED_KEPT = 1000;
 
 /** Ports a bare host grants: SSH, HTTP and HTTPS, the transports of the sources that name hosts. */
 const DEFAULT_PORTS = new Set([22, 80, 443]);
@@ -108,7 +114,7 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
     return grants.some((g) => g.host === name && (g.port === undefined ? DEFAULT_PORTS.has(port) : g.port === port));
   };
   const refuse = (attempt: EgressAttempt) => {
-    refused.push(attempt);
+    if (refused.length < MAX_REFUSED_KEPT) refused.push(attempt);
     options.onRefused?.(attempt);
   };
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isAbsolute, normalize } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -133,7 +133,7 @@ export function defaultRunAs(): { uid: number; gid: number } {
  * ```
  *
  * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE`: this machine cannot isolate (checked once per process).
- * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist, or an environment name is not one.
+ * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist, an environment name is not one, or `egress` is closed or belongs to another account.
  * @throws {SandboxSetupError} `SANDBOX_SETUP_FAILED` (`exited` rejects with it): bwrap refused a mount or could not start the program, or the egress bridge did not come up; the command never ran.
  */
 export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
@@ -189,7 +189,19 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
       throw new SandboxSpecError(`mounts[${index}].source`, mount.source, 'does not exist');
     args.push(mount.writable ? '--bind' : '--ro-bind', mount.source, normalize(mount.target));
   });
-  if (command.egress) args.push('--ro-bind', command.egress.folder, PROXY_TARGET);
+  if (command.egress) {
+    // The proxy's folder is 0700: a sandbox of another account could not reach the socket.
+    const owner = ownerOf(command.egress.folder);
+    if (owner === undefined)
+      throw new SandboxSpecError('egress', command.egress.folder, 'is closed (the proxy folder is gone)');
+    if (owner !== runAs.uid)
+      throw new SandboxSpecError(
+        'egress',
+        command.egress.folder,
+        `belongs to uid ${owner}, but the sandbox runs as uid ${runAs.uid} (start the proxy with owner: runAs)`,
+      );
+    args.push('--ro-bind', command.egress.folder, PROXY_TARGET);
+  }
   // The root is bwrap's own tmpfs: read-only once every mount is made, so the writable
   // mounts are the only places a command can write (nothing lands in / or /etc, and no
   // memory is filled through files there).
@@ -467,6 +479,14 @@ function inheritableDescriptors(): number[] {
     }
   }
   return fds.sort((a, b) => a - b);
+}
+
+function ownerOf(path: string): number | undefined {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return undefined;
+  }
 }
 
 function readdirSafe(path: string): string[] {

@@ -1,7 +1,14 @@
 import { type Server, createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EgressHostError, runIsolated, SANDBOX_PROXY, startEgressProxy } from '../src/index.js';
+import {
+  EgressHostError,
+  SANDBOX_PROXY,
+  defaultRunAs,
+  runIsolated,
+  spawnIsolated,
+  startEgressProxy,
+} from '../src/index.js';
 import { PATH } from './support.js';
 
 /** A host HTTP server on loopback that records each connection and each request's Host header. */
@@ -139,6 +146,42 @@ describe('with egress: only granted host:port pairs, through the proxy', () => {
     } finally {
       await egress.close();
     }
+  });
+
+  it('refused keeps the first 1000 attempts; onRefused hears of every one', async () => {
+    let heard = 0;
+    const egress = await startEgressProxy({ onRefused: () => heard++ });
+    try {
+      for (let batch = 0; batch < 21; batch++)
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            exchange(egress.socketPath, `CONNECT 127.0.0.1:${1000 + batch * 50 + i} HTTP/1.1\r\n\r\n`),
+          ),
+        );
+      expect(heard).toBe(1050);
+      expect(egress.refused.length).toBe(1000);
+    } finally {
+      await egress.close();
+    }
+  });
+
+  it('a proxy of another account, or a closed one, is a SandboxSpecError before anything runs', async () => {
+    // Only root can give the proxy's folder to another account.
+    if (process.getuid?.() === 0) {
+      const stranger = await startEgressProxy({ owner: { uid: 12345, gid: 12345 } });
+      try {
+        expect(() => spawnIsolated({ argv: ['/bin/true'], egress: stranger, runAs: defaultRunAs() })).toThrow(
+          expect.objectContaining({ code: 'SANDBOX_SPEC_INVALID', field: 'egress' }),
+        );
+      } finally {
+        await stranger.close();
+      }
+    }
+    const closed = await startEgressProxy();
+    await closed.close();
+    expect(() => spawnIsolated({ argv: ['/bin/true'], egress: closed })).toThrow(
+      expect.objectContaining({ code: 'SANDBOX_SPEC_INVALID', field: 'egress' }),
+    );
   });
 
   it('grant() replaces the granted hosts', async () => {
