@@ -67,7 +67,7 @@ describe('limits (per-process rlimits)', () => {
       ],
       env: { PATH },
       limits: maxProcesses === undefined ? undefined : { maxProcesses },
-      timeoutMs: 4000,
+      timeoutMs: 15_000,
     });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -77,6 +77,12 @@ describe('limits (per-process rlimits)', () => {
     const watch = setInterval(() => {
       most = Math.max(most, sleepers(tag).length);
     }, 50);
+    // Once the loop is done, every sleep it could start is running: count, then end it.
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (!chunk.toString().includes('spawned')) return;
+      most = Math.max(most, sleepers(tag).length);
+      child.kill();
+    });
     await child.exited;
     clearInterval(watch);
     expect(sleepers(tag)).toEqual([]);
