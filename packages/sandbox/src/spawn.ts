@@ -178,6 +178,9 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   ];
   if (command.system ?? true) args.push(...systemArgs(runAs, inputs));
   else args.push('--proc', '/proc', '--dev', '/dev');
+  // /dev is a tmpfs of bwrap's: made read-only below, once every mount point in it exists,
+  // so the only memory-backed place a command can write is /dev/shm, whose size is bounded.
+  args.push('--size', String(shmBytes(command.limits)), '--tmpfs', '/dev/shm');
   (command.mounts ?? []).forEach((mount, index) => {
     if (!isAbsolute(mount.source))
       throw new SandboxSpecError(`mounts[${index}].source`, mount.source, 'is not an absolute path');
@@ -206,7 +209,7 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   // mounts are the only places a command can write (nothing lands in / or /etc, and no
   // memory is filled through files there).
   args.push('--remount-ro', '/');
-  args.push('--chdir', cwd, '--', ...wrapper(command, support.socat, runAs), ...argv);
+  args.push('--remount-ro', '/dev', '--chdir', cwd, '--', ...wrapper(command, support.socat, runAs), ...argv);
 
   const started = performance.now();
   const stdio: ('pipe' | 'ignore' | number)[] = [
@@ -407,6 +410,11 @@ function wrapper(command: IsolatedCommand, socat: string | undefined, runAs: { u
     prefix.push('/usr/bin/prlimit', ...rlimits, '--');
   }
   return prefix;
+}
+
+/** /dev/shm's size: `memoryMb`, or 64 MiB without it. */
+function shmBytes(limits: ProcessLimits | undefined): number {
+  return Math.max(1, Math.floor(limits?.memoryMb ?? 64)) * 1024 * 1024;
 }
 
 function mib(value: number): string {

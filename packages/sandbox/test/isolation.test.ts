@@ -60,6 +60,8 @@ describe('what a sandboxed command sees of the host', () => {
     ['/home', '/home'],
     ['/var', '/var'],
     ['/run', '/run'],
+    ['/sys', '/sys'],
+    ['/etc/ssh', '/etc/ssh'],
   ])('%s is not there', async (_, path) => {
     const result = await sh(`test -e '${path}' && echo present || echo absent`);
     expect(result.reason).toEqual({ kind: 'exit', code: 0 });
@@ -78,6 +80,16 @@ describe('what a sandboxed command sees of the host', () => {
       'touch /usr/x 2>/dev/null && echo wrote || echo refused; touch /etc/passwd 2>/dev/null && echo wrote || echo refused',
     );
     expect(result.stdout.toString()).toBe('refused\nrefused\n');
+  });
+
+  it('/ and /dev are read-only; /dev/shm is writable up to memoryMb (memory the rlimits do not count)', async () => {
+    const result = await sh(
+      'touch /x 2>/dev/null && echo wrote || echo refused; touch /dev/x 2>/dev/null && echo wrote || echo refused; ' +
+        'head -c 6291456 /dev/zero > /dev/shm/a && echo wrote; head -c 4194304 /dev/zero > /dev/shm/b && echo wrote || echo full',
+      { limits: { memoryMb: 8 } },
+    );
+    expect(result.stdout.toString()).toBe('refused\nrefused\nwrote\nfull\n');
+    expect(result.stderr.toString()).toMatch(/No space left on device/);
   });
 
   it('a writable mount is writable, and what is written there is on the host', async () => {
