@@ -19,6 +19,7 @@ export type SkillErrorCode =
   | 'SKILL_TRANSPORT_UNSUPPORTED'
   // A sandbox that cannot isolate on this machine (bubblewrapSandbox).
   | 'SKILL_SANDBOX_UNAVAILABLE'
+  | 'SKILL_EGRESS_REFUSED'
   // Resolving and fetching an entry.
   | 'SKILL_AUTH_FAILED'
   | 'SKILL_NOT_FOUND'

@@ -46,7 +46,11 @@ export type { LocalProviderOptions } from './local/provider.js';
 export { localSandbox } from './sandbox/local.js';
 export type { LocalSandboxOptions } from './sandbox/local.js';
 // … and bubblewrap: git and ssh isolated, reaching only the provider's egress hosts
-export { bubblewrapSandbox, SandboxIsolationUnavailableError } from './sandbox/bubblewrap.js';
+export {
+  bubblewrapSandbox,
+  SandboxEgressRefusedError,
+  SandboxIsolationUnavailableError,
+} from './sandbox/bubblewrap.js';
 export type { BubblewrapSandbox, BubblewrapSandboxOptions, IsolationMissing } from './sandbox/bubblewrap.js';
 export type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox/sandbox.js';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateSshKey, makeRepo, startGitHttpServer, startGitSshServer } from '@agentproto/testkit';
@@ -81,6 +81,31 @@ describe('bubblewrapSandbox', () => {
     expect(sandbox.name).toBe('bubblewrap');
     expect(sandbox.capabilities).toEqual({ git: true, ssh: true, https: true, inProcess: false });
     expect(bubblewrapSandbox({ capabilities: { ssh: false } }).capabilities.ssh).toBe(false);
+  });
+
+  it('cannot be made where it cannot isolate: a typed error naming what is missing, never a sandbox without isolation', async () => {
+    const unavailable = (missing: string) => ({ code: 'SKILL_SANDBOX_UNAVAILABLE', missing, sandbox: 'bubblewrap' });
+    const only = async (programs: Record<string, string>) => {
+      const dir = await tempDir();
+      for (const [program, target] of Object.entries(programs)) await symlink(target, join(dir, program));
+      return dir;
+    };
+    const empty = await only({});
+    expect(() => bubblewrapSandbox({ path: empty })).toThrow(expect.objectContaining(unavailable('bubblewrap')));
+    const noSocat = await only({ bwrap: '/usr/bin/bwrap' });
+    expect(() => bubblewrapSandbox({ path: noSocat })).toThrow(expect.objectContaining(unavailable('socat')));
+    // git installed outside the folders the sandbox shows (here a wrapper in a temp folder) is no git there.
+    const copied = await only({ bwrap: '/usr/bin/bwrap', socat: '/usr/bin/socat' });
+    await writeFile(join(copied, 'git'), '#!/bin/sh\nexec /usr/bin/git "$@"\n', { mode: 0o755 });
+    expect(() => bubblewrapSandbox({ path: copied })).toThrow(expect.objectContaining(unavailable('git')));
+    // A kernel that refuses bubblewrap its namespaces (a stand-in bwrap that fails as it then does).
+    const refusing = await only({ socat: '/usr/bin/socat', git: '/usr/bin/git' });
+    await writeFile(
+      join(refusing, 'bwrap'),
+      '#!/bin/sh\n[ "$1" = --version ] && echo "bubblewrap 0.8.0" && exit 0\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
+    expect(() => bubblewrapSandbox({ path: refusing })).toThrow(expect.objectContaining(unavailable('namespaces')));
   });
 
   it('prepares over HTTP Basic and over SSH with a deploy key: the same content ids as localSandbox', async () => {

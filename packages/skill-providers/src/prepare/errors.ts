@@ -47,10 +47,17 @@ export function preparationError(error: unknown, entry: EntryRef, phase: Phase, 
   if (signal.aborted || error instanceof GitAbortedError || error instanceof AcquisitionAbortedError) {
     return new SkillAbortedError(entry, { cause: error });
   }
-  const reason = codeOf(error);
-  const message = error instanceof Error ? error.message : String(error);
+  // A sandbox's own failure (SKILL_EGRESS_REFUSED), which the git engine passed on as its cause.
+  const fromSandbox = !(error instanceof SkillError) && error instanceof Error && error.cause instanceof SkillError;
+  const reason = fromSandbox ? (error.cause as SkillError).code : codeOf(error);
+  const message = fromSandbox
+    ? (error.cause as SkillError).message
+    : error instanceof Error
+      ? error.message
+      : String(error);
   let code: SkillPreparationError['code'];
   if (error instanceof SkillError) code = error.code;
+  else if (fromSandbox) code = (error.cause as SkillError).code;
   else if (AUTH_CODES.has(reason)) code = 'SKILL_AUTH_FAILED';
   else if (NOT_FOUND_CODES.has(reason)) code = 'SKILL_NOT_FOUND';
   else if (AMBIGUOUS_CODES.has(reason)) code = 'SKILL_REF_AMBIGUOUS';

@@ -6,6 +6,7 @@ import { localCommandHost } from '@agentproto/git';
 import {
   type EgressAttempt,
   type EgressProxy,
+  type IsolatedResult,
   type Mount,
   SANDBOX_PROXY,
   SandboxSpecError,
@@ -17,6 +18,7 @@ import {
 import { SkillError } from '../errors-base.js';
 import type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox.js';
 
+/** Options of bubblewrapSandbox(): where private folders go and programs are found, and who hears of refusals. */
 export interface BubblewrapSandboxOptions {
   /**
    * The root of private folders, made 0700 if missing (`private/` under the default store
@@ -24,6 +26,12 @@ export interface BubblewrapSandboxOptions {
    * path, and nothing else under this root is.
    */
   privateRoot?: string;
+  /**
+   * Where bwrap and socat are looked for, and git and ssh (which must resolve into the
+   * system folders the sandbox shows: /usr, /bin, /lib…). Default: this process's PATH, then
+   * the standard folders.
+   */
+  path?: string;
   /** `{ ssh: false }` makes an HTTPS-only sandbox. SSH is otherwise there when `ssh` is installed. */
   capabilities?: { ssh?: boolean };
   /** Called for each connection the network boundary refused, after it is recorded in `refusedEgress`. */
@@ -32,8 +40,11 @@ export interface BubblewrapSandboxOptions {
 
 /** bubblewrapSandbox(): a Sandbox, plus what its network boundary saw and a way to stop it. */
 export interface BubblewrapSandbox extends Sandbox {
+  /** `bubblewrap`, in messages (`sandbox "bubblewrap" …`). */
   readonly name: 'bubblewrap';
+  /** Grants exactly `hosts` (`host` or `host:port`) to the entry whose private folder was made last; see the README's "Egress". */
   allowEgress(hosts: readonly string[], signal: AbortSignal): Promise<void>;
+  /** Removes the private folders killed processes left under the private root; returns how many. */
   sweepPrivateDirs(): Promise<number>;
   /** Every connection a command asked for that was not granted, in order (`host`, `port`). */
   readonly refusedEgress: readonly EgressAttempt[];
@@ -52,6 +63,7 @@ export type IsolationMissing = 'linux' | 'bubblewrap' | 'namespaces' | 'socat' |
 export class SandboxIsolationUnavailableError extends SkillError {
   declare readonly code: 'SKILL_SANDBOX_UNAVAILABLE';
   constructor(
+    /** The sandbox's name (`bubblewrap`). */
     readonly sandbox: string,
     /** The part that is missing: a program (`bubblewrap`, `socat`, `git`), `namespaces` or `linux`. */
     readonly missing: IsolationMissing,
@@ -63,6 +75,30 @@ export class SandboxIsolationUnavailableError extends SkillError {
       'SKILL_SANDBOX_UNAVAILABLE',
       `sandbox "${sandbox}" cannot isolate here: ${MISSING[missing]} (${detail})`,
       options,
+    );
+  }
+}
+
+/**
+ * A command failed after the sandbox's network boundary refused it a connection: the
+ * provider's egress hosts do not include where it went. Rejected by `run` instead of the
+ * command's own failure, which would read as something else (git reports a proxy's 403 on
+ * plain HTTP as a refused credential). Holds no output of the command.
+ */
+export class SandboxEgressRefusedError extends SkillError {
+  declare readonly code: 'SKILL_EGRESS_REFUSED';
+  constructor(
+    /** The sandbox's name (`bubblewrap`). */
+    readonly sandbox: string,
+    /** The connections refused while the command ran, `host` and `port`. */
+    readonly refused: readonly EgressAttempt[],
+    /** The hosts the boundary granted then. */
+    readonly granted: readonly string[],
+  ) {
+    const where = refused.map(({ host, port }) => `${host}:${port}`).join(', ');
+    super(
+      'SKILL_EGRESS_REFUSED',
+      `sandbox "${sandbox}" could not connect to ${where}: its network boundary grants ${granted.length === 0 ? 'no host' : `only ${granted.join(', ')}`} (the provider's egress hosts)`,
     );
   }
 }
@@ -120,9 +156,10 @@ const NEVER_WRITABLE = [...SYSTEM_FOLDERS, '/etc', '/proc', '/dev', '/sys', '/ru
 export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): BubblewrapSandbox {
   const name = 'bubblewrap';
   const runAs = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const path = options.path ?? `${process.env.PATH ?? ''}:${SYSTEM_PATH}`;
   let socat: string;
   try {
-    const support = checkSandbox({ runAs });
+    const support = checkSandbox({ runAs, path });
     if (support.socat === undefined) throw new SandboxUnavailableError('socat-missing', 'no socat in PATH');
     socat = support.socat;
   } catch (error) {
@@ -130,11 +167,11 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
       throw new SandboxIsolationUnavailableError(name, BY_REASON[error.reason], error.detail, { cause: error });
     throw error;
   }
-  if (systemProgram('git') === undefined)
-    throw new SandboxIsolationUnavailableError(name, 'git', `looked in ${SYSTEM_PATH}`);
+  if (systemProgram('git', path) === undefined)
+    throw new SandboxIsolationUnavailableError(name, 'git', `looked in ${path}`);
   const capabilities: SandboxCapabilities = {
     https: true,
-    ssh: (options.capabilities?.ssh ?? true) && systemProgram('ssh') !== undefined,
+    ssh: (options.capabilities?.ssh ?? true) && systemProgram('ssh', path) !== undefined,
     git: true,
     inProcess: false,
   };
@@ -152,28 +189,33 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
       // Only a command that names a remote gets the way out: local git commands (cat-file,
       // rev-list on the private gitdir) run with no network at all, and start faster.
       const proxy = namesRemote(argv, run.env) ? await egress.proxy() : undefined;
-      const result = await runIsolated({
-        argv,
-        env: proxy === undefined ? { ...run.env } : throughProxy(run.env, socat),
-        cwd: run.cwd ?? '/',
-        mounts,
-        runAs,
-        ...(proxy === undefined ? {} : { egress: proxy }),
-        ...(signal === undefined ? {} : { signal }),
-        ...(run.stdin === undefined ? {} : { stdin: run.stdin }),
-        // git's object reader gets whole blobs on stdout; the fetch caps bound them, as in localSandbox.
-        maxOutputBytes: Number.MAX_SAFE_INTEGER,
-      });
-      if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
-      const stderr = result.stderr.toString('utf8').trim();
-      // The program is not there: bwrap's own message (or the egress bridge's shell's), as spawn's ENOENT.
-      if (/^bwrap: execvp [^\n]*$|^\/bin\/sh: \d+: exec: [^\n]*: not found$/.test(stderr)) {
-        throw Object.assign(new Error(`spawn ${argv[0]} ENOENT in sandbox "${name}"`), {
-          code: 'ENOENT',
-          path: argv[0],
+      const refusedBefore = egress.refused.length;
+      let result: IsolatedResult;
+      try {
+        result = await runIsolated({
+          argv,
+          env: proxy === undefined ? { ...run.env } : throughProxy(run.env, socat),
+          cwd: run.cwd ?? '/',
+          mounts,
+          runAs,
+          ...(proxy === undefined ? {} : { egress: proxy }),
+          ...(signal === undefined ? {} : { signal }),
+          ...(run.stdin === undefined ? {} : { stdin: run.stdin }),
+          // git's object reader gets whole blobs on stdout; the fetch caps bound them, as in localSandbox.
+          maxOutputBytes: Number.MAX_SAFE_INTEGER,
         });
+      } catch (error) {
+        // SandboxSetupError: bwrap could not start the program (or set the sandbox up); it never ran.
+        if (signal?.aborted) throw signal.reason;
+        throw error;
       }
+      if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
       const code = result.code ?? 128 + (constants.signals[result.signal as keyof typeof constants.signals] ?? 0);
+      // A failure after the boundary refused this command a host it names: say so. (Another
+      // command's refusal at the same moment is told apart by the host it names.)
+      const refused = egress.refused.slice(refusedBefore).filter(({ host }) => namesHost(argv, run.env, host));
+      if (code !== 0 && proxy !== undefined && refused.length > 0)
+        throw new SandboxEgressRefusedError(name, refused, egress.granted());
       return { code, stdout: result.stdout, stderr: result.stderr };
     },
     writeFile: host.writeFile,
@@ -220,7 +262,7 @@ function egressBoundary(
   const stop = async () => {
     const proxy = running;
     running = undefined;
-    if (proxy) await (await proxy).close();
+    if (proxy !== undefined) await (await proxy).close();
   };
   const update = async () => {
     const all = hosts();
@@ -238,6 +280,7 @@ function egressBoundary(
   return {
     refused,
     privateDirs: () => live,
+    granted: hosts,
     made(dir: string) {
       live.add(dir);
       waiting.push(dir);
@@ -292,6 +335,12 @@ function namesRemote(argv: readonly string[], env: Readonly<Record<string, strin
   return env.GIT_SSH_COMMAND !== undefined || argv.some((arg) => arg.includes('://'));
 }
 
+/** Whether an argument or the ssh command names `host` (as a URL's host would: between `/` or `@` and `:`, `/` or the end). */
+function namesHost(argv: readonly string[], env: Readonly<Record<string, string>>, host: string): boolean {
+  const pattern = new RegExp(`[/@\\[]${host.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[\\]:/]|$)`, 'i');
+  return [...argv, env.GIT_SSH_COMMAND ?? ''].some((text) => pattern.test(text));
+}
+
 /**
  * The folders one command sees besides the system: each private folder of this sandbox
  * that its working folder, arguments or environment name (the engine's work folder, which
@@ -340,22 +389,24 @@ function realpathOr(path: string): string {
 /** Programs found once per process. */
 const programs = new Map<string, string | undefined>();
 
-/** `name` in SYSTEM_PATH, resolved, when it lies in a folder the sandbox shows; otherwise undefined. */
-function systemProgram(name: string): string | undefined {
-  if (programs.has(name)) return programs.get(name);
+/** `name` in `path`, resolved, when it lies in a folder the sandbox shows; otherwise undefined. */
+function systemProgram(name: string, path: string): string | undefined {
+  const key = `${path}\0${name}`;
+  if (programs.has(key)) return programs.get(key);
   let found: string | undefined;
-  for (const folder of SYSTEM_PATH.split(':')) {
+  for (const folder of path.split(':')) {
+    if (!isAbsolute(folder)) continue;
     try {
-      const path = realpathSync(join(folder, name));
-      const stat = statSync(path);
-      if (stat.isFile() && (stat.mode & 0o111) !== 0 && SYSTEM_FOLDERS.some((system) => within(path, system))) {
-        found = path;
+      const program = realpathSync(join(folder, name));
+      const stat = statSync(program);
+      if (stat.isFile() && (stat.mode & 0o111) !== 0 && SYSTEM_FOLDERS.some((system) => within(program, system))) {
+        found = program;
         break;
       }
     } catch {
       // Not here.
     }
   }
-  programs.set(name, found);
+  programs.set(key, found);
   return found;
 }
