@@ -1,6 +1,15 @@
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { Agent, type IncomingMessage, type OutgoingHttpHeaders, createServer, request as httpRequest } from 'node:http';
-import { type Socket, connect } from 'node:net';
+import {
+  Agent,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+  createServer,
+  request as httpRequest,
+} from 'node:http';
+import type { LookupAddress } from 'node:dns';
+import { lookup } from 'node:dns/promises';
+import { BlockList, type Socket, connect, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EgressHostError } from './errors.js';
@@ -144,7 +153,23 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    const upstream = connect({ host: unbracket(target.host), port: target.port });
+    // Bytes the client sends before the tunnel is up wait in the socket, not lost.
+    client.pause();
+    void tunnel(client, target, head);
+  });
+  const tunnel = async (client: Socket, target: EgressAttempt, head: Buffer) => {
+    const address = await addressOf(target.host);
+    if (client.destroyed) return;
+    if (address === 'internal') {
+      refuse(target);
+      client.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    if (address === undefined) {
+      client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const upstream = connect({ host: address, port: target.port });
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.once('connect', () => {
@@ -158,7 +183,7 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       else client.destroy();
     });
     client.on('close', () => upstream.destroy());
-  });
+  };
   server.on('request', (req, res) => {
     let url: URL | undefined;
     try {
@@ -176,6 +201,21 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       res.writeHead(403, { Connection: 'close' }).end();
       return;
     }
+    void forward(req, res, url, target);
+  });
+  const forward = async (req: IncomingMessage, res: ServerResponse, url: URL, target: EgressAttempt) => {
+    req.pause();
+    const address = await addressOf(target.host);
+    if (res.destroyed) return;
+    if (address === 'internal') {
+      refuse(target);
+      res.writeHead(403, { Connection: 'close' }).end();
+      return;
+    }
+    if (address === undefined) {
+      res.writeHead(502, { Connection: 'close' }).end();
+      return;
+    }
     // Host is the granted authority, never the client's own Host header (which could name
     // another site served at the same address). Hop-by-hop headers stay here.
     const headers: OutgoingHttpHeaders = {};
@@ -187,7 +227,7 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
     const upstream = httpRequest(
       {
         agent,
-        host: unbracket(target.host),
+        host: address,
         port: target.port,
         method: req.method,
         path: `${url.pathname}${url.search}`,
@@ -207,7 +247,8 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
     });
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
-  });
+    req.resume();
+  };
   // An Upgrade (WebSocket, h2c) is not proxied: the connection is refused, not tunnelled.
   server.on('upgrade', (_req: IncomingMessage, client: Socket) => {
     client.on('error', () => undefined);
@@ -266,6 +307,52 @@ function parseAuthority(value: string): EgressAttempt | undefined {
 function normalizeHost(host: string): string {
   const lower = host.toLowerCase();
   return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+/** Addresses a granted name must not lead to: this machine (loopback), link-local (cloud metadata at 169.254.169.254), unspecified, multicast. */
+const INTERNAL = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['224.0.0.0', 4],
+  ['255.255.255.255', 32],
+] as const)
+  INTERNAL.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  INTERNAL.addSubnet(network, prefix, 'ipv6');
+
+function isInternal(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return INTERNAL.check(mapped, 'ipv4');
+  return INTERNAL.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * Where a granted host is reached, resolved once here (the connection goes to this address,
+ * not to the name again): an address literal as written; `localhost` as the resolver says;
+ * any other name to its first address that is not internal. `internal` when every address
+ * is (a granted name pointed at this machine or the metadata endpoint); undefined when the
+ * name does not resolve.
+ */
+async function addressOf(host: string): Promise<string | 'internal' | undefined> {
+  const bare = unbracket(host);
+  if (isIP(bare) !== 0) return bare;
+  let found: LookupAddress[];
+  try {
+    found = await lookup(bare, { all: true, verbatim: true });
+  } catch {
+    return undefined;
+  }
+  if (normalizeHost(bare) === 'localhost') return found[0]?.address;
+  const usable = found.find(({ address }) => !isInternal(address));
+  if (usable !== undefined) return usable.address;
+  return found.length > 0 ? 'internal' : undefined;
 }
 
 function unbracket(host: string): string {

@@ -1,5 +1,7 @@
 import { type Server, createServer as createHttpServer } from 'node:http';
+import { lookup } from 'node:dns/promises';
 import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EgressHostError,
@@ -126,6 +128,41 @@ describe('with egress: only granted host:port pairs, through the proxy', () => {
       const { text } = await exchange(egress.socketPath, `CONNECT localhost:${granted.port} HTTP/1.1\r\n\r\n`);
       expect(text).toMatch(/^HTTP\/1\.1 403 /);
       expect(egress.refused).toEqual([{ host: 'localhost', port: granted.port }]);
+    } finally {
+      await egress.close();
+    }
+  });
+
+  it('a granted name that resolves to this machine is refused (DNS pointing a granted name inward); localhost and addresses are as granted', async () => {
+    const name = hostname();
+    const addresses = await lookup(name, { all: true });
+    // This machine's name resolves to loopback here (/etc/hosts), as on most Debian machines.
+    expect(addresses.length).toBeGreaterThan(0);
+    expect(addresses.every(({ address }) => address.startsWith('127.') || address === '::1')).toBe(true);
+    const egress = await startEgressProxy({
+      allow: [`${name}:${granted.port}`, `localhost:${granted.port}`, `127.0.0.1:${granted.port}`],
+    });
+    try {
+      const before = granted.seen.connections;
+      const byName = await exchange(egress.socketPath, `CONNECT ${name}:${granted.port} HTTP/1.1\r\n\r\n`);
+      expect(byName.text).toMatch(/^HTTP\/1\.1 403 /);
+      const absolute = await exchange(
+        egress.socketPath,
+        `GET http://${name}:${granted.port}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
+      expect(absolute.text).toMatch(/^HTTP\/1\.1 403 /);
+      expect(granted.seen.connections).toBe(before);
+      expect(egress.refused).toEqual([
+        { host: name, port: granted.port },
+        { host: name, port: granted.port },
+      ]);
+      for (const host of ['localhost', '127.0.0.1']) {
+        const { text } = await exchange(
+          egress.socketPath,
+          `GET http://${host}:${granted.port}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        );
+        expect(text).toMatch(/^HTTP\/1\.1 200 [\s\S]*granted says hi$/);
+      }
     } finally {
       await egress.close();
     }
