@@ -46,7 +46,7 @@ export interface BubblewrapSandbox extends Sandbox {
   allowEgress(hosts: readonly string[], signal: AbortSignal): Promise<void>;
   /** Removes the private folders killed processes left under the private root; returns how many. */
   sweepPrivateDirs(): Promise<number>;
-  /** Every connection a command asked for that was not granted, in order (`host`, `port`). */
+  /** Connections commands asked for that were not granted, in order (`host`, `port`): the first 1000. */
   readonly refusedEgress: readonly EgressAttempt[];
   /** Stops the egress proxy, if one runs. The sandbox can be used again: a later grant starts another. */
   close(): Promise<void>;
@@ -189,7 +189,11 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
       // Only a command that names a remote gets the way out: local git commands (cat-file,
       // rev-list on the private gitdir) run with no network at all, and start faster.
       const proxy = namesRemote(argv, run.env) ? await egress.proxy() : undefined;
-      const refusedBefore = egress.refused.length;
+      const refusedNow: EgressAttempt[] = [];
+      const hear = (attempt: EgressAttempt) => {
+        if (refusedNow.length < 100) refusedNow.push(attempt);
+      };
+      egress.listeners.add(hear);
       let result: IsolatedResult;
       try {
         result = await runIsolated({
@@ -205,15 +209,17 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
           maxOutputBytes: Number.MAX_SAFE_INTEGER,
         });
       } catch (error) {
+        egress.listeners.delete(hear);
         // SandboxSetupError: bwrap could not start the program (or set the sandbox up); it never ran.
         if (signal?.aborted) throw signal.reason;
         throw error;
       }
+      egress.listeners.delete(hear);
       if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
       const code = result.code ?? 128 + (constants.signals[result.signal as keyof typeof constants.signals] ?? 0);
       // A failure after the boundary refused this command a host it names: say so. (Another
       // command's refusal at the same moment is told apart by the host it names.)
-      const refused = egress.refused.slice(refusedBefore).filter(({ host }) => namesHost(argv, run.env, host));
+      const refused = refusedNow.filter(({ host }) => namesHost(argv, run.env, host));
       if (code !== 0 && proxy !== undefined && refused.length > 0)
         throw new SandboxEgressRefusedError(name, refused, egress.granted());
       return { code, stdout: result.stdout, stderr: result.stderr };
@@ -253,6 +259,7 @@ function egressBoundary(
   onRefused: ((attempt: EgressAttempt) => void) | undefined,
 ) {
   const refused: EgressAttempt[] = [];
+  const listeners = new Set<(attempt: EgressAttempt) => void>();
   const live = new Set<string>();
   const waiting: string[] = [];
   const byDir = new Map<string, readonly string[]>();
@@ -271,7 +278,9 @@ function egressBoundary(
     running ??= startEgressProxy({
       owner: runAs,
       onRefused(attempt) {
-        refused.push(attempt);
+        // The first 1000 are kept, as the proxy keeps them: a command that keeps asking cannot grow memory.
+        if (refused.length < 1000) refused.push(attempt);
+        for (const listener of listeners) listener(attempt);
         onRefused?.(attempt);
       },
     });
@@ -279,6 +288,8 @@ function egressBoundary(
   };
   return {
     refused,
+    /** Hear each refusal while a command runs, to tell its own apart. */
+    listeners,
     privateDirs: () => live,
     granted: hosts,
     made(dir: string) {
