@@ -133,18 +133,24 @@ export function defaultRunAs(): { uid: number; gid: number } {
  * ```
  *
  * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE`: this machine cannot isolate (checked once per process).
- * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist, an environment name is not one, or `egress` is closed or belongs to another account.
+ * @throws {SandboxSpecError} `SANDBOX_SPEC_INVALID`: a mount or the working folder is not absolute or does not exist, an environment name is not one, a limit is not a positive number, `maxProcesses` is asked of root, or `egress` is closed or belongs to another account.
  * @throws {SandboxSetupError} `SANDBOX_SETUP_FAILED` (`exited` rejects with it): bwrap refused a mount or could not start the program, or the egress bridge did not come up; the command never ran.
  */
 export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
   const runAs = command.runAs ?? defaultRunAs();
-  const support = checkSandbox({ runAs });
-  if (command.egress && support.socat === undefined)
-    throw new SandboxUnavailableError('socat-missing', 'no socat in PATH');
   const argv = command.argv;
   if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0] === '')
     throw new SandboxSpecError('argv', String(argv[0] ?? ''), 'names no program');
   const program = argv[0];
+  for (const [name, value] of Object.entries(command.limits ?? {})) {
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+      throw new SandboxSpecError(`limits.${name}`, String(value), 'is not a positive number');
+  }
+  if (command.limits?.maxProcesses !== undefined && runAs.uid === 0)
+    throw new SandboxSpecError('runAs', '0', 'is root, whom the kernel exempts from maxProcesses (RLIMIT_NPROC)');
+  if (command.timeoutMs !== undefined && !(command.timeoutMs >= 0))
+    throw new SandboxSpecError('timeoutMs', String(command.timeoutMs), 'is not a number of milliseconds');
   const cwd = command.cwd ?? '/';
   if (!isAbsolute(cwd)) throw new SandboxSpecError('cwd', cwd, 'is not an absolute path');
   // The environment reaches bwrap through a pipe (`--args`), never through bwrap's own
@@ -159,6 +165,9 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
     envArgs.push('--setenv', name, value);
   }
   const inputs: string[] = [`${envArgs.join('\0')}\0`];
+  const support = checkSandbox({ runAs });
+  if (command.egress && support.socat === undefined)
+    throw new SandboxUnavailableError('socat-missing', 'no socat in PATH');
   const args = [
     '--unshare-all',
     // A user namespace for sure (not "if it can"), and none inside it: a sandboxed process

@@ -247,6 +247,11 @@ describe('what cannot be honoured is a typed error, never an exit status', () =>
     [{ cwd: 'app' }, 'cwd'],
     [{ argv: [] }, 'argv'],
     [{ env: { 'A=B': 'x' } }, 'env'],
+    [{ limits: { memoryMb: Number.NaN } }, 'limits.memoryMb'],
+    [{ limits: { cpuMs: -1 } }, 'limits.cpuMs'],
+    [{ limits: { maxProcesses: 0 } }, 'limits.maxProcesses'],
+    [{ limits: { maxProcesses: 10 }, runAs: { uid: 0, gid: 0 } }, 'runAs'],
+    [{ timeoutMs: Number.NaN }, 'timeoutMs'],
   ])('%o is a SandboxSpecError naming %s', (spec, field) => {
     let error: unknown;
     try {
