@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   generateSshKey,
@@ -27,6 +29,9 @@ import {
 import { everyFileText, gitSubcommand } from '../support/git.js';
 import { newCache } from '../support/skills.js';
 import { tempDir } from '../support/temp.js';
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const preparer = fileURLToPath(new URL('./support/prepare-in-bubblewrap.ts', import.meta.url));
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -155,6 +160,32 @@ describe('the network boundary of bubblewrapSandbox', () => {
     expect(after.code).not.toBe(0);
     expect(s.http.stats.requests).toBe(1);
   }, 60_000);
+});
+
+describe('the egress proxy of bubblewrapSandbox', () => {
+  it('never keeps the host process alive: a process that prepared without close() exits by itself', async () => {
+    const s = await servers();
+    const storeRoot = join(await tempDir(), 'store');
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@agentproto/source', '--import', 'tsx', preparer, storeRoot, JSON.stringify([s.httpEntry])],
+      {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SKILL_TEST_USER: 'bot', SKILL_TEST_PASSWORD: s.password },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await ended;
+    clearTimeout(timer);
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject([{ name: 'h', from: 'origin' }]);
+  }, 90_000);
 });
 
 describe('what a command in bubblewrapSandbox sees', () => {
