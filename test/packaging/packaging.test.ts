@@ -76,6 +76,19 @@ const CALLS: { name: string; fn: string; args: unknown[]; result: unknown }[] = 
     result: { name: 'review' },
   },
   { name: '@agentproto/fs-inside', fn: 'realRootOf', args: ['/'], result: '/' },
+  // The account sandboxes run as: this one, or nobody when the tests run as root.
+  {
+    name: '@agentproto/sandbox',
+    fn: 'defaultRunAs',
+    args: [],
+    result: { uid: expect.any(Number), gid: expect.any(Number) },
+  },
+  {
+    name: '@agentproto/aip-17',
+    fn: 'validateRunner',
+    args: [{ limits: { memory_mb: 0 } }],
+    result: { ok: false, problems: [{ pointer: '/limits/memory_mb', message: 'must be at least 1' }], warnings: [] },
+  },
   {
     name: '@agentproto/aip-26',
     fn: 'splitWords',

@@ -10,6 +10,8 @@ import archive = require('@agentproto/archive');
 import oci = require('@agentproto/oci');
 import documents = require('@agentproto/documents');
 import fsInside = require('@agentproto/fs-inside');
+import sandbox = require('@agentproto/sandbox');
+import aip17 = require('@agentproto/aip-17');
 
 const key: contentCache.CacheKey = {
   provider: 'local',
@@ -46,5 +48,9 @@ const parsed: unknown = documents.parseUntrustedJson('{"name":"review"}', json);
 const realRoot: string = fsInside.realRootOf('/');
 // @ts-expect-error: a root is a path string
 fsInside.realRootOf(0);
+const account: number = sandbox.defaultRunAs().uid;
+const timeout: number = aip17.defineRunner({ limits: { timeout_ms: 1000 } }).limits.timeout_ms;
+// @ts-expect-error: the engine is one of three
+aip17.defineRunner({ engine: 'docker' });
 
-export = { key, pinned, program, problem, severity, exitCode, segments, artifact, parsed, realRoot };
+export = { key, pinned, program, problem, severity, exitCode, segments, artifact, parsed, realRoot, account, timeout };

@@ -10,6 +10,8 @@ import { safeEntrySegments } from '@agentproto/archive';
 import { type ArtifactReference, parseReference } from '@agentproto/oci';
 import { type JsonParseOptions, parseUntrustedJson } from '@agentproto/documents';
 import { realRootOf } from '@agentproto/fs-inside';
+import { type ProcessLimits, defaultRunAs } from '@agentproto/sandbox';
+import { type RunnerHandle, defineRunner } from '@agentproto/aip-17';
 
 const root: string = defaultCacheRoot({ XDG_CACHE_HOME: '/srv/cache' }, '/home/user');
 const key: CacheKey = { provider: 'local', declaration: { path: root }, version: 'v1', contentId: 'sha256:0' };
@@ -59,3 +61,13 @@ parseUntrustedJson('{}');
 export const realRoot: string = realRootOf('/');
 // @ts-expect-error: a root is a path string
 realRootOf(0);
+
+export const account: number = defaultRunAs().uid;
+export const caps: ProcessLimits = { memoryMb: 256, cpuMs: 30_000 };
+// @ts-expect-error: a memory cap is a number of MiB
+export const badCaps: ProcessLimits = { memoryMb: '256' };
+
+const handle: RunnerHandle = defineRunner({ engine: 'subprocess', limits: { timeout_ms: 1000 } });
+export const timeout: number = handle.limits.timeout_ms;
+// @ts-expect-error: the engine is one of three
+defineRunner({ engine: 'docker' });
