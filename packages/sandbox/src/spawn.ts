@@ -482,8 +482,19 @@ function devNull(): number {
   return devNullFd;
 }
 
-/** Descriptors of this process above stderr without close-on-exec (O_CLOEXEC, 02000000 octal). */
+let inheritable: number[] | undefined;
+
+/**
+ * Descriptors of this process above stderr without close-on-exec (O_CLOEXEC, 02000000 octal),
+ * read once: they are the ones this process inherited at its start (Node opens its own
+ * close-on-exec), and re-reading /proc on every spawn would cost each sandbox's start.
+ */
 function inheritableDescriptors(): number[] {
+  inheritable ??= readInheritableDescriptors();
+  return inheritable;
+}
+
+function readInheritableDescriptors(): number[] {
   const fds: number[] = [];
   for (const name of readdirSafe('/proc/self/fd')) {
     const fd = Number(name);
