@@ -116,7 +116,8 @@ describe('bubblewrapSandbox', () => {
       vault: () => ({ username: 'bot', password: s.password }),
       secrets: () => s.privateKey,
     };
-    const isolated = await prepareSkills([s.httpEntry, s.sshEntry], { ...options, cache: await newCache(), sandbox });
+    const cache = await newCache();
+    const isolated = await prepareSkills([s.httpEntry, s.sshEntry], { ...options, cache, sandbox });
     const local = await prepareSkills([s.httpEntry, s.sshEntry], {
       ...options,
       cache: await newCache(),
@@ -129,5 +130,12 @@ describe('bubblewrapSandbox', () => {
     expect(sandbox.refusedEgress).toEqual([]);
     expect(s.http.stats.log.some((entry) => entry.status === 200)).toBe(true);
     expect(await readdir(privateRoot)).toEqual([]);
-  }, 60_000);
+    // Again: a hit for both, each authorized by a ref listing that ran in the sandbox.
+    const again = await prepareSkills([s.httpEntry, s.sshEntry], { ...options, cache, sandbox });
+    expect(again.map((skill) => [skill.hit, skill.from])).toEqual([
+      [true, 'store'],
+      [true, 'store'],
+    ]);
+    expect(await readdir(privateRoot)).toEqual([]);
+  }, 90_000);
 });
