@@ -299,7 +299,8 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
     // init), then the init itself once known: with the init the kernel kills every process
     // of the PID namespace, and the init dies with bwrap anyway (--die-with-parent).
     if (child.pid !== undefined) signal(-child.pid, 'SIGKILL');
-    if (initPid !== undefined) signal(initPid, 'SIGKILL');
+    // (Checked to still be the sandbox's init: a pid is reused once its process is reaped.)
+    if (initPid !== undefined && pidNamespaceOf(initPid) === namespace) signal(initPid, 'SIGKILL');
   };
   const timer = command.timeoutMs === undefined ? undefined : setTimeout(() => kill('timeout'), command.timeoutMs);
   const onAbort = () => kill('aborted');
