@@ -89,6 +89,24 @@ const HINTS: Readonly<Record<string, Hint>> = {
   },
   AIP26_PIN_REQUIRED: 'pin the github source to a full 40-character commit id',
   AIP26_RUN_FILE_MISSING: 'the run block names a file the bundle does not hold; check it against code.sources',
+  // Nothing ran: never a silent fall back to no isolation, so the two ways on are named.
+  SANDBOX_UNAVAILABLE: (error, { group }) => {
+    const install =
+      error.reason === 'namespaces-refused'
+        ? 'allow user namespaces (outside a container, or one that permits them; sysctl kernel.unprivileged_userns_clone=1)'
+        : 'install what isolation needs: sudo apt-get install bubblewrap socat';
+    return group === 'code'
+      ? `${install}; or run without isolation with --no-isolation (the program then sees your files and network)`
+      : install;
+  },
+  AIP17_IMAGE_UNKNOWN: (_error, { group }) =>
+    group === 'code'
+      ? "code run runs a sandbox runner on this machine's bubblewrap driver, image local-bubblewrap: omit runner.image or name that one"
+      : undefined,
+  AIP17_NEEDS_UNSUPPORTED: (_error, { group }) =>
+    group === 'code'
+      ? "this machine's sandbox installs nothing: bundle the packages with the code instead of listing them in runner.needs"
+      : undefined,
 
   CLI_INIT_NOT_EMPTY: 'name a new folder, e.g. agentproto plugin init my-plugin; nothing in this one was changed',
   CLI_INIT_LINK: 'name a real folder; plugin init never writes through a link',

@@ -235,12 +235,30 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
         examples: ['agentproto code bundle tool.yaml --out tool.tar.gz'],
       },
       run: {
-        summary: 'build it and run it locally, with only PATH and --env KEY=VALUE',
+        summary:
+          'build it and run it isolated in bubblewrap by its runner block (limits, engine), with only PATH and --env KEY=VALUE, and no network but --egress hosts',
         positionals: [MANIFEST],
-        options: ['workspace', 'env', 'github-url', 'store', 'remote', 'repository', 'insecure-http'],
+        options: [
+          'workspace',
+          'env',
+          'egress',
+          'no-isolation',
+          'github-url',
+          'store',
+          'remote',
+          'repository',
+          'insecure-http',
+        ],
+        check: (invocation) => {
+          if (invocation.values['no-isolation'] === true && invocation.values.egress !== undefined)
+            throw new UsageError(
+              'code run: --egress grants hosts to an isolated run; with --no-isolation the program reaches any network',
+            );
+        },
         examples: [
           'agentproto code run tool.yaml --env GREETING=hello',
-          'agentproto code run .code/notion-search/CODE.md',
+          'agentproto code run .code/notion-search/CODE.md --egress api.notion.com',
+          'agentproto code run tool.yaml --no-isolation',
         ],
       },
     },
@@ -258,6 +276,18 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
         placeholder: 'KEY=VALUE',
         description: 'a variable for the program (repeatable)',
       },
+      egress: {
+        type: 'string',
+        multiple: true,
+        placeholder: 'HOST[:PORT]',
+        description:
+          'let the isolated program reach this host, through a proxy that allows nothing else (repeatable; a bare host means ports 22, 80 and 443); without it the program has no network, whatever the manifest asks',
+      },
+      'no-isolation': {
+        type: 'boolean',
+        description:
+          'run as a bare subprocess, without bubblewrap: the program then reads and writes whatever your user can (home folder, keys), reaches any network, and has no memory or CPU cap; only the timeout still holds',
+      },
       'github-url': {
         type: 'string',
         placeholder: 'URL',
@@ -272,9 +302,12 @@ export const GROUPS: Readonly<Record<string, GroupSpec>> = {
       'agentproto code run tool.yaml --env GREETING=hello',
       'agentproto code run .code/notion-search/CODE.md',
     ],
+    notes: [
+      "code run runs the bundle through the AIP-17 runner as a workspace manifest: isolated in bubblewrap, it sees the bundle read-only at /bundle, a scratch /tmp and the system folders, never your home folder; it has no network unless --egress grants hosts, and runner.limits (timeout_ms, memory_mb, cpu_ms) hold. engine: in-process is run as a subprocess (with a warning), engine: sandbox on this machine's bubblewrap driver. Where bubblewrap cannot isolate, it fails with SANDBOX_UNAVAILABLE and runs nothing; --no-isolation is the explicit way to run without it.",
+    ],
     exitStatus: [
       'done; run: the program exited 0',
-      'problems found: an invalid manifest, a source that does not resolve, or a program that exited non-zero or timed out (run)',
+      'problems found: an invalid manifest or runner block, a source that does not resolve, a program that exited non-zero, was killed, timed out or ran past its memory or CPU cap (run), or a machine where bubblewrap cannot isolate (run, SANDBOX_UNAVAILABLE)',
       'wrong command line',
     ],
     load: async () => (await import('./commands/code.js')).runCode,

@@ -15,7 +15,6 @@ import {
   githubConnector,
   parseRun,
   scanCode,
-  subprocessRunner,
 } from '@agentproto/aip-26';
 import {
   type ContentStore,
@@ -25,12 +24,12 @@ import {
 } from '@agentproto/content-cache';
 import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
+import { planRun, runPlanned } from './code-run.js';
 import { CommandError } from '../command-error.js';
-import { printFailure } from '../failure.js';
 import { formatBytes, plural, printable, shellQuote } from '../format.js';
-import { EXIT_FAILURE, EXIT_OK, printJson } from '../io.js';
+import { EXIT_OK, printJson } from '../io.js';
 import { remoteFlags, remoteTier } from '../registry-auth.js';
-import { type Invocation, flagOption, listOption, textOption } from '../table.js';
+import { type Invocation, flagOption, textOption } from '../table.js';
 import type { Terminal } from '../terminal.js';
 import { UsageError } from '../usage.js';
 
@@ -61,8 +60,10 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
   // "Inheritance semantics"): the runner must speak the language of the run file, and its
   // limits are the ones `code run` applies.
   const { workspaces } = await planCode(code.value, nodeWorkspaceFs(workspaceRoot));
-  const runner = inheritBlocks(manifest, workspaces).runner;
-  assertRunnerFitsRun(runner, runFile);
+  const blocks = inheritBlocks(manifest, workspaces);
+  assertRunnerFitsRun(blocks.runner, runFile);
+  // `code run` reads its runner, env and network before anything is bundled: a bad block is refused first.
+  const plan = sub === 'run' ? planRun(invocation, term, blocks, run, manifestName(manifest, manifestPath)) : undefined;
   const { github, idle } = connector(
     textOption(invocation, 'github-url'),
     textOption(invocation, 'store'),
@@ -100,33 +101,14 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
     return EXIT_OK;
   }
 
-  if (run === undefined) throw new CommandError('code run: the manifest has no run block');
-  const limits = runner?.limits as { timeout_ms?: unknown } | undefined;
-  const timeoutMs = typeof limits?.timeout_ms === 'number' ? limits.timeout_ms : undefined;
-  // The process gets PATH (to find node, python, bash) and the --env pairs, nothing else.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  for (const pair of listOption(invocation, 'env')) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--env takes KEY=VALUE, not ${JSON.stringify(pair)}`);
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  const result = await subprocessRunner().run({ bundle, run, env, timeoutMs });
-  if (json) printJson(term, { ...result, stdout: result.stdout.toString(), stderr: result.stderr.toString() });
-  else {
-    term.stdout.write(result.stdout.toString());
-    term.stderr.write(result.stderr.toString());
-  }
-  // The program's own status is not ours (ours says only: it failed), so it is named here.
-  if (result.timedOut)
-    printFailure(term, {
-      message: `code run: timed out after ${timeoutMs} ms`,
-      hint: 'raise runner.limits.timeout_ms in the manifest if the program needs longer',
-    });
-  else if (result.exitCode !== 0)
-    printFailure(term, {
-      message: `code run: the program ${result.exitCode === null ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}`,
-    });
-  return result.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
+  return runPlanned(plan!, bundle, term);
+}
+
+/** How warnings name the manifest: its `name` or `id`, else its file name. */
+function manifestName(manifest: Record<string, unknown>, manifestPath: string): string {
+  for (const key of ['name', 'id'])
+    if (typeof manifest[key] === 'string' && manifest[key] !== '') return manifest[key] as string;
+  return basename(manifestPath);
 }
 
 async function readManifest(path: string): Promise<Record<string, unknown>> {

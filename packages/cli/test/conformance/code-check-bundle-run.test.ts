@@ -123,11 +123,28 @@ describe('aip-26.md "CODE.md — lean composable form": code bundle and run take
       '.code/notion-search/search.py': 'print("searched")\n',
     });
     const manifest = join(dir, '.code/notion-search/CODE.md');
+    // The example's `python` is not a system program on Debian (python3 is), and a pyenv or
+    // venv `python` lives under the home folder, which an isolated run never sees: the
+    // example as written runs without isolation.
     for (const extra of [[], ['--workspace', dir]]) {
-      const outcome = await run(['code', 'run', manifest, '--store', join(dir, 'cache'), ...extra]);
+      const outcome = await run(['code', 'run', manifest, '--store', join(dir, 'cache'), '--no-isolation', ...extra]);
       expect(outcome.code, outcome.stderr).toBe(0);
       expect(outcome.stdout).toBe('searched\n');
     }
+  });
+
+  it('isolated, the same CODE.md with the system python3 runs, and its network block is left to the user', async () => {
+    const dir = await workspace({
+      '.code/notion-search/CODE.md': CODE_MD.replace('run: "python search.py"', 'run: "python3 search.py"'),
+      '.code/notion-search/search.py': 'print("searched")\n',
+    });
+    const manifest = join(dir, '.code/notion-search/CODE.md');
+    const outcome = await run(['code', 'run', manifest, '--store', join(dir, 'cache'), '--env', 'PATH=/usr/bin:/bin']);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe('searched\n');
+    expect(outcome.stderr).toBe(
+      'note: the manifest asks for network access to api.notion.com; the run has no network but what you grant: --egress api.notion.com\n',
+    );
   });
 
   it('code bundle puts search.py at the bundle root', async () => {
