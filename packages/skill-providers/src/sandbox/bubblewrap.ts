@@ -42,7 +42,7 @@ export interface BubblewrapSandboxOptions {
 export interface BubblewrapSandbox extends Sandbox {
   /** `bubblewrap`, in messages (`sandbox "bubblewrap" …`). */
   readonly name: 'bubblewrap';
-  /** Grants exactly `hosts` (`host` or `host:port`) to the entry whose private folder was made last; see the README's "Egress". */
+  /** Grants exactly `hosts` (`host` or `host:port`) to the entry whose private folder waits for its grant; see the README's "Egress". */
   allowEgress(hosts: readonly string[], signal: AbortSignal): Promise<void>;
   /** Removes the private folders killed processes left under the private root; returns how many. */
   sweepPrivateDirs(): Promise<number>;
@@ -231,8 +231,12 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
       return dir;
     },
     async removePrivateDir(path) {
-      await removePrivateDir(path);
-      await egress.removed(path);
+      try {
+        await removePrivateDir(path);
+      } finally {
+        // The entry is over either way: its grant ends (and with the last one, the proxy).
+        await egress.removed(path);
+      }
     },
     sweepPrivateDirs: () => sweepPrivateDirs(privateRoot),
     async allowEgress(hosts, signal) {
@@ -248,8 +252,9 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
 
 /**
  * One egress proxy for the sandbox, running only while hosts are granted. A grant belongs
- * to the private folder made last that has none yet (the core calls allowEgress right after
- * makePrivateDir, for that entry), and ends with that folder's removal; entries prepared at
+ * to the oldest private folder still waiting for one: the core calls allowEgress right after
+ * its makePrivateDir resolves, for that entry, and entries whose folders are made at once
+ * resume in the order the folders were made. It ends with that folder's removal; entries prepared at
  * once share the proxy, which grants the union of their hosts. A grant with no private
  * folder waiting holds until close(). With nothing granted the proxy is closed, so it never
  * keeps the host's process alive after a preparation.
@@ -269,7 +274,11 @@ function egressBoundary(
   const stop = async () => {
     const proxy = running;
     running = undefined;
-    if (proxy !== undefined) await (await proxy).close();
+    if (proxy !== undefined)
+      await proxy.then(
+        (started) => started.close(),
+        () => undefined,
+      );
   };
   const update = async () => {
     const all = hosts();
@@ -283,6 +292,10 @@ function egressBoundary(
         for (const listener of listeners) listener(attempt);
         onRefused?.(attempt);
       },
+    }).catch((error: unknown) => {
+      // A proxy that did not start is not kept: the next grant tries again.
+      running = undefined;
+      throw error;
     });
     (await running).grant(all);
   };
@@ -303,9 +316,18 @@ function egressBoundary(
     },
     async grant(granted: readonly string[]) {
       const dir = waiting.shift();
+      const before = standing;
       if (dir === undefined) standing = [...new Set([...standing, ...granted])];
       else byDir.set(dir, [...granted]);
-      await update();
+      try {
+        await update();
+      } catch (error) {
+        // A host that is not `host` or `host:port` (EgressHostError): nothing of this grant holds.
+        if (dir === undefined) standing = before;
+        else byDir.delete(dir);
+        if (hosts().length === 0) await stop();
+        throw error;
+      }
     },
     /** The running proxy when hosts are granted; undefined means no network at all. */
     async proxy(): Promise<EgressProxy | undefined> {

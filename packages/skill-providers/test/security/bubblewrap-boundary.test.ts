@@ -149,12 +149,21 @@ describe('the network boundary of bubblewrapSandbox', () => {
     const without = await sandbox.run(curl, { env: { PATH: '/usr/bin:/bin' }, cwd: dir });
     expect(without.code).not.toBe(0);
     expect(without.stderr.toString()).toMatch(/Failed to connect|Couldn't connect/);
+    // A grant that is not `host` or `host:port` is refused whole, and opens nothing.
+    await expect(
+      sandbox.allowEgress([`127.0.0.1:${s.http.port}`, 'not a host'], new AbortController().signal),
+    ).rejects.toMatchObject({ code: 'SANDBOX_EGRESS_HOST_INVALID' });
+    const refusedGrant = await sandbox.run(curl, { env: { PATH: '/usr/bin:/bin' }, cwd: dir });
+    expect(refusedGrant.code).not.toBe(0);
+    expect(s.http.stats.requests).toBe(0);
+    const dir2 = await sandbox.makePrivateDir();
     await sandbox.allowEgress([`127.0.0.1:${s.http.port}`], new AbortController().signal);
-    const granted = await sandbox.run(curl, { env: { PATH: '/usr/bin:/bin' }, cwd: dir });
+    const granted = await sandbox.run(curl, { env: { PATH: '/usr/bin:/bin' }, cwd: dir2 });
     // The server answers (401: no credential), so the connection went through the proxy.
     expect(granted.code, granted.stderr.toString()).toBe(0);
     expect(s.http.stats.requests).toBe(1);
     await sandbox.removePrivateDir(dir);
+    await sandbox.removePrivateDir(dir2);
     // The grant ended with the folder: a command now has no way out again.
     const after = await sandbox.run(curl, { env: { PATH: '/usr/bin:/bin' } });
     expect(after.code).not.toBe(0);
