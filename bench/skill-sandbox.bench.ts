@@ -112,12 +112,14 @@ const work = await tempDir('agentproto-bench-skill-sandbox-');
 let server: GitHttpServer | undefined;
 try {
   const buildStart = performance.now();
-  const spec = buildSkillRepoSpec(join(work.path, 'repos'));
-  await makeRepo(spec);
+  // The 20,000 files' content is not kept: a host holds no such heap, and every spawn (a
+  // fork of this process) costs more the more memory it maps.
+  const reposRoot = join(work.path, 'repos');
+  await makeRepo(buildSkillRepoSpec(reposRoot));
   console.log(
     `repository built in ${((performance.now() - buildStart) / 1000).toFixed(2)} s (see skill-providers.bench.ts)`,
   );
-  server = await startGitHttpServer({ root: spec.root });
+  server = await startGitHttpServer({ root: reposRoot });
   const declaration = [
     {
       provider: 'git',
@@ -132,13 +134,15 @@ try {
   const filesIn = async (dir: string) =>
     (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile()).length;
 
-  type Side = { ms: number[]; tallies: Tally[] };
-  const bubblewrap: Side = { ms: [], tallies: [] };
-  const local: Side = { ms: [], tallies: [] };
+  type Side = { ms: number[]; tallies: Tally[]; requests: number[]; bytes: number[] };
+  const bubblewrap: Side = { ms: [], tallies: [], requests: [], bytes: [] };
+  const local: Side = { ms: [], tallies: [], requests: [], bytes: [] };
+  const srv = server;
   /** One cold preparation into a fresh store, the sandbox made (and closed) inside the timed part. */
   const cold = async (side: Side, kind: 'bubblewrap' | 'local', round: number) => {
     const cache = await openContentStore({ root: join(work.path, `store-${kind}-${round}`) });
     const tally: Tally = { commands: [], runMs: 0, egressMs: 0 };
+    srv.resetStats();
     const start = performance.now();
     const isolated = kind === 'bubblewrap' ? bubblewrapSandbox({ privateRoot: cache.privateRoot }) : undefined;
     const sandbox = isolated ?? localSandbox({ privateRoot: cache.privateRoot });
@@ -149,6 +153,8 @@ try {
       await isolated?.close();
     }
     const ms = performance.now() - start;
+    side.requests.push(srv.stats.requests);
+    side.bytes.push(srv.stats.bytesServed);
     const [skill] = skills;
     if (skill?.hit !== false || (await filesIn(skill.dir)) !== FILES_PER_SKILL) {
       failures += 1;
@@ -178,6 +184,10 @@ try {
   report('cold preparation, bubblewrapSandbox() vs localSandbox() (median ms)', ours, base, 'ms', `<= ${TARGET_RATIO}`);
   console.log(
     `  per-round ms: bubblewrap ${bubblewrap.ms.map((v) => v.toFixed(0)).join(' ')}; local ${local.ms.map((v) => v.toFixed(0)).join(' ')}`,
+  );
+  console.log(
+    `  served per preparation (median): bubblewrap ${median(bubblewrap.requests)} requests, ${(median(bubblewrap.bytes) / 1024).toFixed(1)} KiB; ` +
+      `local ${median(local.requests)} requests, ${(median(local.bytes) / 1024).toFixed(1)} KiB`,
   );
   const ratios = bubblewrap.ms.map((v, i) => v / local.ms[i]!);
   console.log(`  per-round ratios: ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(3)}`);
