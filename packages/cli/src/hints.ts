@@ -99,6 +99,11 @@ const HINTS: Readonly<Record<string, Hint>> = {
       ? `${install}; or run without isolation with --no-isolation (the program then sees your files and network)`
       : install;
   },
+  // As root the sandbox runs as nobody, and bubblewrap binds the runtime's folder as nobody too.
+  SANDBOX_SETUP_FAILED: (error, { group }) =>
+    group === 'code' && /source path .*Permission denied/.test(String(error.detail))
+      ? 'run as root, the sandbox runs as nobody, who cannot reach that folder (a runtime installed under /root, say): install the runtime where every user can read it (/usr/local, /opt), or run with --no-isolation'
+      : undefined,
   AIP17_IMAGE_UNKNOWN: (_error, { group }) =>
     group === 'code'
       ? "code run runs a sandbox runner on this machine's bubblewrap driver, image local-bubblewrap: omit runner.image or name that one"

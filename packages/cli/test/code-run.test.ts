@@ -360,6 +360,24 @@ describe('code run where bubblewrap cannot isolate', () => {
   });
 });
 
+describe('code run: a sandbox that cannot be set up', () => {
+  it('as root, a runtime folder nobody can reach gets a hint naming where to install it and --no-isolation', async () => {
+    const { hintFor } = await import('../src/hints.js');
+    const detail = "bwrap: Can't find source path /root/.nvm/versions/node/v22.0.0: Permission denied";
+    const error = Object.assign(new Error(`sandbox for "node" could not be set up: ${detail}`), {
+      code: 'SANDBOX_SETUP_FAILED',
+      program: 'node',
+      detail,
+    });
+    expect(hintFor(error, { group: 'code' })).toMatch(/runs as nobody.*\/usr\/local.*--no-isolation$/);
+    const other = Object.assign(new Error('sandbox for "node" could not be set up'), {
+      code: 'SANDBOX_SETUP_FAILED',
+      detail: 'the egress bridge did not come up',
+    });
+    expect(hintFor(other, { group: 'code' })).toBeUndefined();
+  });
+});
+
 describe('code run: help and completion know the new flags', () => {
   it('help lists --egress and --no-isolation, and says what --no-isolation does not protect', async () => {
     const outcome = await run(['code', 'run', '--help']);
