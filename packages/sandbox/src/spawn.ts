@@ -320,7 +320,7 @@ export function spawnIsolated(command: IsolatedCommand): IsolatedProcess {
       clearTimeout(timer);
       command.signal?.removeEventListener('abort', onAbort);
       void (async () => {
-        if (namespace !== undefined) await untilEmpty(namespace, 5000);
+        if (namespace !== undefined) await untilEmpty(namespace, initPid, 5000);
         const durationMs = performance.now() - started;
         if (killedFor === undefined && exitSignal === null && (!ranCommand || !bridgeUp)) {
           const said = stderrTail
@@ -390,8 +390,15 @@ function wrapper(command: IsolatedCommand, socat: string | undefined, runAs: { u
     const script = [
       `${socat} TCP-LISTEN:${SANDBOX_PROXY.port},bind=${SANDBOX_PROXY.host},reuseaddr,fork UNIX-CONNECT:${PROXY_TARGET}/proxy.sock </dev/null >/dev/null 2>&1 ${READY_FD}>&- &`,
       'bridge=$!',
+      // Shell built-ins only: a wait that starts no process of its own.
+      'listening() {',
+      '  while read -r _ local _ state _; do',
+      `    [ "$local" = 0100007F:${port} ] && [ "$state" = 0A ] && return 0`,
+      '  done </proc/net/tcp',
+      '  return 1',
+      '}',
       'tries=0',
-      `until grep -q ':${port} 00000000:0000 0A' /proc/net/tcp; do`,
+      'until listening; do',
       '  state=',
       '  read -r _ _ state _ </proc/$bridge/stat 2>/dev/null',
       '  tries=$((tries + 1))',
@@ -399,7 +406,8 @@ function wrapper(command: IsolatedCommand, socat: string | undefined, runAs: { u
       `    echo 'sandbox: the egress bridge (socat) did not listen on ${SANDBOX_PROXY.host}:${SANDBOX_PROXY.port}' >&2`,
       '    exit 125',
       '  fi',
-      '  sleep 0.005',
+      // socat listens within a few milliseconds: the first tries do not sleep (a `sleep` is a process).
+      '  [ "$tries" -gt 50 ] && sleep 0.005',
       'done',
       `printf up >&${READY_FD}`,
       `exec ${READY_FD}>&-`,
@@ -441,6 +449,8 @@ function countProcesses(uid: number): number {
   for (const name of readdirSafe('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
+      // The folder's owner is the process's effective account: only those are read further.
+      if (statSync(`/proc/${name}`).uid !== uid) continue;
       const status = readFileSync(`/proc/${name}/status`, 'latin1');
       const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
       if (real !== undefined && Number(real) === uid) count += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
@@ -554,13 +564,31 @@ export function processesInNamespace(ns: string): number[] {
   return pids;
 }
 
-async function untilEmpty(ns: string, timeoutMs: number): Promise<void> {
-  // The kernel kills the namespace's processes when its init dies; they may take a moment to
-  // go. Past the deadline, whatever is left is killed by pid (each checked to be of `ns`).
+async function untilEmpty(ns: string, init: number | undefined, timeoutMs: number): Promise<void> {
+  // The kernel kills and reaps every other process of a PID namespace while its init exits,
+  // before the init becomes a zombie: an init that is a zombie, gone, or whose pid now
+  // belongs to another namespace means the namespace is empty. Only an init that is still
+  // alive sends us to /proc. Past the deadline, whatever is left is killed by pid (each
+  // checked to be of `ns`).
   const deadline = Date.now() + timeoutMs;
-  while (processesInNamespace(ns).length > 0 && Date.now() < deadline + timeoutMs) {
+  for (;;) {
+    if (init !== undefined && !isLiveIn(init, ns)) return;
+    if (init === undefined && processesInNamespace(ns).length === 0) return;
+    if (Date.now() >= deadline + timeoutMs) return;
     if (Date.now() >= deadline) for (const pid of processesInNamespace(ns)) signal(pid, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Whether `pid` is a live (not zombie) process of PID namespace `ns`. */
+function isLiveIn(pid: number, ns: string): boolean {
+  if (pidNamespaceOf(pid) !== ns) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
   }
 }
 
