@@ -1,7 +1,7 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { type Server, createServer } from 'node:net';
 import { homedir } from 'node:os';
@@ -17,6 +17,9 @@ import { scratchFolders } from './support/scratch.js';
 // processes, a real TCP server.
 
 const scratch = scratchFolders();
+/** The real bin, run by a child node from the TypeScript source. */
+const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const marker = () => randomBytes(6).toString('hex');
 
 /** A workspace with tool.yaml: one inline `file` holding `content`, run as `runValue` (the file itself by default). */
@@ -279,6 +282,10 @@ describe('code run: the runner block goes through defineRunner', () => {
     const outcome = await run(['code', 'run', manifest, ...store, '--json']);
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(JSON.parse(outcome.stdout)).toMatchObject({ stdout: 'boxed\n', engine: 'sandbox', downgraded: false });
+    // The same block with --no-isolation is accepted, and runs as the bare subprocess it asked for.
+    const bare = await run(['code', 'run', manifest, ...store, '--json', '--no-isolation']);
+    expect(bare.code, bare.stderr).toBe(0);
+    expect(JSON.parse(bare.stdout)).toMatchObject({ stdout: 'boxed\n', engine: 'subprocess', isolated: false });
     const other = await tool('console.log("boxed")', 'runner: { engine: sandbox, image: e2b-node }\n');
     const refused = await run(['code', 'run', other.manifest, ...other.store]);
     expect(refused.code).toBe(1);
@@ -288,8 +295,6 @@ describe('code run: the runner block goes through defineRunner', () => {
 });
 
 describe('code run where bubblewrap cannot isolate', () => {
-  const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
-  const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const workspace = fileURLToPath(new URL('../../..', import.meta.url));
 
   const bwrap = (process.env.PATH ?? '/usr/bin:/bin')
@@ -357,6 +362,48 @@ describe('code run where bubblewrap cannot isolate', () => {
     expect(hintFor(error, { group: 'code' })).toBe(
       'install what isolation needs: sudo apt-get install bubblewrap socat; or run without isolation with --no-isolation (the program then sees your files and network)',
     );
+  });
+});
+
+describe('code run: Ctrl-C ends the run, not only the command', () => {
+  it('SIGINT to agentproto ends every process of the run, removes its folder, and says so', async () => {
+    // The program marks its start in its scratch folder (/tmp inside), which the host can see.
+    const { dir, manifest, store } = await tool(
+      'require("fs").writeFileSync("/tmp/started", ""); console.log("started"); setInterval(() => {}, 1000)',
+    );
+    // The run folder goes under TMPDIR; nobody (the sandbox's account, as root) must traverse it.
+    const temp = join(dir, 'temp');
+    await mkdir(temp);
+    for (const folder of [dir, temp]) await chmod(folder, 0o711);
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@agentproto/source', '--import', TSX, BIN, 'code', 'run', manifest, ...store],
+      { env: { ...process.env, TMPDIR: temp }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const started = async () => {
+        for (const name of await readdir(temp).catch(() => []))
+          if (existsSync(join(temp, name, 'scratch', 'started'))) return true;
+        return false;
+      };
+      while (!(await started())) {
+        expect(child.exitCode, stderr).toBeNull();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill('SIGINT');
+      expect(await exited).toBe(1);
+      expect(stdout).toBe('started\n');
+      expect(stderr).toBe('agentproto: code run: the run was stopped by SIGINT\n');
+      // (tsx keeps its cache there too.)
+      expect((await readdir(temp)).filter((name) => name.startsWith('agentproto-run-'))).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
 

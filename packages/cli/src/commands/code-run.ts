@@ -30,7 +30,7 @@ interface RunPlan {
   readonly egress: readonly string[];
   /** false with --no-isolation: aip-26's bare subprocess runner. */
   readonly isolated: boolean;
-  readonly driver: ReturnType<typeof bubblewrapDriver> | undefined;
+  readonly driver: ReturnType<typeof bubblewrapDriver>;
   readonly logger: RunnerLogger;
 }
 
@@ -61,16 +61,12 @@ export function planRun(
   const logger: RunnerLogger = {
     warn: (message) => term.stderr.write(`${term.yellow('warning:')} ${printable(message)}\n`),
   };
-  // The sandbox engine runs on this machine's bubblewrap driver, its one template registered.
-  const driver = isolated ? bubblewrapDriver() : undefined;
+  // The sandbox engine runs on this machine's bubblewrap driver, its one template registered
+  // (with --no-isolation too, so the same block is accepted, then run bare).
+  const driver = bubblewrapDriver();
   let handle: RunnerHandle;
   try {
-    handle = defineRunner(blocks.runner ?? {}, {
-      id,
-      run,
-      logger,
-      ...(driver ? { images: [driver.template] } : {}),
-    });
+    handle = defineRunner(blocks.runner ?? {}, { id, run, logger, images: [driver.template] });
   } catch (error) {
     // The problems point into the manifest: its runner block, as it reads after inheritance.
     if (error instanceof RunnerDefinitionError)
@@ -96,7 +92,21 @@ function askedHosts(network: unknown): string[] {
 
 /** Runs the bundle as planned, prints its output and how it ended; the exit status of `code run`. */
 export async function runPlanned(plan: RunPlan, bundle: Buffer, term: Terminal): Promise<number> {
-  const outcome = plan.isolated ? await runIsolated(plan, bundle) : await runBare(plan, bundle);
+  // Ctrl-C or a TERM ends the run (reason `aborted`) rather than this process alone, so every
+  // process of it is ended and its folder removed before the command returns.
+  const stop = new AbortController();
+  let stoppedBy: string | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    stoppedBy ??= signal;
+    stop.abort();
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  let outcome: RunOutcome;
+  try {
+    outcome = plan.isolated ? await runIsolated(plan, bundle, stop.signal) : await runBare(plan, bundle, stop.signal);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
   const { reason } = outcome;
   if (term.json)
     printJson(term, {
@@ -119,12 +129,14 @@ export async function runPlanned(plan: RunPlan, bundle: Buffer, term: Terminal):
   }
   if (reason.kind === 'exit' && reason.code === 0) return EXIT_OK;
   // The program's own status is not ours (ours says only: it failed), so it is named here.
-  printFailure(term, failureOf(outcome, plan));
+  printFailure(term, failureOf(outcome, plan, stoppedBy));
   return EXIT_FAILURE;
 }
 
-async function runIsolated(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
-  const runner = createRunner({ logger: plan.logger, ...(plan.driver ? { sandbox: plan.driver } : {}) });
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+async function runIsolated(plan: RunPlan, bundle: Buffer, signal: AbortSignal): Promise<RunOutcome> {
+  const runner = createRunner({ logger: plan.logger, sandbox: plan.driver });
   return runner.run({
     runner: plan.handle,
     origin: ORIGIN,
@@ -132,6 +144,7 @@ async function runIsolated(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
     run: plan.run,
     env: plan.env,
     ...(plan.egress.length > 0 ? { network: { egress: plan.egress } } : {}),
+    signal,
   });
 }
 
@@ -139,13 +152,14 @@ async function runIsolated(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
  * `--no-isolation`: aip-26's `subprocessRunner`, as a host that wants no isolation calls it.
  * The timeout still ends everything the program started; nothing else is held back.
  */
-async function runBare(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
+async function runBare(plan: RunPlan, bundle: Buffer, signal: AbortSignal): Promise<RunOutcome> {
   const handle = plan.handle.resolveForOrigin(ORIGIN);
   const result = await subprocessRunner().run({
     bundle,
     run: plan.run,
     env: plan.env,
     timeoutMs: handle.limits.timeout_ms,
+    signal,
   });
   const enforcement: Enforcement = {
     memory_mb: 'unenforced',
@@ -157,9 +171,11 @@ async function runBare(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
     downgraded: handle.downgraded,
     reason: result.timedOut
       ? { kind: 'timeout' }
-      : result.exitCode === null
-        ? { kind: 'signal', signal: result.signal ?? 'SIGKILL' }
-        : { kind: 'exit', code: result.exitCode },
+      : signal.aborted
+        ? { kind: 'aborted' }
+        : result.exitCode === null
+          ? { kind: 'signal', signal: result.signal ?? 'SIGKILL' }
+          : { kind: 'exit', code: result.exitCode },
     stdout: result.stdout,
     stderr: result.stderr,
     durationMs: result.durationMs,
@@ -168,7 +184,11 @@ async function runBare(plan: RunPlan, bundle: Buffer): Promise<RunOutcome> {
 }
 
 /** The failure line of a run that did not exit 0: its typed reason, and what to change. */
-function failureOf(outcome: RunOutcome, plan: RunPlan): { message: string; hint?: string } {
+function failureOf(
+  outcome: RunOutcome,
+  plan: RunPlan,
+  stoppedBy: string | undefined,
+): { message: string; hint?: string } {
   const { limits } = plan.handle;
   const { reason } = outcome;
   switch (reason.kind) {
@@ -190,7 +210,7 @@ function failureOf(outcome: RunOutcome, plan: RunPlan): { message: string; hint?
     case 'signal':
       return { message: `code run: the program was killed by ${reason.signal}` };
     case 'aborted':
-      return { message: 'code run: the program was stopped' };
+      return { message: `code run: the run was stopped${stoppedBy ? ` by ${stoppedBy}` : ''}` };
     default:
       return {
         message: `code run: the program exited with status ${reason.code}`,
