@@ -302,27 +302,19 @@ describe('code run where bubblewrap cannot isolate', () => {
     .map((folder) => join(folder, 'bwrap'))
     .find((path) => existsSync(path));
 
-  /** The real bin inside an outer bubblewrap that forbids user namespaces, as some containers do. */
-  function inRefusingBox(dir: string, args: string[]) {
+  /**
+   * The real bin inside an outer bubblewrap, as account 1000 (not root, so the run's sandbox
+   * runs as that account). With `refuse`, the outer user namespace forbids nested ones
+   * (--disable-userns): the kernel itself refuses the run's sandbox (ENOSPC), as in some
+   * containers. Without it, the same box runs the program: the refusal is what changes.
+   */
+  function inBox(dir: string, args: string[], refuse: boolean) {
     if (bwrap === undefined) throw new Error('these tests need bubblewrap (apt-get install bubblewrap)');
     const result = spawnSync(
       bwrap,
       [
-        '--unshare-user',
-        '--disable-userns',
-        '--ro-bind',
-        '/',
-        '/',
-        '--dev',
-        '/dev',
-        '--proc',
-        '/proc',
-        '--tmpfs',
-        '/tmp',
-        '--ro-bind',
-        dir,
-        dir,
-        '--unshare-pid',
+        ...['--unshare-user', '--uid', '1000', '--gid', '1000', ...(refuse ? ['--disable-userns'] : [])],
+        ...['--dev-bind', '/', '/', '--tmpfs', '/tmp', '--ro-bind', dir, dir, '--chdir', workspace],
         '--',
         process.execPath,
         '--conditions=@agentproto/source',
@@ -331,26 +323,32 @@ describe('code run where bubblewrap cannot isolate', () => {
         BIN,
         ...args,
       ],
-      { cwd: workspace, encoding: 'utf8', timeout: 120_000 },
+      { encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' } },
     );
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   }
 
   it('fails with SANDBOX_UNAVAILABLE, the reason and a hint naming --no-isolation and apt-get; never runs without', async () => {
     const { dir, manifest, store } = await tool('console.log("RAN")');
-    const outcome = inRefusingBox(dir, ['code', 'run', manifest, ...store]);
+    // Account 1000 reads the manifest; the test's folder is root's own otherwise.
+    await chmod(dir, 0o755);
+    const outcome = inBox(dir, ['code', 'run', manifest, ...store], true);
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(
-      /^agentproto: SANDBOX_UNAVAILABLE: bubblewrap cannot create namespaces on this machine/,
+      /^agentproto: SANDBOX_UNAVAILABLE: bubblewrap cannot create namespaces on this machine .*ENOSPC/,
     );
     expect(outcome.stderr).toMatch(/^hint: .*--no-isolation/m);
     expect(outcome.stderr).not.toContain('RAN');
-    const json = inRefusingBox(dir, ['code', 'run', manifest, ...store, '--json']);
+    const json = inBox(dir, ['code', 'run', manifest, ...store, '--json'], true);
     expect(json.code).toBe(1);
     const { error } = JSON.parse(json.stdout) as { error: { code: string; hint: string } };
     expect(error.code).toBe('SANDBOX_UNAVAILABLE');
     expect(error.hint).toContain('--no-isolation');
+    // The control: the same box with nested user namespaces allowed runs the program isolated.
+    const control = inBox(dir, ['code', 'run', manifest, ...store, '--json'], false);
+    expect(control.code, control.stderr).toBe(0);
+    expect(JSON.parse(control.stdout)).toMatchObject({ stdout: 'RAN\n', isolated: true });
   });
 
   it('the SANDBOX_UNAVAILABLE hint names the apt-get line when bubblewrap is missing', async () => {
