@@ -24,7 +24,6 @@ import {
 } from '@agentproto/content-cache';
 import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
-import { planRun, runPlanned } from './code-run.js';
 import { CommandError } from '../command-error.js';
 import { formatBytes, plural, printable, shellQuote } from '../format.js';
 import { EXIT_OK, printJson } from '../io.js';
@@ -63,7 +62,9 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
   const blocks = inheritBlocks(manifest, workspaces);
   assertRunnerFitsRun(blocks.runner, runFile);
   // `code run` reads its runner, env and network before anything is bundled: a bad block is refused first.
-  const plan = sub === 'run' ? planRun(invocation, term, blocks, run, manifestName(manifest, manifestPath)) : undefined;
+  // The runner (and its schema) is loaded only by `code run`.
+  const running = sub === 'run' ? await import('./code-run.js') : undefined;
+  const plan = running?.planRun(invocation, term, blocks, run, manifestName(manifest, manifestPath));
   const { github, idle } = connector(
     textOption(invocation, 'github-url'),
     textOption(invocation, 'store'),
@@ -101,7 +102,7 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
     return EXIT_OK;
   }
 
-  return runPlanned(plan!, bundle, term);
+  return running!.runPlanned(plan!, bundle, term);
 }
 
 /** How warnings name the manifest: its `name` or `id`, else its file name. */
