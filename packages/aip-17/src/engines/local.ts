@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
@@ -150,10 +150,13 @@ const SYSTEM = /^\/(usr|bin|sbin|lib|lib32|lib64|libx32)\//;
 /**
  * The runtime a command names, when it lives outside the system folders (node from nvm,
  * /opt/python): its install folder (`<prefix>` of `<prefix>/bin/node`), read-only at the same
- * path. Never the home folder, one of its parents, or a top-level folder: then only the
- * program file itself.
+ * path. Only for a bare name found on the host's PATH (the host chose those folders): a path
+ * the manifest names (`["/srv/app/bin/tool"]`) gets nothing, so a manifest cannot have a
+ * folder of the host's shown to it by naming a program there. Never a folder that is, or
+ * holds, an account's home, nor a top-level folder: then only the program file itself.
  */
 function runtimeMounts(program: string, envPath: string | undefined): Mount[] {
+  if (program.includes('/')) return [];
   const found = lookUp(program, envPath ?? '/usr/bin:/bin');
   if (found === undefined) return [];
   let real: string;
@@ -163,17 +166,31 @@ function runtimeMounts(program: string, envPath: string | undefined): Mount[] {
     return [];
   }
   const mounts = new Map<string, Mount>();
-  const home = homedir();
+  const homes = accountHomes();
   for (const path of new Set([found, real])) {
     if (SYSTEM.test(path)) continue;
     const bin = dirname(path);
     const prefix = basename(bin) === 'bin' ? dirname(bin) : bin;
     const shallow = prefix.split('/').filter(Boolean).length < 2;
-    const holdsHome = home === prefix || home.startsWith(`${prefix}/`);
+    const holdsHome = homes.some((home) => home === prefix || home.startsWith(`${prefix}/`));
     const source = shallow || holdsHome ? path : prefix;
     mounts.set(source, { source, target: source });
   }
   return [...mounts.values()];
+}
+
+/** Every account's home folder (/etc/passwd) and this process's. */
+function accountHomes(): string[] {
+  const homes = new Set([homedir()]);
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const home = line.split(':')[5];
+      if (home !== undefined && isAbsolute(home) && home !== '/') homes.add(home.replace(/\/+$/, ''));
+    }
+  } catch {
+    // No passwd file: this process's home only.
+  }
+  return [...homes];
 }
 
 /** `program` looked up in `path` as execvp would; a path with a slash as it is (when absolute). */

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,6 +209,26 @@ if (process.env.HTTPS_PROXY) {
       expect(outcome.stdout.toString()).not.toContain(process.env.AIP17_TEST_PROCESS_SECRET);
     } finally {
       delete process.env.AIP17_TEST_PROCESS_SECRET;
+    }
+  });
+
+  it('cannot have a host folder shown to it by naming a program there: a path in run mounts nothing', async () => {
+    // A host folder with a program in bin/ and a secret beside it: a manifest naming the
+    // program by path must not get the folder (its "install folder") bound into the sandbox.
+    const prefix = await mkdtemp(join('/var/tmp', 'aip17-named-'));
+    try {
+      await chmod(prefix, 0o755);
+      await mkdir(join(prefix, 'bin'));
+      await writeFile(join(prefix, 'bin', 'tool'), `#!/bin/sh\ncat ${join(prefix, 'secret')}\n`, { mode: 0o755 });
+      await writeFile(join(prefix, 'secret'), 'NAMED-FOLDER-CANARY', { mode: 0o644 });
+      const outcome = await runIsolated({ 'x.txt': 'x' }, { exec: [join(prefix, 'bin', 'tool')] }).then(
+        (ran) => `${ran.stdout}${ran.stderr}`,
+        (error: unknown) => `${(error as { code?: string }).code}: ${(error as Error).message}`,
+      );
+      expect(outcome).toMatch(/No such file|SANDBOX_SETUP_FAILED/);
+      expect(outcome).not.toContain('NAMED-FOLDER-CANARY');
+    } finally {
+      await rm(prefix, { recursive: true, force: true });
     }
   });
 
