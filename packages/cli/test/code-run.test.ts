@@ -314,7 +314,22 @@ describe('code run where bubblewrap cannot isolate', () => {
       bwrap,
       [
         ...['--unshare-user', '--uid', '1000', '--gid', '1000', ...(refuse ? ['--disable-userns'] : [])],
-        ...['--dev-bind', '/', '/', '--tmpfs', '/tmp', '--ro-bind', dir, dir, '--chdir', workspace],
+        // /tmp is the box's own; the checkout (which may live under /tmp) and the test's folder are bound back.
+        ...[
+          '--dev-bind',
+          '/',
+          '/',
+          '--tmpfs',
+          '/tmp',
+          '--ro-bind',
+          workspace,
+          workspace,
+          '--ro-bind',
+          dir,
+          dir,
+          '--chdir',
+          workspace,
+        ],
         '--',
         process.execPath,
         '--conditions=@agentproto/source',

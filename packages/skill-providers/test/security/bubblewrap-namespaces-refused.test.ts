@@ -17,7 +17,8 @@ function probeIn(refuse: boolean) {
     checkSandbox().bwrap,
     [
       ...['--unshare-user', '--uid', '1000', '--gid', '1000', ...(refuse ? ['--disable-userns'] : [])],
-      ...['--dev-bind', '/', '/', '--tmpfs', '/tmp', '--chdir', root],
+      // /tmp is the box's own; the checkout is bound back, read-only, where it may live under /tmp.
+      ...['--dev-bind', '/', '/', '--tmpfs', '/tmp', '--ro-bind', root, root, '--chdir', root],
       '--',
       process.execPath,
       '--conditions=@agentproto/source',
