@@ -380,9 +380,11 @@ describe('code run where bubblewrap cannot isolate', () => {
 
 describe('code run: Ctrl-C ends the run, not only the command', () => {
   it('SIGINT to agentproto ends every process of the run, removes its folder, and says so', async () => {
-    // The program marks its start in its scratch folder (/tmp inside), which the host can see.
+    // The program prints, then marks its start in its scratch folder (/tmp inside), which the
+    // host can see: once the mark is there, the line is in the pipe (writes to a pipe are
+    // synchronous), so the signal cannot come between the two.
     const { dir, manifest, store } = await tool(
-      'require("fs").writeFileSync("/tmp/started", ""); console.log("started"); setInterval(() => {}, 1000)',
+      'console.log("started"); require("fs").writeFileSync("/tmp/started", ""); setInterval(() => {}, 1000)',
     );
     // The run folder goes under TMPDIR; nobody (the sandbox's account, as root) must traverse it.
     const temp = join(dir, 'temp');
