@@ -9,12 +9,13 @@
  * preparation pays for the whole boundary. Both run the system git engine; localSandbox
  * lists refs in-process (`capabilities.inProcess`), the bubblewrap one runs git for every
  * step, so each round also counts the commands the sandbox ran (`git <subcommand>`) and the
- * time spent in them, and the time to grant egress (the proxy's start). A command in the
- * bubblewrap sandbox is three processes before git's own (bwrap, its monitor and the
- * namespace's init); one that names a remote also starts the egress bridge (sh, socat, and
- * the checks that wait for it to listen) and goes through the host-side proxy.
- * Last, one command through each sandbox (`git --version`, `git ls-remote`), alternating,
- * shows what a single command costs.
+ * time spent in them, and the time to grant egress (the proxy's start). The entry's
+ * commands run in one sandbox of its own (bwrap, its init, the egress bridge and a shell
+ * that runs each command: a fork and git's exec), started at the grant; its remote
+ * commands go through the bridge and the host-side proxy.
+ * Last, one command through each sandbox (`git --version`, `git ls-remote`), alternating:
+ * in an entry's sandbox (working in its private folder), and alone (a sandbox of its own,
+ * with the egress bridge for the listing), beside localSandbox.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -224,24 +225,28 @@ try {
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
   };
-  const one = async (sandbox: Sandbox, argv: readonly string[]) => {
+  const one = async (sandbox: Sandbox, argv: readonly string[], cwd?: string) => {
     const start = performance.now();
-    const result = await sandbox.run(argv, { env: gitEnv });
+    const result = await sandbox.run(argv, { env: gitEnv, ...(cwd === undefined ? {} : { cwd }) });
     if (result.code !== 0) throw new Error(`${argv.join(' ')} exited ${result.code}: ${result.stderr}`);
     return performance.now() - start;
   };
   const plain = localSandbox({ privateRoot });
   const sandbox = bubblewrapSandbox({ privateRoot });
   try {
+    const entry = await sandbox.makePrivateDir();
     await sandbox.allowEgress([new URL(url).host], new AbortController().signal);
     const version = ['git', '--version'];
     const listing = ['git', '-c', 'protocol.version=2', 'ls-remote', url];
-    // A command that names no remote runs with no network at all; one that does gets the egress bridge.
+    // In the entry's sandbox: working in its private folder. Alone: a sandbox for the one
+    // command (no network for --version; the egress bridge for the listing).
     const cases: [string, () => Promise<number>][] = [
       ['git --version: localSandbox', () => one(plain, version)],
-      ['bubblewrapSandbox', () => one(sandbox, version)],
+      ["bubblewrapSandbox, in an entry's sandbox", () => one(sandbox, version, entry)],
+      ['alone', () => one(sandbox, version)],
       ['git ls-remote: localSandbox', () => one(plain, listing)],
-      ['bubblewrapSandbox (egress bridge and proxy)', () => one(sandbox, listing)],
+      ["bubblewrapSandbox, in an entry's sandbox", () => one(sandbox, listing, entry)],
+      ['alone', () => one(sandbox, listing)],
     ];
     const samples = cases.map(() => [] as number[]);
     for (let round = -1; round < ROUNDS * 3; round++) {

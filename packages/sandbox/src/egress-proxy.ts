@@ -169,7 +169,9 @@ export async function startEgressProxy(options: EgressProxyOptions = {}): Promis
       client.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    const upstream = connect({ host: address, port: target.port });
+    // No Nagle on the tunnel: an SSH or TLS exchange of small writes would otherwise wait on
+    // the peer's delayed ACK (40 ms a turn).
+    const upstream = connect({ host: address, port: target.port, noDelay: true });
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.once('connect', () => {

@@ -383,12 +383,13 @@ function wrapper(command: IsolatedCommand, socat: string | undefined, runAs: { u
   const prefix: string[] = [];
   if (command.egress && socat !== undefined) {
     // socat listens on the sandbox's own loopback and hands each connection to the proxy's
-    // socket. The command starts once the port listens (/proc/net/tcp of this network
+    // socket, without Nagle (a response written in parts would otherwise wait on the
+    // client's delayed ACK, 40 ms for each request on a kept-alive connection). The command starts once the port listens (/proc/net/tcp of this network
     // namespace); if socat dies or the port does not come up within a bounded number of
     // tries, nothing runs and the host gets a SandboxSetupError.
     const port = SANDBOX_PROXY.port.toString(16).toUpperCase().padStart(4, '0');
     const script = [
-      `${socat} TCP-LISTEN:${SANDBOX_PROXY.port},bind=${SANDBOX_PROXY.host},reuseaddr,fork UNIX-CONNECT:${PROXY_TARGET}/proxy.sock </dev/null >/dev/null 2>&1 ${READY_FD}>&- &`,
+      `${socat} TCP-LISTEN:${SANDBOX_PROXY.port},bind=${SANDBOX_PROXY.host},reuseaddr,fork,nodelay UNIX-CONNECT:${PROXY_TARGET}/proxy.sock </dev/null >/dev/null 2>&1 ${READY_FD}>&- &`,
       'bridge=$!',
       // Shell built-ins only: a wait that starts no process of its own.
       'listening() {',

@@ -9,6 +9,7 @@ import {
   type IsolatedResult,
   type Mount,
   SANDBOX_PROXY,
+  SandboxSetupError,
   SandboxSpecError,
   SandboxUnavailableError,
   checkSandbox,
@@ -16,6 +17,7 @@ import {
   startEgressProxy,
 } from '@agentproto/sandbox';
 import { SkillError } from '../errors-base.js';
+import { BubblewrapSession, sessionCanRun } from './bubblewrap-session.js';
 import type { RunOptions, RunResult, Sandbox, SandboxCapabilities } from './sandbox.js';
 
 /** Options of bubblewrapSandbox(): where private folders go and programs are found, and who hears of refusals. */
@@ -134,7 +136,9 @@ const NEVER_WRITABLE = [...SYSTEM_FOLDERS, '/etc', '/proc', '/dev', '/sys', '/ru
  * gitdir, at their own path) and nothing of the host's home or config. It has no network
  * at all unless `allowEgress` granted hosts: then its only way out is a host-side proxy
  * that connects to exactly those (HTTPS through git's `http.proxy`, SSH through a
- * ProxyCommand), and refuses everything else.
+ * ProxyCommand), and refuses everything else. An entry's commands run one after another
+ * in one sandbox of the entry's own, ended with its private folder (see the README's "One
+ * sandbox per entry").
  *
  * Needs bubblewrap, socat and git (ssh for SSH sources) in the system folders. There is no
  * in-process engine: the ref listing runs in the sandbox too.
@@ -178,6 +182,92 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
   const privateRoot = normalize(options.privateRoot ?? join(defaultCacheRoot(), 'private'));
   const host = localCommandHost();
   const egress = egressBoundary(runAs, options.onEgressRefused);
+  /** The session of each entry (by its private folder), started at its grant or its first command. */
+  const sessions = new Map<string, Promise<BubblewrapSession | undefined>>();
+  const sessionOf = (dir: string): Promise<BubblewrapSession | undefined> => {
+    const current = sessions.get(dir);
+    if (current !== undefined) return current;
+    const started = (async () => {
+      const proxy = await egress.proxy();
+      // A session that cannot start leaves its commands to run on their own (and fail there
+      // with bwrap's own message, if it is the sandbox that cannot be set up).
+      return BubblewrapSession.start({ privateRoot, workDir: dir, egress: proxy, runAs }).catch(() => undefined);
+    })();
+    sessions.set(dir, started);
+    return started;
+  };
+  /** Sessions being closed after an abort killed them, awaited before any folder goes. */
+  const ending = new Set<Promise<void>>();
+  const endSession = async (dir: string) => {
+    const session = sessions.get(dir);
+    sessions.delete(dir);
+    await Promise.all([(async () => (await session)?.close())(), ...ending]);
+    ending.clear();
+  };
+
+  /**
+   * The command through its entry's session, when it can go there: it names exactly one
+   * private folder of this sandbox (the entry's, working in it or at /), and asks for the
+   * way out only if the session has it. Undefined when it must run on its own.
+   */
+  const inSession = async (
+    argv: readonly string[],
+    env: Record<string, string>,
+    run: RunOptions,
+    mounts: readonly Mount[],
+    proxy: EgressProxy | undefined,
+  ): Promise<RunResult | undefined> => {
+    const [only] = mounts;
+    if (mounts.length !== 1 || only === undefined || !egress.privateDirs().has(only.source)) return undefined;
+    const command = { argv, env, cwd: run.cwd, stdin: run.stdin };
+    if (!sessionCanRun(command)) return undefined;
+    const dir = only.source;
+    const current = sessionOf(dir);
+    let session = await current;
+    if (session !== undefined && !session.alive) {
+      // Killed under an aborted command: the entry's next command starts the next session.
+      if (sessions.get(dir) === current) {
+        sessions.delete(dir);
+        ending.add(session.close().catch(() => undefined));
+      }
+      session = await sessionOf(dir);
+    }
+    if (session === undefined || (proxy !== undefined && session.egress !== proxy)) return undefined;
+    const outcome = await session.run(command, run.signal);
+    if (outcome.kind === 'gone') return undefined;
+    if (outcome.kind === 'not-started')
+      throw new SandboxSetupError(
+        argv[0] ?? '',
+        outcome.what === 'cwd' ? `no working folder ${run.cwd}` : 'no such program',
+      );
+    return { code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr };
+  };
+
+  /** The command in a sandbox of its own. */
+  const alone = async (
+    argv: readonly string[],
+    env: Record<string, string>,
+    run: RunOptions,
+    mounts: Mount[],
+    proxy: EgressProxy | undefined,
+  ): Promise<RunResult> => {
+    const { signal } = run;
+    const result: IsolatedResult = await runIsolated({
+      argv,
+      env,
+      cwd: run.cwd ?? '/',
+      mounts,
+      runAs,
+      ...(proxy === undefined ? {} : { egress: proxy }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(run.stdin === undefined ? {} : { stdin: run.stdin }),
+      // git's object reader gets whole blobs on stdout; the fetch caps bound them, as in localSandbox.
+      maxOutputBytes: Number.MAX_SAFE_INTEGER,
+    });
+    if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
+    const code = result.code ?? 128 + (constants.signals[result.signal as keyof typeof constants.signals] ?? 0);
+    return { code, stdout: result.stdout, stderr: result.stderr };
+  };
 
   return {
     name,
@@ -186,43 +276,32 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
       const { signal } = run;
       if (signal?.aborted) throw signal.reason;
       const mounts = mountsFor(argv, run, egress.privateDirs(), privateRoot);
-      // Only a command that names a remote gets the way out: local git commands (cat-file,
-      // rev-list on the private gitdir) run with no network at all, and start faster.
+      // Only a command that names a remote gets the way out: one that runs on its own for a
+      // local git command (cat-file, rev-list on the private gitdir) has no network at all.
       const proxy = namesRemote(argv, run.env) ? await egress.proxy() : undefined;
+      const env = proxy === undefined ? { ...run.env } : throughProxy(run.env, socat);
       const refusedNow: EgressAttempt[] = [];
       const hear = (attempt: EgressAttempt) => {
         if (refusedNow.length < 100) refusedNow.push(attempt);
       };
       egress.listeners.add(hear);
-      let result: IsolatedResult;
+      let result: { code: number; stdout: Buffer; stderr: Buffer } | undefined;
       try {
-        result = await runIsolated({
-          argv,
-          env: proxy === undefined ? { ...run.env } : throughProxy(run.env, socat),
-          cwd: run.cwd ?? '/',
-          mounts,
-          runAs,
-          ...(proxy === undefined ? {} : { egress: proxy }),
-          ...(signal === undefined ? {} : { signal }),
-          ...(run.stdin === undefined ? {} : { stdin: run.stdin }),
-          // git's object reader gets whole blobs on stdout; the fetch caps bound them, as in localSandbox.
-          maxOutputBytes: Number.MAX_SAFE_INTEGER,
-        });
+        result = await inSession(argv, env, run, mounts, proxy);
+        result ??= await alone(argv, env, run, mounts, proxy);
       } catch (error) {
-        egress.listeners.delete(hear);
         // SandboxSetupError: bwrap could not start the program (or set the sandbox up); it never ran.
         if (signal?.aborted) throw signal.reason;
         throw error;
+      } finally {
+        egress.listeners.delete(hear);
       }
-      egress.listeners.delete(hear);
-      if (result.reason.kind === 'aborted' || signal?.aborted) throw signal?.reason ?? new Error('aborted');
-      const code = result.code ?? 128 + (constants.signals[result.signal as keyof typeof constants.signals] ?? 0);
       // A failure after the boundary refused this command a host it names: say so. (Another
       // command's refusal at the same moment is told apart by the host it names.)
       const refused = refusedNow.filter(({ host }) => namesHost(argv, run.env, host));
-      if (code !== 0 && proxy !== undefined && refused.length > 0)
+      if (result.code !== 0 && proxy !== undefined && refused.length > 0)
         throw new SandboxEgressRefusedError(name, refused, egress.granted());
-      return { code, stdout: result.stdout, stderr: result.stderr };
+      return result;
     },
     writeFile: host.writeFile,
     async makePrivateDir() {
@@ -232,6 +311,8 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
     },
     async removePrivateDir(path) {
       try {
+        // The entry's session ends first: nothing of it runs while its folder goes.
+        await endSession(path).catch(() => undefined);
         await removePrivateDir(path);
       } finally {
         // The entry is over either way: its grant ends (and with the last one, the proxy).
@@ -241,12 +322,17 @@ export function bubblewrapSandbox(options: BubblewrapSandboxOptions = {}): Bubbl
     sweepPrivateDirs: () => sweepPrivateDirs(privateRoot),
     async allowEgress(hosts, signal) {
       if (signal.aborted) throw signal.reason;
-      await egress.grant(hosts);
+      const dir = await egress.grant(hosts);
+      // The entry's session starts now, with the way out, while the core gets ready for its first command.
+      if (dir !== undefined && !sessions.has(dir)) void sessionOf(dir);
     },
     get refusedEgress() {
       return egress.refused;
     },
-    close: () => egress.close(),
+    async close() {
+      await Promise.all([...sessions.keys()].map((dir) => endSession(dir).catch(() => undefined)));
+      await egress.close();
+    },
   };
 }
 
@@ -314,7 +400,8 @@ function egressBoundary(
       if (waiting.includes(dir)) waiting.splice(waiting.indexOf(dir), 1);
       if (byDir.delete(dir)) await update();
     },
-    async grant(granted: readonly string[]) {
+    /** Grants `granted` to the oldest private folder waiting for a grant; resolves with that folder, if any. */
+    async grant(granted: readonly string[]): Promise<string | undefined> {
       const dir = waiting.shift();
       const before = standing;
       if (dir === undefined) standing = [...new Set([...standing, ...granted])];
@@ -328,6 +415,7 @@ function egressBoundary(
         if (hosts().length === 0) await stop();
         throw error;
       }
+      return dir;
     },
     /** The running proxy when hosts are granted; undefined means no network at all. */
     async proxy(): Promise<EgressProxy | undefined> {
@@ -357,7 +445,7 @@ function throughProxy(env: Readonly<Record<string, string>>, socat: string): Rec
   out.http_proxy ??= SANDBOX_PROXY.url;
   out.https_proxy ??= SANDBOX_PROXY.url;
   if (env.GIT_SSH_COMMAND !== undefined) {
-    const command = `${socat} - PROXY:${SANDBOX_PROXY.host}:%h:%p,proxyport=${SANDBOX_PROXY.port}`;
+    const command = `${socat} - PROXY:${SANDBOX_PROXY.host}:%h:%p,proxyport=${SANDBOX_PROXY.port},nodelay`;
     out.GIT_SSH_COMMAND = `${env.GIT_SSH_COMMAND} -o 'ProxyCommand=${command}'`;
   }
   return out;
