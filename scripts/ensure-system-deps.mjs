@@ -2,7 +2,8 @@
 // The tests start real git and OpenSSH servers and a CNCF distribution registry, make
 // the registry's token-signing certificate with openssl, compile the racing link swapper
 // with cc (packages/testkit), and run git fetches under prlimit and bundles under unshare
-// (util-linux), and run the CLI's completion scripts in zsh and fish, so they need these programs. Missing ones are installed when we can (root with apt-get, as in CI and fresh
+// (util-linux), and run the CLI's completion scripts in zsh and fish, so they need these programs (and the
+// bundling bench compares with pigz). Missing ones are installed when we can (root with apt-get, as in CI and fresh
 // containers); otherwise we name the command and fail: tests are never skipped silently.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -26,6 +27,8 @@ const REQUIRED = [
   // loopback port to the host-side egress proxy.
   { program: 'bwrap', pkg: 'bubblewrap' },
   { program: 'socat', pkg: 'socat' },
+  // bench/aip-26.bench.ts compares bundling with `tar | pigz` (parallel gzip).
+  { program: 'pigz', pkg: 'pigz' },
 ];
 
 function isExecutable(path) {
