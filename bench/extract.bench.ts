@@ -1,0 +1,101 @@
+/**
+ * Safe extraction against GNU tar. One archive of a 10,000-file, ~100 MiB source-like tree
+ * (the workspace of aip-26.bench.ts), made once with `tar -czf`; then rounds alternate
+ * `extractTarGz` (every rule of the safe reader, staging folder and rename) and `tar -xzf`
+ * (a child process, start-up included), each into a fresh folder on the same filesystem.
+ * Target: ratio of medians <= 1.2. BENCH_DIR picks the filesystem (default: the OS temp
+ * folder); on a disk shared with other work the figures follow its write-back, on tmpfs
+ * (BENCH_DIR=/dev/shm) they measure the extractors themselves.
+ */
+import { execFileSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { extractTarGz } from '@agentproto/aip-26';
+import { median, time, xorshift } from './lib.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const FILES = Number(process.env.BENCH_FILES ?? 10_000);
+const TARGET = 1.2;
+
+/** Source-like files: words from a small vocabulary with some random tokens, 1-19 KiB each. */
+function workspaceFiles(count: number, seed = 3): Map<string, Buffer> {
+  const next = xorshift(seed);
+  const words =
+    'const let function return import export from await async class extends new this if else for while of in true false null undefined string number object'.split(
+      ' ',
+    );
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    const size = 1024 + (next() % (18 * 1024));
+    const parts: string[] = [];
+    let length = 0;
+    while (length < size) {
+      const word = next() % 7 === 0 ? next().toString(36) : words[next() % words.length]!;
+      parts.push(word);
+      length += word.length + 1;
+    }
+    files.set(
+      `src/m${String(i % 40).padStart(2, '0')}/f${String(i).padStart(5, '0')}.ts`,
+      Buffer.from(parts.join(' ').slice(0, size)),
+    );
+  }
+  return files;
+}
+
+const work = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'agentproto-bench-extract-'));
+try {
+  const workspaceRoot = join(work, 'workspace');
+  const files = workspaceFiles(FILES);
+  for (const [path, data] of files) {
+    await mkdir(dirname(join(workspaceRoot, path)), { recursive: true });
+    await writeFile(join(workspaceRoot, path), data);
+  }
+  const total = [...files.values()].reduce((n, b) => n + b.length, 0);
+  files.clear();
+  const archive = join(work, 'workspace.tar.gz');
+  execFileSync('tar', ['--sort=name', '-czf', archive, '-C', workspaceRoot, 'src']);
+  const archiveBytes = (await stat(archive)).size;
+  console.log(
+    `archive: ${FILES} files, ${(total / 2 ** 20).toFixed(1)} MiB, ${(archiveBytes / 2 ** 20).toFixed(1)} MiB gzipped; ${ROUNDS} rounds, alternating, in ${work}`,
+  );
+
+  const options = { maxBytes: 4 * total + (FILES + 100) * 1024, maxFiles: FILES };
+  const ours: number[] = [];
+  const gnu: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const oursDest = join(work, `ours-${round}`);
+    const gnuDest = join(work, `gnu-${round}`);
+    const runOurs = async () => {
+      ours.push(await time(() => extractTarGz(createReadStream(archive), oursDest, options)));
+      await rm(oursDest, { recursive: true, force: true });
+    };
+    const runGnu = async () => {
+      await mkdir(gnuDest);
+      gnu.push(
+        await time(async () => {
+          execFileSync('tar', ['-xzf', archive, '-C', gnuDest]);
+        }),
+      );
+      await rm(gnuDest, { recursive: true, force: true });
+    };
+    // Alternate which goes first, so neither always runs on the other's warm caches.
+    if (round % 2 === 0) {
+      await runOurs();
+      await runGnu();
+    } else {
+      await runGnu();
+      await runOurs();
+    }
+  }
+  const ratio = median(ours) / median(gnu);
+  const spread = (values: number[]) => `${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}`;
+  console.log(`  per-round ratios: ${ours.map((o, i) => (o / gnu[i]!).toFixed(2)).join(' ')}`);
+  console.log(
+    `summary extract: extractTarGz ${median(ours).toFixed(0)} ms (${spread(ours)}) vs tar -xzf ${median(gnu).toFixed(0)} ms (${spread(gnu)}): ` +
+      `${ratio.toFixed(3)}x (target <= ${TARGET}, ${ratio <= TARGET ? 'met' : 'MISSED'})`,
+  );
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
