@@ -1,4 +1,5 @@
-import { readBundleEntries, writeBundle } from '../tar/index.js';
+import { readBundleEntries } from '../tar/index.js';
+import { writeBundleWithDigest } from '../tar/write-bundle.js';
 import type { BundleFile } from './overlay.js';
 
 /**
@@ -19,8 +20,15 @@ export async function readArchive(
 }
 
 /** The deterministic tar.gz of the merged bundle. */
-export function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
-  return writeBundle(
+export async function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
+  return (await buildArchiveWithDigest(files)).bundle;
+}
+
+/** The deterministic tar.gz of the merged bundle and its SHA-256, hashed as it is written. */
+export function buildArchiveWithDigest(
+  files: ReadonlyMap<string, BundleFile>,
+): Promise<{ bundle: Buffer; sha256: string }> {
+  return writeBundleWithDigest(
     [...files].map(([path, file]) =>
       'data' in file
         ? { path, data: file.data, executable: file.executable }

@@ -7,7 +7,7 @@ import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from 
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
-import { buildArchive } from './archive.js';
+import { buildArchive, buildArchiveWithDigest } from './archive.js';
 import { SourceResolutionError } from './errors.js';
 import { type BundleFile, Overlay, contentOf } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
@@ -167,11 +167,15 @@ async function build(
   plan: CodePlan,
 ): Promise<{ bundle: Buffer; report: BundleReport }> {
   const { overlay, report } = await materialize(args, fs, plan);
-  const bundle = args.cache ? await cachedArchive(args.cache, overlay.files) : await buildArchive(overlay.files);
-  return {
-    bundle,
-    report: { ...report, sha256: createHash('sha256').update(bundle).digest('hex'), compressedBytes: bundle.length },
-  };
+  const { bundle, sha256 } = args.cache
+    ? await digested(cachedArchive(args.cache, overlay.files))
+    : await buildArchiveWithDigest(overlay.files);
+  return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
+}
+
+async function digested(made: Promise<Buffer>): Promise<{ bundle: Buffer; sha256: string }> {
+  const bundle = await made;
+  return { bundle, sha256: createHash('sha256').update(bundle).digest('hex') };
 }
 
 /**

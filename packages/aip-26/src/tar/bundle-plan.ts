@@ -61,7 +61,7 @@ export function bundlePathProblem(path: unknown): string | undefined {
   return undefined;
 }
 
-/** A Buffer view of the same bytes (tar-stream wants a Buffer): never a copy. */
+/** A Buffer view of the same bytes (the writer copies from a Buffer): never a copy. */
 function asBuffer(data: Uint8Array): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
