@@ -86,7 +86,7 @@ export async function readArchive(
   // loads the tar parser.
   const { extract: tarExtract } = await import('tar-stream');
   const extract = tarExtract();
-  const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(64 * 1024);
+  const inflate = options.uncompressed ? new PassThrough() : new GunzipOneMember(256 * 1024);
   const meter = new TarMeter(limits.maxBytes);
   const rules = new EntryRules(limits, extract as unknown as ExtractInternals);
   const end = new TarEndMarker(extract);

@@ -65,7 +65,14 @@ export async function extractTarGz(
     throw new ExtractIOError('create staging folder beside the destination', target, error);
   }
 
-  const writer = new TreeWriter(staging);
+  let writer: TreeWriter;
+  try {
+    writer = new TreeWriter(staging);
+  } catch (error) {
+    // A host that allows no worker threads (the permission model without --allow-worker).
+    await rm(staging, { recursive: true, force: true });
+    throw new ExtractIOError('start the writing thread for', target, error);
+  }
   try {
     await readArchive(source, options, writer);
     await writer.finish();
