@@ -10,6 +10,7 @@ export type {
   FillContext,
   GcReport,
   ObjectMarker,
+  StoreEntry,
   StoreListing,
   StoredTree,
   VerifyReport,

@@ -39,6 +39,11 @@ export type StoreFs = Pick<
   > & {
     /** Resolves every link on the way, as the kernel does (realpath(3)). */
     realpathSync(path: string): string;
+    /**
+     * Streams a folder's entries, so `list` and `gc` never hold a folder of a million key
+     * records in memory. Optional: without it the store reads each folder with `readdir`.
+     */
+    opendir?: typeof fsp.opendir;
   };
 
 export const nodeStoreFs: StoreFs = {
@@ -66,4 +71,5 @@ export const nodeStoreFs: StoreFs = {
   readSync: fs.readSync,
   fsyncSync: fs.fsyncSync,
   closeSync: fs.closeSync,
+  opendir: fsp.opendir,
 };

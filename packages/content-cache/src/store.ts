@@ -11,10 +11,12 @@ import { StoreCore } from './store/core.js';
 import { recallFact, rememberFact } from './store/facts.js';
 import {
   type GcReport,
+  type StoreEntry,
   type StoreListing,
   type VerifyReport,
   collectGarbage,
   listStore,
+  storeEntries,
   verifyStore,
 } from './store/maintenance.js';
 import { type Fill, type StoredTree, linkPathOf } from './store/publish.js';
@@ -22,7 +24,7 @@ import { RemoteTier } from './store/remote-tier.js';
 
 export type { AcquireOptions } from './store/acquire.js';
 export type { ObjectMarker } from './store/marker.js';
-export type { GcReport, StoreListing, VerifyReport } from './store/maintenance.js';
+export type { GcReport, StoreEntry, StoreListing, VerifyReport } from './store/maintenance.js';
 export type { Fill, FillContext, StoredTree } from './store/publish.js';
 
 export interface ContentStoreOptions {
@@ -261,6 +263,22 @@ export class ContentStore {
    */
   list(): Promise<StoreListing> {
     return listStore(this.core);
+  }
+
+  /**
+   * What `list` returns, streamed one record at a time (objects, then keys, then links, each
+   * in the order the filesystem gives them): memory stays small however many keys a store
+   * holds, where `list` returns them all at once.
+   *
+   * @example
+   * ```ts
+   * for await (const entry of store.entries()) if (entry.kind === 'key') console.log(entry.key.provider, entry.objectId);
+   * ```
+   *
+   * @throws {StoreIOError} `CACHE_IO`: a folder of the store cannot be read.
+   */
+  entries(): AsyncIterable<StoreEntry> {
+    return storeEntries(this.core);
   }
 
   /**

@@ -124,9 +124,12 @@ export class Acquisitions {
   async lookup(key: CacheKey): Promise<StoredTree | undefined> {
     const keyText = canonicalKey(key);
     const objectId = objectIdOf(key);
-    const marker = await this.core.presentMarker(objectId);
-    if (!marker || !(await this.isRecorded(sha256Hex(keyText), keyText))) return undefined;
-    if (!(await this.linkExists(key))) return undefined;
+    const [marker, recorded, linked] = await Promise.all([
+      this.core.presentMarker(objectId),
+      this.isRecorded(sha256Hex(keyText), keyText),
+      this.linkExists(key),
+    ]);
+    if (!marker || !recorded || !linked) return undefined;
     return treeOf(this.core, key, marker, 'store');
   }
 
@@ -149,12 +152,16 @@ export class Acquisitions {
     verify?: AcquireOptions['verify'],
   ): Promise<StoredTree> {
     const core = this.core;
-    // The object id follows from the key, so a hit needs no key record read: only proof
-    // that the object is still there, and the declaration link checked in the same turn.
+    // The object id follows from the key, so a hit is proof that the object is still there,
+    // the key's record and the declaration link: three small reads, all in the same turn.
     const objectId = objectIdOf(key);
-    const [marker, linked] = await Promise.all([core.presentMarker(objectId), this.linkPointsAt(key, objectId)]);
+    const [marker, linked, recorded] = await Promise.all([
+      core.presentMarker(objectId),
+      this.linkPointsAt(key, objectId),
+      this.isRecorded(digest, keyText),
+    ]);
     if (marker) {
-      if (await this.isRecorded(digest, keyText)) {
+      if (recorded) {
         if (!linked) await pointLink(core, key, objectId);
         return treeOf(core, key, marker, 'store');
       }

@@ -18,10 +18,10 @@ export class StoreCore {
   readonly lockOptions: LockOptions;
   readonly staleMs: number;
   readonly syncFiles: boolean;
-  /** Markers of objects seen published, by object id (see presentMarker). */
-  readonly markers = new Map<string, ObjectMarker>();
-  /** Digests of keys whose record was seen written (see isRecorded in acquire.ts). */
-  readonly recorded = new Set<string>();
+  /** Markers of objects seen published, by object id (see presentMarker); the most recent ones only. */
+  readonly markers = new RecentMap<string, ObjectMarker>(REMEMBERED);
+  /** Digests of keys whose record was seen written (see isRecorded in acquire.ts); the most recent ones only. */
+  readonly recorded = new RecentSet<string>(REMEMBERED);
   private lastSweep = 0;
   /** Something was moved to the trash since it was last emptied. */
   private trashed = false;
@@ -84,10 +84,33 @@ export class StoreCore {
     try {
       text = await this.fs.readFile(path, 'utf8');
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw new StoreIOError('read completion marker', path, error);
+      return this.missingMarker(path, error);
     }
+    return this.parseMarker(objectId, path, text);
+  }
+
+  /**
+   * readMarker with one synchronous read: for list and gc, which read a marker per object
+   * and would otherwise pay four thread-pool round trips (open, stat, read, close) for each.
+   */
+  readMarkerSync(objectId: string): ObjectMarker | undefined {
+    const path = this.layout.marker(objectId);
+    let text: string;
+    try {
+      text = this.fs.readFileSync(path, 'utf8');
+    } catch (error) {
+      return this.missingMarker(path, error);
+    }
+    return this.parseMarker(objectId, path, text);
+  }
+
+  private missingMarker(path: string, error: unknown): undefined {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new StoreIOError('read completion marker', path, error);
+  }
+
+  private parseMarker(objectId: string, path: string, text: string): ObjectMarker {
     try {
       const marker = JSON.parse(text) as ObjectMarker;
       if (!isMarkerOf(marker, objectId)) throw new Error('unexpected fields');
@@ -118,15 +141,17 @@ export class StoreCore {
     const now = Date.now();
     if (!force && now - this.lastSweep < this.staleMs) return 0;
     this.lastSweep = now;
-    const names = await io('read staging folder', this.layout.staging, () => this.fs.readdir(this.layout.staging));
-    const owners = new Set(names.map((name) => name.replace(/\.lock$/, '')));
+    const names = new Set(
+      await io('read staging folder', this.layout.staging, () => this.fs.readdir(this.layout.staging)),
+    );
+    const owners = new Set([...names].map((name) => name.replace(/\.lock$/, '')));
     let removed = 0;
     for (const owner of owners) {
       const dir = join(this.layout.staging, owner);
       if (await isLockHeld(dir, `${dir}.lock`, this.staleMs)) continue;
       await this.moveToTrash(dir);
       await this.fs.rm(`${dir}.lock`, { recursive: true, force: true }).catch(() => undefined);
-      removed += names.includes(owner) ? 1 : 0;
+      removed += names.has(owner) ? 1 : 0;
     }
     return removed;
   }
@@ -145,20 +170,113 @@ export class StoreCore {
 
   async emptyTrash(): Promise<void> {
     this.trashed = false;
-    let names: string[];
-    try {
-      names = await this.fs.readdir(this.layout.trash);
-    } catch {
-      return;
-    }
-    await Promise.all(
-      names.map((name) =>
-        this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined),
-      ),
-    );
+    // A few removals at a time, however much a gc moved there: each holds a folder's listing.
+    await forEachConcurrently(this.names(this.layout.trash), 4, (name) =>
+      this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined),
+    ).catch(() => undefined);
   }
 
-  async readFolder(folder: string): Promise<string[]> {
-    return (await io('read store folder', folder, () => this.fs.readdir(folder))).sort();
+  /**
+   * The names in a store folder, streamed from the directory (`opendir`), in the order the
+   * filesystem gives them: a folder of a million key records is never held in memory whole.
+   * With a `StoreFs` that has no `opendir`, one `readdir`.
+   */
+  async *names(folder: string): AsyncGenerator<string> {
+    const fs = this.fs;
+    if (!fs.opendir) {
+      yield* await io('read store folder', folder, () => fs.readdir(folder));
+      return;
+    }
+    const dir = await io('read store folder', folder, () => fs.opendir!(folder, { bufferSize: 1024 }));
+    try {
+      for (;;) {
+        const entry = await io('read store folder', folder, () => dir.read());
+        if (entry === null) return;
+        yield entry.name;
+      }
+    } finally {
+      await dir.close().catch(() => undefined);
+    }
+  }
+}
+
+/** How many markers and key digests a store remembers (about 200 bytes each). */
+const REMEMBERED = 100_000;
+
+/**
+ * A map that remembers about the `limit` most recent entries: two generations, the older
+ * dropped whole when the newer fills, so every call stays O(1) and memory bounded.
+ */
+class RecentMap<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+  constructor(private readonly limit: number) {}
+  get(key: K): V | undefined {
+    const value = this.current.get(key);
+    if (value !== undefined || !this.previous.has(key)) return value;
+    const kept = this.previous.get(key) as V;
+    this.set(key, kept); // still in use: carried into the newer generation
+    return kept;
+  }
+  has(key: K): boolean {
+    return this.current.has(key) || this.previous.has(key);
+  }
+  set(key: K, value: V): this {
+    if (this.current.size >= this.limit / 2) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
+    this.current.set(key, value);
+    return this;
+  }
+  delete(key: K): boolean {
+    const here = this.current.delete(key);
+    return this.previous.delete(key) || here;
+  }
+}
+
+/** The set of about the `limit` most recent values (see RecentMap). */
+class RecentSet<T> {
+  private readonly map: RecentMap<T, true>;
+  constructor(limit: number) {
+    this.map = new RecentMap(limit);
+  }
+  has(value: T): boolean {
+    return this.map.get(value) !== undefined;
+  }
+  add(value: T): this {
+    this.map.set(value, true);
+    return this;
+  }
+}
+
+/**
+ * Runs `run` for every item of `items` with at most `limit` runs at once, pulling items only
+ * as runs finish (so a streamed listing stays streamed). The first failure stops pulling and
+ * is thrown once the runs in progress have settled.
+ */
+async function forEachConcurrently<T>(
+  items: AsyncIterable<T>,
+  limit: number,
+  run: (item: T) => Promise<unknown>,
+): Promise<void> {
+  const iterator = items[Symbol.asyncIterator]();
+  let failed = false;
+  const worker = async () => {
+    while (!failed) {
+      const next = await iterator.next();
+      if (next.done) return;
+      try {
+        await run(next.value);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: limit }, worker));
+  } finally {
+    await iterator.return?.();
   }
 }

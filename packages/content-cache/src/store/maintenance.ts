@@ -37,55 +37,108 @@ const OBJECT_ID = /^[0-9a-f]{64}$/;
 /** Temporary files older than this were left by a writer that died between write and rename. */
 const TEMP_FILE_GRACE_MS = 60_000;
 
-/** See ContentStore.list. */
+/** One record of the store, as `entries` streams it. */
+export type StoreEntry =
+  | { kind: 'object'; marker: ObjectMarker }
+  | { kind: 'key'; key: CacheKey; objectId: string }
+  | { kind: 'link'; name: string; objectId: string | undefined };
+
+/**
+ * Records read per turn of the event loop at most: the reads are synchronous (one system
+ * call each instead of four thread-pool round trips), in slices, so timers (the lock's
+ * refresh) and other work still run.
+ */
+const SLICE = 512;
+
+/** See ContentStore.entries: objects, then keys, then links, each folder streamed. */
+export async function* storeEntries(core: StoreCore): AsyncGenerator<StoreEntry> {
+  for await (const [, entry] of namedEntries(core)) yield entry;
+}
+
+/** Each entry with the name of its file. */
+async function* namedEntries(core: StoreCore): AsyncGenerator<[string, StoreEntry]> {
+  for await (const id of sliced(core.names(core.layout.objects))) {
+    const marker = readOrSkip(() => core.readMarkerSync(id));
+    if (marker) yield [id, { kind: 'object', marker }];
+  }
+  for await (const name of sliced(core.names(core.layout.keys))) {
+    if (name.startsWith(TEMP_PREFIX)) continue;
+    const record = readKeyRecord(core, name);
+    // Listed only when whole: a key of the right shape that files under this very name
+    // (keyDigest refuses any other shape), naming an object id. A caller prints and
+    // compares these fields, so a record cut short or edited by hand must not reach it.
+    if (!record || !OBJECT_ID.test(record.objectId)) continue;
+    if (readOrSkip(() => `${keyDigest(record.key as CacheKey)}.json`) !== name) continue;
+    yield [name, { kind: 'key', key: record.key as CacheKey, objectId: record.objectId }];
+  }
+  for await (const name of sliced(core.names(core.layout.links))) {
+    if (name.startsWith(TEMP_PREFIX)) continue;
+    const target = readOrSkip(() => core.fs.readlinkSync(join(core.layout.links, name), 'utf8')) ?? '';
+    yield [name, { kind: 'link', name, objectId: core.layout.objectIdOfLinkTarget(target) }];
+  }
+}
+
+/** See ContentStore.list: what `entries` streams, in arrays sorted by file name. */
 export async function listStore(core: StoreCore): Promise<StoreListing> {
-  const objects: ObjectMarker[] = [];
-  for (const id of await core.readFolder(core.layout.objects)) {
-    const marker = await core.readMarker(id).catch(() => undefined);
-    if (marker) objects.push(marker);
+  const found: Record<StoreEntry['kind'], [string, StoreEntry][]> = { object: [], key: [], link: [] };
+  for await (const named of namedEntries(core)) found[named[1].kind].push(named);
+  const sorted = <T>(list: [string, StoreEntry][], pick: (entry: StoreEntry) => T): T[] =>
+    list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, entry]) => pick(entry));
+  return {
+    objects: sorted(found.object, (entry) => (entry as { marker: ObjectMarker }).marker),
+    keys: sorted(found.key, (entry) => {
+      const { key, objectId } = entry as { key: CacheKey; objectId: string };
+      return { key, objectId };
+    }),
+    links: sorted(found.link, (entry) => {
+      const { name, objectId } = entry as { name: string; objectId: string | undefined };
+      return { name, objectId };
+    }),
+  };
+}
+
+/** Each item with the event loop given a turn every SLICE items. */
+async function* sliced<T>(items: AsyncIterable<T>): AsyncGenerator<T> {
+  let count = 0;
+  for await (const item of items) {
+    if (++count % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    yield item;
   }
-  const keys: StoreListing['keys'] = [];
-  for (const name of await core.readFolder(core.layout.keys)) {
-    if (name.startsWith(TEMP_PREFIX)) continue;
-    try {
-      const record = JSON.parse(await core.fs.readFile(join(core.layout.keys, name), 'utf8')) as {
-        objectId?: unknown;
-        key?: unknown;
-      };
-      // Listed only when whole: a key of the right shape that files under this very name
-      // (keyDigest refuses any other shape), naming an object id. A caller prints and
-      // compares these fields, so a record cut short or edited by hand must not reach it.
-      if (
-        typeof record !== 'object' ||
-        record === null ||
-        typeof record.objectId !== 'string' ||
-        !OBJECT_ID.test(record.objectId)
-      )
-        continue;
-      if (`${keyDigest(record.key as CacheKey)}.json` !== name) continue;
-      keys.push({ key: record.key as CacheKey, objectId: record.objectId });
-    } catch {
-      // A record that vanished or was damaged by hand is not listed; gc removes it.
-    }
+}
+
+/** A record that vanished or was damaged by hand is not listed; gc removes it. */
+function readOrSkip<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
   }
-  const links: StoreListing['links'] = [];
-  for (const name of await core.readFolder(core.layout.links)) {
-    if (name.startsWith(TEMP_PREFIX)) continue;
-    const target = await core.fs.readlink(join(core.layout.links, name)).catch(() => '');
-    links.push({ name, objectId: core.layout.objectIdOfLinkTarget(target) });
+}
+
+/** A key record's fields, or undefined when it vanished or is not a JSON object; objectId '' when it names none. */
+function readKeyRecord(core: StoreCore, name: string): { objectId: string; key: unknown } | undefined {
+  let record: unknown;
+  try {
+    record = JSON.parse(core.fs.readFileSync(join(core.layout.keys, name), 'utf8'));
+  } catch {
+    return undefined;
   }
-  return { objects, keys, links };
+  if (typeof record !== 'object' || record === null) return undefined;
+  const { objectId, key } = record as { objectId?: unknown; key?: unknown };
+  return { objectId: typeof objectId === 'string' ? objectId : '', key };
 }
 
 /** See ContentStore.verify. */
 export async function verifyStore(core: StoreCore, options: { quarantine?: boolean }): Promise<VerifyReport> {
   const report: VerifyReport = { checked: 0, ok: [], corrupt: [] };
-  for (const objectId of await core.readFolder(core.layout.objects)) {
+  for await (const objectId of core.names(core.layout.objects)) {
     report.checked += 1;
     const problem = await checkObject(core, objectId);
     if (problem === undefined) report.ok.push(objectId);
     else report.corrupt.push({ objectId, reason: problem });
   }
+  report.ok.sort();
+  report.corrupt.sort((a, b) => (a.objectId < b.objectId ? -1 : 1));
   if (options.quarantine && report.corrupt.length > 0) {
     await core.withPublishLock(async () => {
       const bad = new Set(report.corrupt.map((c) => c.objectId));
@@ -96,8 +149,10 @@ export async function verifyStore(core: StoreCore, options: { quarantine?: boole
         );
         entry.quarantinedTo = to;
       }
-      for (const { path, objectId } of await readKeyObjects(core)) {
-        if (bad.has(objectId)) await core.fs.rm(path, { force: true });
+      for await (const name of sliced(core.names(core.layout.keys))) {
+        if (name.startsWith(TEMP_PREFIX)) continue;
+        const record = readKeyRecord(core, name);
+        if (record && bad.has(record.objectId)) await core.fs.rm(join(core.layout.keys, name), { force: true });
       }
     });
   }
@@ -134,32 +189,37 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
     freedBytes: 0,
   };
   await core.withPublishLock(async () => {
-    const objects = new Set(await core.readFolder(core.layout.objects));
+    // Memory: the object ids (a tenth of the keys, or fewer), never the keys or links,
+    // which are streamed from their folders and judged one at a time.
+    const objects = new Set<string>();
+    for await (const id of core.names(core.layout.objects)) objects.add(id);
     const reached = new Set<string>();
-    for (const { path, objectId } of await readKeyObjects(core)) {
-      if (objects.has(objectId)) reached.add(objectId);
-      else if (await removeFile(core, path)) report.removedKeys += 1;
+    for await (const name of sliced(core.names(core.layout.keys))) {
+      const path = join(core.layout.keys, name);
+      if (name.startsWith(TEMP_PREFIX)) await removeIfOld(core, path);
+      else {
+        const objectId = readKeyRecord(core, name)?.objectId ?? '';
+        if (objects.has(objectId)) reached.add(objectId);
+        else if (await removeFile(core, path)) report.removedKeys += 1;
+      }
     }
-    for (const name of await core.readFolder(core.layout.links)) {
+    for await (const name of sliced(core.names(core.layout.links))) {
       const path = join(core.layout.links, name);
       if (name.startsWith(TEMP_PREFIX)) {
         await removeIfOld(core, path);
         continue;
       }
-      const objectId = core.layout.objectIdOfLinkTarget(await core.fs.readlink(path).catch(() => ''));
+      const objectId = core.layout.objectIdOfLinkTarget(readOrSkip(() => core.fs.readlinkSync(path, 'utf8')) ?? '');
       if (objectId && objects.has(objectId)) reached.add(objectId);
       else if (await removeFile(core, path)) report.removedLinks += 1;
     }
     for (const objectId of objects) {
       if (reached.has(objectId)) continue;
-      const marker = await core.readMarker(objectId).catch(() => undefined);
+      const marker = readOrSkip(() => core.readMarkerSync(objectId));
       if (await core.moveToTrash(core.layout.object(objectId))) {
         report.removedObjects.push(objectId);
         report.freedBytes += marker?.bytes ?? 0;
       }
-    }
-    for (const name of await core.readFolder(core.layout.keys)) {
-      if (name.startsWith(TEMP_PREFIX)) await removeIfOld(core, join(core.layout.keys, name));
     }
     report.removedStaging = await core.sweepDeadWriters(true);
   });
@@ -169,22 +229,6 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
   // record names a running process), whatever the publication lock says.
   report.removedPrivate = await sweepPrivateDirs(core.layout.private);
   return report;
-}
-
-/** Key record files with the object each names; temporary and unreadable ones are skipped. */
-async function readKeyObjects(core: StoreCore): Promise<{ path: string; objectId: string }[]> {
-  const found: { path: string; objectId: string }[] = [];
-  for (const name of await core.readFolder(core.layout.keys)) {
-    if (name.startsWith(TEMP_PREFIX)) continue;
-    const path = join(core.layout.keys, name);
-    try {
-      const record = JSON.parse(await core.fs.readFile(path, 'utf8')) as { objectId?: unknown };
-      found.push({ path, objectId: typeof record.objectId === 'string' ? record.objectId : '' });
-    } catch {
-      found.push({ path, objectId: '' });
-    }
-  }
-  return found;
 }
 
 /**
