@@ -4,7 +4,19 @@
  * sorted thing this package writes or reports uses it.
  */
 export function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  // Without surrogates, UTF-16 code units are in code-point order, so the first one that
+  // differs decides, with nothing encoded. A surrogate where they part (a character above
+  // U+FFFF, or a lone one, which UTF-8 spells as U+FFFD) is left to the bytes themselves.
+  const shorter = Math.min(a.length, b.length);
+  let at = 0;
+  while (at < shorter && a.charCodeAt(at) === b.charCodeAt(at)) at += 1;
+  const x = a.charCodeAt(at);
+  const y = b.charCodeAt(at);
+  const surrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdfff;
+  if (surrogate(x) || surrogate(y) || (at > 0 && surrogate(a.charCodeAt(at - 1))))
+    return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  if (at === shorter) return Math.sign(a.length - b.length);
+  return x < y ? -1 : 1;
 }
 
 /** The bytes without a leading UTF-8 byte order mark, for readers that drop one (package.json, as npm does). */

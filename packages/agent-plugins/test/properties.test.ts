@@ -15,6 +15,7 @@ import {
   writePlugin,
 } from '../src/index.js';
 import { selectIncluded } from '../src/bundle/include.js';
+import { byteOrder } from '../src/text.js';
 
 /** The file part of a finding path (before `#`): a package path, never one that climbs. */
 const filePart = (finding: Finding) => finding.path.split('#')[0] ?? '';
@@ -139,6 +140,24 @@ const plugin = fc.record({
   spec: fc.constantFrom('1.0.0' as const, '1.1.0' as const),
   description: fc.option(text, { nil: undefined }),
   provenanceHeaders: fc.boolean(),
+});
+
+describe('byte order', () => {
+  it('is the order of the UTF-8 bytes, for any strings (lone surrogates, characters above U+FFFF)', () => {
+    const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+    const unit = fc.oneof(
+      fc.constantFrom('a', 'z', '\u00e9', '\ue000', '\ufffd', '\uffff', '\ud800', '\udbff', '\udc00', '\ud83d\ude00'),
+      fc.string({ unit: 'binary', maxLength: 2 }),
+    );
+    const text = fc.array(unit, { maxLength: 4 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        expect(byteOrder(a, b)).toBe(bytes(a, b));
+        expect(byteOrder(a, a)).toBe(0);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
 
 describe('round trip', () => {

@@ -503,6 +503,67 @@ describe('openPluginReader: size limits', () => {
     expect(reader.findings.map((f) => f.code)).toEqual(['read.package-too-large']);
   });
 
+  it('readAhead: a read counts only when taken, so one never taken neither reports a finding nor counts its bytes', async () => {
+    box.file('a', '1234567890');
+    box.file('b', '1234567890');
+    box.link('c', '../outside');
+    box.file('d', '1234567890');
+    const reader = openPluginReader(box.root, { maxPackageBytes: 25 });
+    const take = reader.readAhead(['a', 'b', 'c', 'd']);
+    expect(await take(0)).toMatchObject({ ok: true, path: 'a' });
+    // b and c were read ahead of a, and never taken: d fits beside a, and c's escape is not reported.
+    expect(await take(3)).toMatchObject({ ok: true, path: 'd' });
+    expect(reader.bytesRead).toBe(20);
+    expect(reader.findings).toEqual([]);
+    // Taken now, b is the read one at a time would have refused at that point.
+    expect(await take(1)).toMatchObject({
+      ok: false,
+      scope: 'plugin',
+      finding: { code: 'read.package-too-large', path: 'b' },
+    });
+    expect(reader.findings.map((f) => f.code)).toEqual(['read.package-too-large']);
+  });
+
+  it('readAhead: the same results as readFile one at a time, whatever the window', async () => {
+    const paths: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const path = `f${String(i).padStart(2, '0')}`;
+      if (i % 7 === 3) box.link(path, '/etc/hostname');
+      else if (i % 11 === 5) box.dir(path);
+      else box.file(path, 'x'.repeat(i));
+      paths.push(path);
+    }
+    paths.push('missing');
+    const one = openPluginReader(box.root, { maxPackageBytes: 500 });
+    const ahead = openPluginReader(box.root, { maxPackageBytes: 500 });
+    const take = ahead.readAhead(paths);
+    for (const [index, path] of paths.entries()) expect(await take(index)).toEqual(await one.readFile(path));
+    expect(ahead.findings).toEqual(one.findings);
+    expect(ahead.bytesRead).toBe(one.bytesRead);
+  });
+
+  it('a listed path is read where its listing saw it, and resolved from the root when it is no longer there', async () => {
+    box.file('skills/a/notes.md', 'inside');
+    box.file('skills/b/notes.md', 'moved');
+    const real = realpathSync(box.root);
+    const reader = openPluginReader(box.root);
+    expect(await reader.readFile({ path: 'skills/a/notes.md', realPath: `${real}/skills/a/notes.md` })).toMatchObject({
+      ok: true,
+      path: 'skills/a/notes.md',
+      realPath: `${real}/skills/a/notes.md`,
+    });
+    // Listed at another place that no longer holds it: the path itself decides.
+    const gone = await reader.readFile({ path: 'skills/b/notes.md', realPath: `${real}/skills/b/gone.md` });
+    expect(gone).toMatchObject({ ok: true, realPath: `${real}/skills/b/notes.md` });
+    expect(Buffer.from((gone as { bytes: Uint8Array }).bytes).toString()).toBe('moved');
+    // A .git path is refused whatever the listing says.
+    box.file('.git/config', '[core]');
+    expect(await reader.readFile({ path: '.git/config', realPath: `${real}/.git/config` })).toMatchObject({
+      ok: false,
+      finding: { code: 'read.git-metadata' },
+    });
+  });
+
   /** Appends `extra` to the file right after the reader measured it, before its first read. */
   function growing(extra: string): { fs: PackageFs; asked: number[] } {
     const { fs, asked } = measuring();

@@ -2,6 +2,7 @@ export { READ_FINDING_CODES } from './codes.js';
 export {
   FAILURE_BOUNDARIES,
   type FailureScope,
+  type ListedPath,
   type PluginReader,
   type PluginReaderOptions,
   type ReadFailure,

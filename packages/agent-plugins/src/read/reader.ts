@@ -1,7 +1,8 @@
-import { constants, type Dirent, type Stats } from 'node:fs';
+import { closeSync, constants, type Dirent, fstatSync, openSync, readSync, readdirSync, type Stats } from 'node:fs';
 import { isDotGit } from '@agentproto/archive';
 import { descriptorIsInside, descriptorPath } from '@agentproto/fs-inside';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
+import { byteOrder } from '../text.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
 import {
   type PackageFileHandle,
@@ -125,7 +126,28 @@ interface ReadAbsent {
   path: string;
 }
 
-export type ReadFileResult = { ok: true; path: string; realPath: string; bytes: Uint8Array } | ReadAbsent | ReadFailure;
+export type ReadFileResult =
+  | {
+      ok: true;
+      path: string;
+      realPath: string;
+      bytes: Uint8Array;
+      /** The mode of the very descriptor the bytes were read through (its executable bits). */
+      mode: number;
+    }
+  | ReadAbsent
+  | ReadFailure;
+
+/**
+ * A package path as a listing of the reader found it: `realPath` is the listed folder's real
+ * path and the entry's name, and the listing saw a regular file or a folder there, not a link.
+ * The reader opens it there at once (never following a link, the descriptor proven inside the
+ * root); if that open fails it resolves `path` from the root instead, as for any path.
+ */
+export interface ListedPath {
+  path: string;
+  realPath: string;
+}
 
 interface PackageDirEntry {
   name: string;
@@ -152,9 +174,17 @@ export interface PluginReaderOptions {
 
 export interface PluginReader {
   /** The bytes of a regular file inside the plugin root. */
-  readFile(relPath: string, options?: { use?: PathUse }): Promise<ReadFileResult>;
+  readFile(relPath: string | ListedPath, options?: { use?: PathUse }): Promise<ReadFileResult>;
+  /**
+   * readFile of each of `paths`, taken by index in order: the reads run up to READ_AHEAD
+   * files ahead of the one taken, but a result counts (its finding, its bytes against the
+   * package limit) only when it is taken, so a caller that takes them in order, and skips
+   * some, gets exactly what readFile one at a time gives. Bytes read ahead stay within the
+   * package limit together with those taken; a file they would not fit is read when taken.
+   */
+  readAhead(paths: readonly (string | ListedPath)[]): (index: number) => Promise<ReadFileResult>;
   /** The entries of a folder inside the plugin root, sorted by name in byte order. */
-  list(relDir: string, options?: { use?: PathUse }): Promise<ListResult>;
+  list(relDir: string | ListedPath, options?: { use?: PathUse }): Promise<ListResult>;
   /** Where a path leads, checked for containment but not read (an MCP command or cwd). */
   resolve(relPath: string, options?: { use?: PathUse }): Promise<ResolvePathResult>;
   /** Every finding so far, once per path and code, in the order they occurred. */
@@ -164,6 +194,8 @@ export interface PluginReader {
 }
 
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** How many reads run ahead of the one taken (readAhead): enough to keep the file system's threads busy. */
+const READ_AHEAD = 16;
 export const DEFAULT_MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 
 // O_NONBLOCK: a file swapped for a pipe after it was checked must not block the open.
@@ -191,6 +223,29 @@ const RESOLVE_MESSAGES: Readonly<Record<Exclude<ResolveFailure['reason'], 'missi
   unreadable: 'cannot be read',
 };
 
+/** A failure found but not yet reported: readAhead reports it only when its read is taken. */
+interface Refusal {
+  ok: false;
+  absent: false;
+  refused: { path: string; code: ReadFindingCode; at: string; use: PathUse; message: string };
+}
+
+/**
+ * A file read but not yet counted (`bytes`, of `reserved` bytes held against the package
+ * limit until it is), or one left to read when taken (`later`: read ahead, it would not fit).
+ */
+type Fetched =
+  | { ok: true; path: string; realPath: string; bytes: Uint8Array; mode: number; reserved: number }
+  | { ok: false; later: true }
+  | ReadAbsent
+  | Refusal;
+
+const refusal = (path: string, code: ReadFindingCode, at: string, use: PathUse, message: string): Refusal => ({
+  ok: false,
+  absent: false,
+  refused: { path, code, at, use, message },
+});
+
 /**
  * A reader for the plugin directory at `root` that reads it as a conformant client must:
  * every path is resolved inside the root one component at a time (resolveInside), only
@@ -202,10 +257,16 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxPackageBytes = options.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
   const fs = remembersFolders(options.fs ?? nodePackageFs);
+  // Entries a listing found are opened, measured, read and listed with node:fs's synchronous
+  // calls when the reader uses node:fs itself: each is a few system calls on a name just
+  // listed, cheaper than a round trip to the thread pool per call. A host's own fs is awaited.
+  const listedSync = options.fs === undefined;
   const findings: Finding[] = [];
   const seen = new Set<string>();
   const counted = new Map<string, number>();
   let bytesRead = 0;
+  /** Bytes of files read ahead and not taken yet: with bytesRead, never over maxPackageBytes. */
+  let reserved = 0;
   let packageFailure: ReadFailure | undefined;
 
   function fail(path: string, code: ReadFindingCode, at: string, use: PathUse, message: string): ReadFailure {
@@ -228,17 +289,19 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     return { ok: false, absent: false, path, finding: found, scope: boundary.scope };
   }
 
+  const report = ({ refused: r }: Refusal): ReadFailure => fail(r.path, r.code, r.at, r.use, r.message);
+
   async function locate(
     relPath: string,
     use: PathUse,
-  ): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | ReadFailure> {
+  ): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | Refusal> {
     const segments = packagePathSegments(relPath);
     const path = segments === undefined ? relPath : segments.join('/');
     // Refused before anything is touched: a .git folder or gitfile (any spelling git refuses)
     // is never read, so it can never be imported, pulled or shipped.
     const gitAt = segments?.findIndex(isDotGit) ?? -1;
     if (segments !== undefined && gitAt >= 0) {
-      return fail(
+      return refusal(
         path,
         'read.git-metadata',
         segments.slice(0, gitAt + 1).join('/'),
@@ -254,7 +317,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
         ? ''
         : ` at ${resolved.at === '' ? 'the plugin root' : resolved.at}`;
     const errno = resolved.errno === undefined ? '' : ` (${resolved.errno})`;
-    return fail(
+    return refusal(
       path,
       RESOLVE_CODES[resolved.reason],
       resolved.at,
@@ -263,36 +326,100 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     );
   }
 
-  async function readFile(relPath: string, { use = 'package' }: { use?: PathUse } = {}): Promise<ReadFileResult> {
+  async function readFile(
+    target: string | ListedPath,
+    { use = 'package' }: { use?: PathUse } = {},
+  ): Promise<ReadFileResult> {
     if (packageFailure !== undefined) return packageFailure;
-    const located = await locate(relPath, use);
-    if (!located.ok) return located;
-    const { path, realPath, stats } = located;
-    if (!stats.isFile())
-      return fail(path, 'read.not-regular-file', path, use, `is ${kindName(stats)}, not a regular file`);
+    return settle(await fetchFile(target, use, false), target, use);
+  }
 
-    let handle;
-    try {
-      handle = await fs.open(realPath, OPEN_FLAGS);
-    } catch (error) {
-      return fail(path, 'read.unreadable', path, use, `cannot be opened (${errnoOf(error)})`);
+  function readAhead(paths: readonly (string | ListedPath)[]): (index: number) => Promise<ReadFileResult> {
+    const started: Promise<Fetched>[] = [];
+    return async (index) => {
+      for (let next = started.length; next < Math.min(paths.length, index + READ_AHEAD); next += 1) {
+        const pending = fetchFile(paths[next] as string | ListedPath, 'package', true);
+        // Taken later, or never once the caller stops early: not unhandled.
+        pending.catch(() => undefined);
+        started.push(pending);
+      }
+      const fetched = await (started[index] as Promise<Fetched>);
+      return settle(fetched, paths[index] as string | ListedPath, 'package');
+    };
+  }
+
+  /**
+   * What readFile returns for a fetched file, now counted: the failure reported, the bytes
+   * added to the package's total (the package rejected when they take it over the limit).
+   */
+  async function settle(fetched: Fetched, target: string | ListedPath, use: PathUse): Promise<ReadFileResult> {
+    if (fetched.ok) reserved -= fetched.reserved;
+    if (packageFailure !== undefined) return packageFailure;
+    if (!fetched.ok) {
+      if ('later' in fetched) return readFile(target, { use });
+      if (fetched.absent) return fetched;
+      const failure = report(fetched);
+      if (fetched.refused.code === 'read.package-too-large') packageFailure = failure;
+      return failure;
     }
+    const { path, realPath, bytes, mode } = fetched;
+    const previously = counted.get(realPath) ?? 0;
+    if (bytesRead - previously + bytes.length > maxPackageBytes) {
+      packageFailure = fail(
+        path,
+        'read.package-too-large',
+        path,
+        use,
+        `brings the package over the limit of ${maxPackageBytes} bytes`,
+      );
+      return packageFailure;
+    }
+    bytesRead += bytes.length - previously;
+    counted.set(realPath, bytes.length);
+    return { ok: true, path, realPath, bytes, mode };
+  }
+
+  /**
+   * The bytes of a regular file, nothing counted or reported yet (settle does that). Read
+   * `ahead`, a file is read only when it fits the package limit beside every file read
+   * before it, taken or not; otherwise it is left for settle to read when it is taken.
+   */
+  async function fetchFile(target: string | ListedPath, use: PathUse, ahead: boolean): Promise<Fetched> {
+    let path: string;
+    let realPath: string;
+    let handle: PackageFileHandle;
+    /** What resolving the path found there, when it was resolved (not opened where a listing saw it). */
+    let checked: Stats | undefined;
+    const listed = typeof target === 'string' ? undefined : await openListed(target, OPEN_FLAGS);
+    if (listed !== undefined) ({ path, realPath, handle } = listed);
+    else {
+      const located = await locate(typeof target === 'string' ? target : target.path, use);
+      if (!located.ok) return located;
+      ({ path, realPath, stats: checked } = located);
+      if (!checked.isFile())
+        return refusal(path, 'read.not-regular-file', path, use, `is ${kindName(checked)}, not a regular file`);
+      try {
+        handle = await fs.open(realPath, OPEN_FLAGS);
+      } catch (error) {
+        return refusal(path, 'read.unreadable', path, use, `cannot be opened (${errnoOf(error)})`);
+      }
+    }
+    let held = 0;
     try {
       const opened = await handle.stat();
-      // The entry checked is the entry opened: it was not replaced in between. And the
-      // descriptor itself is inside the root: a folder on the way swapped for a link after
-      // it was checked would otherwise lead the open (and this comparison) to an outside
-      // file. Nothing is read before both hold.
+      // The entry opened is a regular file, and the one checked when the path was resolved:
+      // it was not replaced in between. And the descriptor itself is inside the root: a
+      // folder on the way swapped for a link after it was checked (or listed) would otherwise
+      // lead the open (and this comparison) to an outside file. Nothing is read before all hold.
       if (
         !opened.isFile() ||
-        opened.dev !== stats.dev ||
-        opened.ino !== stats.ino ||
+        (checked !== undefined && (opened.dev !== checked.dev || opened.ino !== checked.ino)) ||
         !(await provenInside(handle, realPath))
       ) {
-        return fail(path, 'read.unreadable', path, use, 'changed while it was being read');
+        return refusal(path, 'read.unreadable', path, use, 'changed while it was being read');
       }
       if (opened.size > maxFileBytes) {
-        return fail(
+        return refusal(
           path,
           'read.file-too-large',
           path,
@@ -300,68 +427,126 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
           `is ${opened.size} bytes, over the limit of ${maxFileBytes}`,
         );
       }
-      const previously = counted.get(realPath) ?? 0;
-      if (bytesRead - previously + opened.size > maxPackageBytes) {
-        packageFailure = fail(
+      if (ahead) {
+        if (packageFailure !== undefined || bytesRead + reserved + opened.size > maxPackageBytes)
+          return { ok: false, later: true };
+        held = opened.size;
+        reserved += held;
+      } else if (bytesRead - (counted.get(realPath) ?? 0) + opened.size > maxPackageBytes) {
+        return refusal(
           path,
           'read.package-too-large',
           path,
           use,
           `brings the package over the limit of ${maxPackageBytes} bytes`,
         );
-        return packageFailure;
       }
       // One byte more than the size: reading it means the file grew after it was measured.
       // Never more than the cap plus one, whatever the file does meanwhile.
       const buffer = new Uint8Array(opened.size + 1);
       let filled = 0;
       while (filled < buffer.length) {
-        const { bytesRead: n } = await handle.read(buffer, filled, buffer.length - filled, filled);
+        const wanted = buffer.length - filled;
+        const { bytesRead: n } = await handle.read(buffer, filled, wanted, filled);
         if (n === 0) break;
         filled += n;
+        // A kernel descriptor of a regular file reads short only at the file's end: the byte
+        // past the measured size was asked for and is not there, so no second read to see it.
+        if (n < wanted && filled === opened.size && typeof handle.fd === 'number') break;
       }
       if (filled !== opened.size) {
         if (filled > maxFileBytes)
-          return fail(
+          return refusal(
             path,
             'read.file-too-large',
             path,
             use,
             `grew over the limit of ${maxFileBytes} bytes while it was being read`,
           );
-        return fail(path, 'read.unreadable', path, use, 'changed size while it was being read');
+        return refusal(path, 'read.unreadable', path, use, 'changed size while it was being read');
       }
-      bytesRead += filled - previously;
-      counted.set(realPath, filled);
-      return { ok: true, path, realPath, bytes: buffer.subarray(0, filled) };
+      const result: Fetched = {
+        ok: true,
+        path,
+        realPath,
+        bytes: buffer.subarray(0, filled),
+        mode: opened.mode,
+        reserved: held,
+      };
+      held = 0;
+      return result;
     } catch (error) {
-      return fail(path, 'read.unreadable', path, use, `cannot be read (${errnoOf(error)})`);
+      return refusal(path, 'read.unreadable', path, use, `cannot be read (${errnoOf(error)})`);
     } finally {
+      reserved -= held;
       await handle.close().catch(() => undefined);
     }
   }
 
-  async function list(relDir: string, { use = 'package' }: { use?: PathUse } = {}): Promise<ListResult> {
+  /**
+   * A listed path opened where its listing saw it, never following a link there; undefined
+   * when it is not to be opened so (a .git path, refused by locate) or the open fails (it was
+   * replaced, or removed, since): the caller then resolves the path from the root.
+   */
+  async function openListed(
+    listed: ListedPath,
+    flags: number,
+  ): Promise<{ path: string; realPath: string; handle: PackageFileHandle } | undefined> {
+    const segments = packagePathSegments(listed.path);
+    if (segments === undefined || segments.length === 0 || segments.some(isDotGit)) return undefined;
+    let handle: PackageFileHandle;
+    try {
+      handle = listedSync ? syncHandle(openSync(listed.realPath, flags)) : await fs.open(listed.realPath, flags);
+    } catch {
+      return undefined;
+    }
+    // Only a descriptor can be proven inside: a host's own PackageFs resolves every path.
+    if (typeof handle.fd === 'number') return { path: segments.join('/'), realPath: listed.realPath, handle };
+    await handle.close().catch(() => undefined);
+    return undefined;
+  }
+
+  async function list(target: string | ListedPath, { use = 'package' }: { use?: PathUse } = {}): Promise<ListResult> {
     if (packageFailure !== undefined) return packageFailure;
+    if (typeof target !== 'string') {
+      const listed = await listListed(target);
+      if (listed !== undefined) return listed;
+    }
+    const relDir = typeof target === 'string' ? target : target.path;
     const located = await locate(relDir, use);
-    if (!located.ok) return located;
+    if (!located.ok) return located.absent ? located : report(located);
     const { path, realPath, stats } = located;
     if (!stats.isDirectory())
       return fail(path, 'read.not-directory', path, use, `is ${kindName(stats)}, not a directory`);
     try {
       const dirents = await listProven(realPath);
       if (dirents === undefined) return fail(path, 'read.unreadable', path, use, 'changed while it was being listed');
-      const entries = dirents
-        .map(
-          (d): PackageDirEntry => ({
-            name: d.name,
-            kind: d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other',
-          }),
-        )
-        .sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
-      return { ok: true, path, realPath, entries };
+      return { ok: true, path, realPath, entries: entriesOf(dirents) };
     } catch (error) {
       return fail(path, 'read.unreadable', path, use, `cannot be listed (${errnoOf(error)})`);
+    }
+  }
+
+  /**
+   * A listed folder listed where its listing saw it: opened as a folder without following a
+   * link, proven inside, listed through its descriptor. Undefined for anything else, which
+   * list then resolves from the root and reports as for any path.
+   */
+  async function listListed(listed: ListedPath): Promise<ListResult | undefined> {
+    const opened = await openListed(listed, DIRECTORY_FLAGS);
+    if (opened === undefined) return undefined;
+    const { path, realPath, handle } = opened;
+    try {
+      if (!(await provenInside(handle, realPath))) return undefined;
+      const here = descriptorPath(handle.fd as number) ?? realPath;
+      const dirents = listedSync
+        ? readdirSync(here, { withFileTypes: true })
+        : await fs.readdir(here, { withFileTypes: true });
+      return { ok: true, path, realPath, entries: entriesOf(dirents) };
+    } catch {
+      return undefined;
+    } finally {
+      await handle.close().catch(() => undefined);
     }
   }
 
@@ -402,13 +587,14 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   async function resolve(relPath: string, { use = 'package' }: { use?: PathUse } = {}): Promise<ResolvePathResult> {
     if (packageFailure !== undefined) return packageFailure;
     const located = await locate(relPath, use);
-    if (!located.ok) return located;
+    if (!located.ok) return located.absent ? located : report(located);
     const kind = located.stats.isFile() ? 'file' : located.stats.isDirectory() ? 'directory' : 'other';
     return { ok: true, path: located.path, realPath: located.realPath, kind };
   }
 
   return {
     readFile,
+    readAhead,
     list,
     resolve,
     findings,
@@ -416,6 +602,28 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
       return bytesRead;
     },
   };
+}
+
+/** A node:fs descriptor behind the handle interface, every call synchronous. */
+function syncHandle(fd: number): PackageFileHandle {
+  return {
+    fd,
+    stat: async () => fstatSync(fd),
+    read: async (buffer, offset, length, position) => ({ bytesRead: readSync(fd, buffer, offset, length, position) }),
+    close: async () => closeSync(fd),
+  };
+}
+
+/** A listing's entries, sorted by name in byte order (UTF-8 bytes, so code points). */
+function entriesOf(dirents: readonly Dirent[]): PackageDirEntry[] {
+  return dirents
+    .map(
+      (d): PackageDirEntry => ({
+        name: d.name,
+        kind: d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other',
+      }),
+    )
+    .sort((a, b) => byteOrder(a.name, b.name));
 }
 
 function kindName(stats: Stats): string {

@@ -8,11 +8,11 @@ import { commandForm, unbundledCommand } from '../mcp/command.js';
 import { MCP_FINDING_CODES } from '../mcp/codes.js';
 import { readServers } from '../mcp/read.js';
 import {
-  type PackageFs,
   type PluginReader,
   type PluginReaderOptions,
   type ReadFailure,
-  nodePackageFs,
+  type ReadFileResult,
+  type ListedPath,
   openPluginReader,
 } from '../read/index.js';
 import type { SpecVersion } from '../schemas.js';
@@ -83,7 +83,7 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
   if (spec === undefined) return finishLoad(load);
   if (!(await loadMcp(load, spec))) return finishLoad(load);
   // Every path of the package, links followed inside the root; nothing is read yet.
-  const walked = await walk(load.reader, load.own);
+  const walked = await walk(load.reader, load.own, load.listed);
   for (const failure of walked.failures) if (!applyFailure(load, failure)) return finishLoad(load);
   if (!(await loadSkills(load, walked.files))) return finishLoad(load);
   if (!(await loadOtherFiles(load, walked.files))) return finishLoad(load);
@@ -98,17 +98,16 @@ export async function loadPackage(dir: string, options: PluginReaderOptions = {}
  */
 interface PackageLoad {
   readonly reader: PluginReader;
-  /** The mode of every file handle the reader stats, by real path (see recordingModes). */
-  readonly modes: Map<string, number>;
+  /** The real path of every regular file the walk listed, by package path: read where it was listed. */
+  readonly listed: Map<string, string>;
   readonly result: LoadedPackage;
   readonly own: Finding[];
 }
 
 function startLoad(dir: string, options: PluginReaderOptions): PackageLoad {
-  // The reader returns bytes only; the executable bit is taken from the stat of the very handle
-  // the bytes were read through, so no second look at the disk can see another file.
-  const modes = new Map<string, number>();
-  const reader = openPluginReader(dir, { ...options, fs: recordingModes(options.fs ?? nodePackageFs, modes) });
+  // The executable bit is the reader's mode: the stat of the very handle the bytes were read
+  // through, so no second look at the disk can see another file.
+  const reader = openPluginReader(dir, options);
   const result: LoadedPackage = {
     spec: undefined,
     rejected: false,
@@ -126,15 +125,12 @@ function startLoad(dir: string, options: PluginReaderOptions): PackageLoad {
     denied: [],
     findings: [],
   };
-  return { reader, modes, result, own: [] };
+  return { reader, listed: new Map(), result, own: [] };
 }
 
 /** A file as the package holds it: its bytes, and 0o755 when the handle read was executable, else 0o644. */
-function packageFile(load: PackageLoad, read: { realPath: string; bytes: Uint8Array }): PackageFile {
-  return {
-    bytes: read.bytes,
-    mode: ((load.modes.get(read.realPath) ?? 0) & 0o111) !== 0 ? 0o755 : 0o644,
-  };
+function packageFile(read: { bytes: Uint8Array; mode: number }): PackageFile {
+  return { bytes: read.bytes, mode: (read.mode & 0o111) !== 0 ? 0o755 : 0o644 };
 }
 
 /** The loaded package: a rejected one holds nothing, lists are deduplicated and sorted, findings sorted. */
@@ -304,14 +300,22 @@ async function loadSkills(load: PackageLoad, files: readonly string[]): Promise<
       if (list) list.push(path);
       else bySkill.set(name, [path]);
     }
-    const skillMdAhead = readAhead(
-      layout.skills.map((name) => `${SKILLS_DIR}/${name}/${SKILL_FILE}`),
-      (path) => reader.readFile(path),
-    );
-    for (const [index, name] of layout.skills.entries()) {
+    // One queue of reads for every skill, each SKILL.md before the skill's other files: the
+    // reads run ahead across skills, and those of a skill that is skipped are never taken.
+    const queue: string[] = [];
+    const queued = new Map<string, { at: number; rest: string[] }>();
+    for (const name of layout.skills) {
+      const skillMdPath = `${SKILLS_DIR}/${name}/${SKILL_FILE}`;
+      const rest = (bySkill.get(name) ?? []).filter((path) => path !== skillMdPath);
+      queued.set(name, { at: queue.length, rest });
+      queue.push(skillMdPath, ...rest);
+    }
+    const take = reader.readAhead(queue.map((path) => listedPath(load, path)));
+    for (const name of layout.skills) {
       if (result.skillsDisabled) break;
       if (result.skippedSkills.includes(name)) continue;
-      const skillMd = await skillMdAhead(index);
+      const { at, rest } = queued.get(name) as { at: number; rest: string[] };
+      const skillMd = await take(at);
       if (!skillMd.ok) {
         if (skillMd.absent) result.skippedSkills.push(name);
         else if (!applyFailure(load, skillMd)) return false;
@@ -324,7 +328,7 @@ async function loadSkills(load: PackageLoad, files: readonly string[]): Promise<
         result.skippedSkills.push(name);
         continue;
       }
-      const skillFiles = await readSkillFiles(load, name, skillMd, bySkill.get(name) ?? []);
+      const skillFiles = await readSkillFiles(load, name, skillMd, rest, (index) => take(at + 1 + index));
       if (skillFiles === undefined) return false;
       if (result.skillsDisabled || result.skippedSkills.includes(name)) continue;
       result.skills.set(name, skillFiles);
@@ -343,22 +347,21 @@ async function loadSkills(load: PackageLoad, files: readonly string[]): Promise<
 
 /**
  * The readable files of the accepted skill `name`, by path inside its folder: SKILL.md (read
- * already) and every other path of `paths` (the skill's package paths). Undefined when the
- * plugin is now rejected.
+ * already) and every path of `rest` (the skill's other package paths), the read of each taken
+ * by its index. Undefined when the plugin is now rejected.
  */
 async function readSkillFiles(
   load: PackageLoad,
   name: string,
-  skillMd: { realPath: string; bytes: Uint8Array },
-  paths: readonly string[],
+  skillMd: { bytes: Uint8Array; mode: number },
+  rest: readonly string[],
+  take: (index: number) => Promise<ReadFileResult>,
 ): Promise<Map<string, PackageFile> | undefined> {
-  const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(load, skillMd)]]);
+  const files = new Map<string, PackageFile>([[SKILL_FILE, packageFile(skillMd)]]);
   const prefix = `${SKILLS_DIR}/${name}/`;
-  const rest = paths.filter((p) => p !== `${prefix}${SKILL_FILE}`);
-  const restAhead = readAhead(rest, (path) => load.reader.readFile(path));
   for (const [restIndex, path] of rest.entries()) {
-    const read = await restAhead(restIndex);
-    if (read.ok) files.set(path.slice(prefix.length), packageFile(load, read));
+    const read = await take(restIndex);
+    if (read.ok) files.set(path.slice(prefix.length), packageFile(read));
     else if (!read.absent && !applyFailure(load, read)) return undefined;
   }
   return files;
@@ -372,10 +375,10 @@ async function loadOtherFiles(load: PackageLoad, files: readonly string[]): Prom
   const others = files.filter(
     (path) => !(path === PLUGIN_FILE || path === MCP_FILE || path === SKILLS_DIR || path.startsWith(`${SKILLS_DIR}/`)),
   );
-  const othersAhead = readAhead(others, (path) => load.reader.readFile(path));
+  const othersAhead = load.reader.readAhead(others.map((path) => listedPath(load, path)));
   for (const [index, path] of others.entries()) {
     const read = await othersAhead(index);
-    if (read.ok) load.result.other.set(path, packageFile(load, read));
+    if (read.ok) load.result.other.set(path, packageFile(read));
     else if (!read.absent && !applyFailure(load, read)) return false;
   }
   return true;
@@ -524,38 +527,30 @@ function unreportedSkips(result: LoadedPackage, findings: readonly Finding[]): F
   return added;
 }
 
-/** How many reads run ahead of the one being used: file I/O overlaps, results are used in order. */
-const READ_AHEAD = 16;
-
-/**
- * Reads for `paths`, started up to READ_AHEAD ahead of the one asked for. The caller still
- * takes the results one by one, in order, so what it concludes is what a read one at a time
- * would give; only the waiting overlaps.
- */
-function readAhead<T>(paths: readonly string[], read: (path: string) => Promise<T>): (index: number) => Promise<T> {
-  const started: Promise<T>[] = [];
-  return (index) => {
-    for (let next = started.length; next < Math.min(paths.length, index + READ_AHEAD); next += 1) {
-      const pending = read(paths[next] as string);
-      // Settled later by the caller, or never needed once it stops early: not unhandled.
-      pending.catch(() => undefined);
-      started.push(pending);
-    }
-    return started[index] as Promise<T>;
-  };
+/** A walked path, with where its listing found it when that was a regular file (read there). */
+function listedPath(load: PackageLoad, path: string): string | ListedPath {
+  const realPath = load.listed.get(path);
+  return realPath === undefined ? path : { path, realPath };
 }
 
 /**
  * Every path below the root that is not a folder, in byte order of each folder's listing,
  * with links resolved (inside the root) and the failures met on the way. A folder reached
- * again through a link to one of its ancestors is not entered twice.
+ * again through a link to one of its ancestors is not entered twice. Folders and regular
+ * files are listed and read where their folder's listing found them (`listed` gets each
+ * file's real path); a link is resolved from the root.
  */
-async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files: string[]; failures: ReadFailure[] }> {
+async function walk(
+  reader: PluginReader,
+  findings: Finding[],
+  listedFiles: Map<string, string>,
+): Promise<{ files: string[]; failures: ReadFailure[] }> {
   const failures: ReadFailure[] = [];
   // Sibling folders are listed at once; each returns its own files, joined in listing order,
   // so the result is the same as a walk one folder at a time.
-  const visit = async (dir: string, ancestors: readonly string[]): Promise<string[]> => {
-    const listed = await reader.list(dir);
+  const visit = async (at: string | ListedPath, ancestors: readonly string[]): Promise<string[]> => {
+    const dir = typeof at === 'string' ? at : at.path;
+    const listed = await reader.list(at);
     if (!listed.ok) {
       if (!listed.absent) failures.push(listed);
       return [];
@@ -572,21 +567,26 @@ async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files:
       return [];
     }
     const inner = [...ancestors, listed.realPath];
+    const inside = (name: string) =>
+      listed.realPath.endsWith('/') ? `${listed.realPath}${name}` : `${listed.realPath}/${name}`;
     const parts = await Promise.all(
       listed.entries.map(async (entry): Promise<string[]> => {
         // plugin.json and mcp.json are read on their own, with their own failure scopes.
         if (dir === '' && (entry.name === PLUGIN_FILE || entry.name === MCP_FILE)) return [];
         const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-        let kind: string = entry.kind;
-        if (kind === 'link') {
+        if (entry.kind === 'directory') return visit({ path, realPath: inside(entry.name) }, inner);
+        if (entry.kind === 'file') {
+          listedFiles.set(path, inside(entry.name));
+          return [path];
+        }
+        if (entry.kind === 'link') {
           const resolved = await reader.resolve(path);
           if (!resolved.ok) {
             if (!resolved.absent) failures.push(resolved);
             return [];
           }
-          kind = resolved.kind;
+          if (resolved.kind === 'directory') return visit(path, inner);
         }
-        if (kind === 'directory') return visit(path, inner);
         // Anything else (a pipe, a socket) is left to readFile, which reports it as not a regular file.
         return [path];
       }),
@@ -596,29 +596,6 @@ async function walk(reader: PluginReader, findings: Finding[]): Promise<{ files:
   const files = await visit('', []);
   // Listed concurrently, met in any order: reported in path order, the same on every run.
   return { files, failures: failures.sort((a, b) => byteOrder(a.path, b.path)) };
-}
-
-/** An fs for the reader that notes the mode of every file handle it stats, by real path. */
-function recordingModes(fs: PackageFs, modes: Map<string, number>): PackageFs {
-  return {
-    realpath: (path) => fs.realpath(path),
-    lstat: (path) => fs.lstat(path),
-    readlink: (path) => fs.readlink(path),
-    readdir: (path, options) => fs.readdir(path, options),
-    open: async (path, flags) => {
-      const handle = await fs.open(path, flags);
-      return {
-        fd: handle.fd,
-        stat: async () => {
-          const stats = await handle.stat();
-          modes.set(path, stats.mode);
-          return stats;
-        },
-        read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
-        close: () => handle.close(),
-      };
-    },
-  };
 }
 
 /**
