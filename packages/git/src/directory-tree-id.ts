@@ -51,6 +51,9 @@ export async function directoryTreeId(
       .run(remote.engine.fetchCommit(request))
       .catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
     throwIfAborted(signal, operation);
+    // A hint: an engine reading through git processes loads the commit and the trees on
+    // the way in one batch, not one process per level (it holds nothing deeper to load).
+    await calls.run(reader.preloadTrees?.(commit, directory, signal) ?? Promise.resolve());
     const tree = await calls.run(treeOnPath(reader, remote.url, commit, directory, signal, operation));
     return { commit, tree, path: directory };
   });

@@ -109,9 +109,12 @@ describe('system-git engine over HTTP', () => {
     });
     expect(Object.keys(written)).toHaveLength(5 + 1 + 120);
     expect(result).toMatchObject({ tree: await repo.treeOf(0, 'skills/a'), files: 123, symlinks: 1 });
-    // Two fetches (commit and trees, then the directory's blobs): the 4 MiB file never travels.
+    // Three fetches (the commit with the trees on the way, the directory's trees, its
+    // blobs): no tree outside the path travels, and the 4 MiB file never does.
     expect(server.stats.bytesServed).toBeLessThan(64 * 1024);
     expect(server.stats.log.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      'GET /r.git/info/refs',
+      'POST /r.git/git-upload-pack',
       'GET /r.git/info/refs',
       'POST /r.git/git-upload-pack',
       'GET /r.git/info/refs',
@@ -163,7 +166,7 @@ describe('system-git engine over HTTP', () => {
     expect(existsSync(join(workDir, 'git'))).toBe(true);
   });
 
-  it('fetchDirectory in a work folder no directoryTree walked: fetches the trees, walks them, then only the blobs', async () => {
+  it("fetchDirectory in a work folder no directoryTree walked: fetches the path's trees, walks them, then only the blobs", async () => {
     const { repo, url } = await bigRepo();
     const work = await scratch();
     const workDir = join(work, 'fresh');
@@ -176,9 +179,16 @@ describe('system-git engine over HTTP', () => {
     });
     expect(result.tree).toBe(await repo.treeOf(0, 'skills/a'));
     const commands = recording.calls.map((call) => subcommand(call.argv));
-    expect(commands.filter((name) => name === 'fetch')).toHaveLength(2);
+    const fetches = recording.calls.filter((call) => subcommand(call.argv) === 'fetch');
     expect(commands).toContain('ls-tree');
-    expect(recording.calls.filter((call) => subcommand(call.argv) === 'fetch')[1]?.argv).toContain('--stdin');
+    // The commit with the trees down to the directory's parent, then the directory's tree
+    // by id (its subtree, no blob), then its blobs by id.
+    expect(fetches).toHaveLength(3);
+    expect(fetches[0]?.argv).toContain('--filter=combine:blob:none+tree:2');
+    expect(fetches[1]?.stdin?.trim()).toBe(await repo.treeOf(0, 'skills/a'));
+    expect(fetches[1]?.argv).toContain('--filter=blob:none');
+    expect(fetches[2]?.argv).toContain('--stdin');
+    expect(fetches[2]?.stdin?.split('\n').filter(Boolean).sort()).toEqual(await blobsUnder(repo, commit, 'skills/a'));
   });
 
   it('gives the same tree id after the branch moved by a commit outside the directory', async () => {
@@ -216,7 +226,8 @@ describe('system-git engine over HTTP', () => {
     const commit = repo.commits[0] as string;
     await directoryTree(url, commit, 'skills/a', { engine, workDir });
     server.resetStats();
-    // The gitdir holds the commit and its trees: a second request is served without the network.
+    // The gitdir holds the commit and the trees of skills/a: a second request is served
+    // without the network.
     const reader = await engine.fetchCommit({
       url,
       headers: {},
@@ -226,6 +237,7 @@ describe('system-git engine over HTTP', () => {
       commit,
       blobs: false,
     });
+    await reader.preloadTrees?.(commit, 'skills/a');
     const big = (await repo.git('rev-parse', `${commit}:data/big.bin`)).trim();
     expect(await reader.read(big)).toBeUndefined();
     expect((await reader.read(commit))?.type).toBe('commit');

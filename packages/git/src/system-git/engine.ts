@@ -9,7 +9,7 @@ import { commandFailure, GitCommandError } from './failure.js';
 import { localCommandHost, type CommandHost, type CommandResult } from './host.js';
 import { childEnv, configArgs, headerConfig, sshCommand, STANDARD_PATH, type SshFiles } from './isolation.js';
 import { parseLsRemote } from './ls-remote.js';
-import { BatchObjectReader } from './reader.js';
+import { BatchObjectReader, type LazyTrees } from './reader.js';
 
 export interface SystemGitEngineOptions {
   /** Where commands run; this machine (child processes, no shell) by default. */
@@ -138,49 +138,77 @@ async function listRefs(engine: EngineSetup, request: GitRemoteRequest): Promise
 
 async function fetchCommit(engine: EngineSetup, request: GitFetchRequest): Promise<GitObjectReader> {
   const s = await session(engine, request);
-  const { gitdir, commit } = request;
+  const { gitdir, commit, maxPackBytes } = request;
   const partial = request.blobs === false;
   // Trees only down to a depth (directoryTreeId): git's own filter, with blobs left out too.
   const depth = partial ? request.treeDepth : undefined;
   if (depth !== undefined && (!Number.isSafeInteger(depth) || depth < 0))
     throw new GitInvalidArgumentError('treeDepth', 'must be a whole number, 0 or more');
-  const filter = !partial
-    ? undefined
-    : depth === undefined
-      ? 'blob:none'
-      : depth === 0
-        ? 'tree:0'
-        : `combine:blob:none+tree:${depth}`;
+  if (partial && depth === undefined) {
+    // Nothing yet: the walk names its directory (preloadTrees) before it reads, and then
+    // only the trees on the way there and the directory's own travel, not every tree of
+    // the commit. A reader used without that announcement fetches them all first.
+    return reader(s, gitdir, true, maxPackBytes, {
+      everything: (signal) => fetchTrees(s, gitdir, commit, 'blob:none', maxPackBytes, signal),
+      pathTo: (path, signal) => fetchTrees(s, gitdir, commit, treeFilter(pathDepth(path)), maxPackBytes, signal),
+    });
+  }
+  await fetchTrees(s, gitdir, commit, !partial ? undefined : treeFilter(depth), maxPackBytes, s.signal);
+  return reader(s, gitdir, partial, maxPackBytes);
+}
+
+/** The filter for the trees down to `depth` (undefined: every tree), never a blob. */
+function treeFilter(depth: number | undefined): string {
+  return depth === undefined ? 'blob:none' : depth === 0 ? 'tree:0' : `combine:blob:none+tree:${depth}`;
+}
+
+/** How many trees deep a directory is below the root tree; its parent's trees suffice to name it. */
+function pathDepth(path: string): number | undefined {
+  // The whole commit: its root tree's subtree is every tree.
+  return path === '' ? undefined : path.split('/').length;
+}
+
+/**
+ * Fetches `commit` with what `filter` keeps (undefined: everything) into the gitdir, made
+ * first if need be, unless the gitdir already holds all of it.
+ */
+async function fetchTrees(
+  s: Session,
+  gitdir: string,
+  commit: string,
+  filter: string | undefined,
+  maxPackBytes: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   // Everything asked for already here (directoryTree, then fetchDirectory with the same
   // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
   // on the first missing object, without fetching it.
   const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
-  if ((await init(s, gitdir)) === 'created' || (await local(s, gitdir, check)).code !== 0) {
-    // --refetch: the commit may be here without its trees (findCommits fetches commits
-    // only), and git would otherwise take the commit for complete and fetch nothing.
-    await remote(
-      s,
-      [
-        'fetch',
-        '--refetch',
-        '--depth=1',
-        '--no-tags',
-        '--no-write-fetch-head',
-        '--recurse-submodules=no',
-        '--no-auto-maintenance',
-        ...(filter ? [`--filter=${filter}`] : []),
-        REMOTE,
-        commit,
-      ],
-      {
-        gitdir,
-        config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])],
-        commit,
-        maxPackBytes: request.maxPackBytes,
-      },
-    );
-  }
-  return reader(s, gitdir, partial, request.maxPackBytes);
+  if ((await init(s, gitdir)) === 'existing' && (await local(s, gitdir, check, undefined, signal)).code === 0) return;
+  // --refetch: the commit may be here without its trees (findCommits fetches commits
+  // only), and git would otherwise take the commit for complete and fetch nothing.
+  await remote(
+    s,
+    [
+      'fetch',
+      '--refetch',
+      '--depth=1',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--recurse-submodules=no',
+      '--no-auto-maintenance',
+      ...(filter ? [`--filter=${filter}`] : []),
+      REMOTE,
+      commit,
+    ],
+    {
+      gitdir,
+      config: [`remote.${REMOTE}.url=${s.url}`, ...(filter ? promisor(filter) : [])],
+      commit,
+      maxPackBytes,
+      signal,
+    },
+  );
 }
 
 async function openObjects(engine: EngineSetup, request: GitFetchRequest): Promise<GitObjectReader> {
@@ -269,7 +297,13 @@ async function remoteEnv(s: Session): Promise<Record<string, string>> {
 }
 
 /** A reader over the gitdir, fetching what it lacks from the session's remote. */
-function reader(s: Session, gitdir: string, blobless: boolean, maxPackBytes: number | undefined): GitObjectReader {
+function reader(
+  s: Session,
+  gitdir: string,
+  blobless: boolean,
+  maxPackBytes: number | undefined,
+  lazy?: LazyTrees,
+): GitObjectReader {
   const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
     // The header file is still in the work folder: the caller removes it at the end.
     await remote(
@@ -299,6 +333,7 @@ function reader(s: Session, gitdir: string, blobless: boolean, maxPackBytes: num
     fetchObjects,
     s.signal,
     blobless,
+    lazy,
   );
 }
 

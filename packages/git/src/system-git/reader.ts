@@ -14,6 +14,18 @@ export type LocalGit = (
 export type FetchObjects = (oids: readonly string[], signal: AbortSignal | undefined) => Promise<void>;
 
 /**
+ * A reader's commit whose trees are fetched only once it is known which are needed: when
+ * a walk announces its directory (preloadTrees), just the trees on the way there and the
+ * directory's own subtree travel, never every tree of the commit.
+ */
+export interface LazyTrees {
+  /** The commit and every tree of it, unless the gitdir already holds them (fetchCommit's eager answer). */
+  everything(signal: AbortSignal | undefined): Promise<void>;
+  /** The commit and its trees down to `path`'s parent: the path's trees and their siblings, nothing deeper. */
+  pathTo(path: string, signal: AbortSignal | undefined): Promise<void>;
+}
+
+/**
  * How many bytes of objects one `cat-file --batch` run may bring into memory. Objects are
  * read in the order they were announced, so each batch is loaded once; one object larger
  * than this is loaded on its own (its content is returned whole anyway).
@@ -62,12 +74,25 @@ export class BatchObjectReader implements GitObjectReader {
      * by an earlier fetch into the same gitdir, and then it merely travels again.
      */
     private readonly blobless = false,
+    /**
+     * The commit's trees are not fetched yet: preloadTrees fetches those of its path, and
+     * any other first read or prefetch fetches them all (LazyTrees.everything).
+     */
+    private lazy?: LazyTrees,
   ) {}
+
+  /** A first read that no walk announced: the commit's trees, all of them, as fetchCommit promises. */
+  private async settle(signal: AbortSignal | undefined): Promise<void> {
+    const lazy = this.lazy;
+    this.lazy = undefined;
+    await lazy?.everything(signal);
+  }
 
   async read(oid: string): Promise<GitRawObject | undefined> {
     if (!FULL_ID.test(oid)) return undefined;
     const hit = this.loaded.get(oid);
     if (hit !== undefined) return hit;
+    if (this.lazy) await this.settle(this.signal);
     if (this.absent.has(oid)) return undefined;
     const batch = this.batchOf.get(oid);
     await this.load(batch === undefined ? [oid] : (this.batches[batch] as string[]));
@@ -78,18 +103,41 @@ export class BatchObjectReader implements GitObjectReader {
    * Loads the commit, the trees down to `path` and all trees under it with two processes:
    * `ls-tree -r -t` names the trees (it reads trees only, never a blob, so a gitdir without
    * blobs answers it), and one `cat-file --batch` loads them. The caller still hashes each.
+   * A lazy reader (fetchCommit without blobs) first fetches exactly those trees: the
+   * commit with the trees down to the path's parent, then the directory's tree by id
+   * without blobs, which brings its subtree and nothing else.
    */
   async preloadTrees(commit: string, path: string, signal?: AbortSignal): Promise<void> {
     if (!FULL_ID.test(commit)) return;
     const stop = signal ?? this.signal;
-    // --literal-pathspecs: a directory named `*` or `:(glob)x` is that name, not a pattern.
-    const listing = await this.git(
-      ['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path],
-      undefined,
-      stop,
-    );
-    // A commit the gitdir lacks, or a path that is not there: the ordinary walk reports it.
-    if (listing.code !== 0) return;
+    const lazy = this.lazy;
+    this.lazy = undefined;
+    let listing = await this.listTrees(commit, path, stop);
+    if (listing.code !== 0 && lazy !== undefined) {
+      // ls-tree prints each entry on the way before it opens the next tree, so the
+      // directory's own id is known when only its subtree is missing (the trees on the way
+      // came with directoryTreeId). Otherwise the commit or a tree on the way is missing:
+      // those first (one fetch, the trees down to the directory's parent), then its subtree.
+      let tree = path === '' ? undefined : treeNamed(listing.stdout, path);
+      if (tree === undefined) {
+        await lazy.pathTo(path, stop);
+        listing = await this.listTrees(commit, path, stop);
+        if (listing.code !== 0 && path !== '') tree = treeNamed(listing.stdout, path);
+      }
+      if (listing.code !== 0 && tree !== undefined) {
+        // By id, without blobs: the directory's tree and every tree under it, nothing else.
+        await this.fetchObjects([tree], stop);
+        listing = await this.listTrees(commit, path, stop);
+      }
+      if (listing.code !== 0) {
+        await lazy.everything(stop);
+        listing = await this.listTrees(commit, path, stop);
+      }
+    }
+    // A commit the gitdir lacks: the ordinary walk reports it. When only trees under the
+    // path are missing (a gitdir holding the trees down to a depth: directoryTreeId), those
+    // on the way were printed before ls-tree failed, and they are loaded all the same.
+    if (listing.code !== 0 && listing.stdout.length === 0) return;
     const trees = [commit, `${commit}^{tree}`];
     for (const record of listing.stdout.toString('utf8').split('\0')) {
       const match = /^[0-7]+ tree ([0-9a-f]{40})\t/.exec(record);
@@ -101,9 +149,10 @@ export class BatchObjectReader implements GitObjectReader {
 
   async prefetch(oids: readonly string[], signal?: AbortSignal): Promise<void> {
     // Objects already in memory (preloaded trees) need neither a check nor a fetch.
+    const stop = signal ?? this.signal;
+    if (this.lazy) await this.settle(stop);
     const ids = [...new Set(oids.filter((oid) => FULL_ID.test(oid) && !this.loaded.has(oid)))];
     if (ids.length === 0) return;
-    const stop = signal ?? this.signal;
     const info = this.blobless ? new Map<string, Info>() : await this.check(ids, stop);
     const missing = ids.filter((oid) => !info.has(oid));
     if (missing.length > 0) {
@@ -131,6 +180,19 @@ export class BatchObjectReader implements GitObjectReader {
       this.batchOf.set(oid, this.batches.length);
     }
     if (batch.length > 0) this.batches.push(batch);
+  }
+
+  /**
+   * `ls-tree -r -t` of `path` in `commit`: every tree on the way and under it. It reads
+   * trees only, never a blob; it fails on the first tree the gitdir lacks.
+   */
+  private listTrees(commit: string, path: string, signal: AbortSignal | undefined): Promise<CommandResult> {
+    // --literal-pathspecs: a directory named `*` or `:(glob)x` is that name, not a pattern.
+    return this.git(
+      ['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path],
+      undefined,
+      signal,
+    );
   }
 
   size(oid: string): number | undefined {
@@ -200,4 +262,14 @@ export class BatchObjectReader implements GitObjectReader {
     }
     return result.stdout;
   }
+}
+
+/** The id ls-tree's `-z` output gives the tree at exactly `path`, if it printed that entry. */
+function treeNamed(output: Buffer, path: string): string | undefined {
+  for (const record of output.toString('utf8').split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab < 0 || record.slice(tab + 1) !== path) continue;
+    return /^040000 tree ([0-9a-f]{40})$/.exec(record.slice(0, tab))?.[1];
+  }
+  return undefined;
 }
