@@ -364,7 +364,8 @@ describe('code run where bubblewrap cannot isolate', () => {
     const control = inBox(dir, ['code', 'run', manifest, ...store, '--json'], false);
     expect(control.code, control.stderr).toBe(0);
     expect(JSON.parse(control.stdout)).toMatchObject({ stdout: 'RAN\n', isolated: true });
-  });
+    // Three CLI processes from source, one after another: a loaded machine takes over a minute.
+  }, 240_000);
 
   it('the SANDBOX_UNAVAILABLE hint names the apt-get line when bubblewrap is missing', async () => {
     const { hintFor } = await import('../src/hints.js');
