@@ -46,10 +46,26 @@ export type StoreFs = Pick<
     opendir?: typeof fsp.opendir;
   };
 
+/**
+ * `fs.promises.writeFile`, through the callback API for a path and bytes or text (all the
+ * store writes): the same open, write and close, without a FileHandle and a promise for each
+ * step, which cost a sixth of the CPU time of writing a 10,000-file tree through the fill
+ * writer (317 MiB on tmpfs, SHA-256 included: 1.37 s of CPU against 1.15 s).
+ */
+const writeFile: typeof fsp.writeFile = (file, data, options) => {
+  const plainData = typeof data === 'string' || ArrayBuffer.isView(data);
+  const plainOptions = options === undefined || options === null || typeof options === 'string' || !options.signal;
+  if (typeof file !== 'string' || !plainData || !plainOptions) return fsp.writeFile(file, data, options);
+  return new Promise<void>((resolve, reject) => {
+    const done = (error: NodeJS.ErrnoException | null) => (error ? reject(error) : resolve());
+    fs.writeFile(file, data as string | NodeJS.ArrayBufferView, (options ?? {}) as fs.WriteFileOptions, done);
+  });
+};
+
 export const nodeStoreFs: StoreFs = {
   mkdir: fsp.mkdir,
   rename: fsp.rename,
-  writeFile: fsp.writeFile,
+  writeFile,
   readFile: fsp.readFile,
   readdir: fsp.readdir,
   lstat: fsp.lstat,
