@@ -41,6 +41,19 @@ describe('subprocessRunner (AIP-17 hand-off)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('an abort that comes before the command starts (while the bundle is extracted) ends the run at once', async () => {
+    const bundle = await bundleOf({ 'slow.sh': 'sleep 30\n' });
+    const started = Date.now();
+    const result = await subprocessRunner().run({
+      bundle,
+      run: 'slow.sh',
+      timeoutMs: 20_000,
+      signal: AbortSignal.abort(new Error('stop')),
+    });
+    expect(result).toMatchObject({ timedOut: false, signal: 'SIGKILL' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('runs the shell form with bash -c', async () => {
     const bundle = await bundleOf({ 'a.txt': 'A' });
     const result = await subprocessRunner().run({ bundle, run: 'cat a.txt && echo " ok"' });

@@ -201,7 +201,9 @@ function spawnBounded(
             void endAll();
           }, request.timeoutMs);
     const onAbort = () => void endAll();
-    request.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort that came while the bundle was extracted (before this listener) ends the run at once.
+    if (request.signal?.aborted) onAbort();
+    else request.signal?.addEventListener('abort', onAbort, { once: true });
     const settle = () => {
       clearInterval(poll);
       clearTimeout(timer);
