@@ -96,10 +96,13 @@ export class ParallelGzip {
     this.append(target);
   }
 
-  /** Resolves when the writer may go on: fewer than IN_FLIGHT blocks wait for the reader. */
-  room(): Promise<void> {
-    if (this.jobs.length < IN_FLIGHT || this.failure) return Promise.resolve();
-    return new Promise((resolve) => (this.blocked = resolve));
+  /**
+   * Resolves when the writer may go on: fewer than IN_FLIGHT blocks wait for the reader.
+   * Rejects once the output failed or its reader stopped, so the writer reads no further.
+   */
+  async room(): Promise<void> {
+    if (this.jobs.length >= IN_FLIGHT && !this.failure) await new Promise<void>((resolve) => (this.blocked = resolve));
+    if (this.failure) throw this.failure;
   }
 
   /** The input is complete: the last block is compressed and finished. */
