@@ -40,7 +40,10 @@ const gitObject = fc.record(
 const otherObject = fc.record(
   {
     provider: fc.constantFrom('tarball', 'local', 'acme-registry'),
-    source: fc.stringMatching(/^[a-z][a-z0-9:/.@ _-]{0,30}[a-z0-9]$/),
+    // A URL with an `@` after its `://` may carry credentials in its userinfo (`a://:@a`): the
+    // parser refuses those (SKILL_URL_HAS_CREDENTIALS, tested in entries.test.ts), a rule the
+    // schema cannot say, so valid declarations are generated without them.
+    source: fc.stringMatching(/^[a-z][a-z0-9:/.@ _-]{0,30}[a-z0-9]$/).filter((source) => !/:\/\/.*@/.test(source)),
     version: fc.stringMatching(/^[A-Za-z0-9.:*^~@-]{1,20}$/),
     path: dir,
     name,
