@@ -123,7 +123,7 @@ describe('bubblewrapSandbox: one sandbox per entry', () => {
     await expect(sh(sandbox, dir, 'echo fine')).resolves.toMatchObject({ code: 0 });
   });
 
-  it('never reads through what a command puts at its output files: a link to a host file or a FIFO ends the sandbox, not the host', async () => {
+  it('never reads through what a command puts at its output files: a link to a host file, a FIFO or a folder ends the sandbox, not the host', async () => {
     const { sandbox } = await sandboxIn();
     const dir = await sandbox.makePrivateDir();
     const canaryDir = await tempDir();
@@ -139,6 +139,8 @@ describe('bubblewrapSandbox: one sandbox per entry', () => {
     const fifo = await sh(sandbox, dir, `for f in ${SCRATCH}/*; do rm -f "$f"; mkfifo "$f"; done; echo out`);
     expect(fifo.code).toBe(128 + 9);
     expect(Date.now() - started).toBeLessThan(5000);
+    const folder = await sh(sandbox, dir, `for f in ${SCRATCH}/*; do rm -f "$f"; mkdir "$f"; done; echo out`);
+    expect(folder.code).toBe(128 + 9);
     await expect(sh(sandbox, dir, 'echo fine')).resolves.toMatchObject({ code: 0, stdout: Buffer.from('fine\n') });
   });
 

@@ -243,7 +243,8 @@ export class BubblewrapSession {
       this.pending = undefined;
       await Promise.all(
         [scriptPath, ...(stdinPath === undefined ? [] : [stdinPath]), ...outputs].map((path) =>
-          rm(path, { force: true }),
+          // Whatever the sandbox left at an output's name (a folder, a link) goes; a link is not followed.
+          rm(path, { force: true, recursive: true }).catch(() => undefined),
         ),
       );
     }
