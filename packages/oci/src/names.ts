@@ -18,7 +18,7 @@ export function checkRepository(repository: string): string {
   if (typeof repository !== 'string' || repository.length > 255 || !REPOSITORY.test(repository)) {
     throw new RegistryError(
       'REGISTRY_INVALID',
-      `${JSON.stringify(String(repository))} is not an OCI repository name (lower-case components separated by "/")`,
+      `${JSON.stringify(shown(repository))} is not an OCI repository name (lower-case components separated by "/")`,
     );
   }
   return repository;
@@ -28,7 +28,7 @@ export function checkReference(reference: string): string {
   if (typeof reference !== 'string' || !(TAG.test(reference) || DIGEST.test(reference))) {
     throw new RegistryError(
       'REGISTRY_INVALID',
-      `${JSON.stringify(String(reference))} is neither a tag nor a sha256 digest`,
+      `${JSON.stringify(shown(reference))} is neither a tag nor a sha256 digest`,
     );
   }
   return reference;
@@ -52,7 +52,7 @@ export interface ArtifactReference {
  */
 export function parseReference(text: string): ArtifactReference {
   const refuse = (why: string) =>
-    new RegistryError('REGISTRY_INVALID', `artifact reference ${JSON.stringify(String(text))}: ${why}`);
+    new RegistryError('REGISTRY_INVALID', `artifact reference ${JSON.stringify(shown(text))}: ${why}`);
   if (typeof text !== 'string' || text.length === 0 || text.length > 1024) throw refuse('not a reference');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw refuse('give host[:port]/repository:tag without a scheme');
   if (text.includes('@') && !/@sha256:/.test(text)) throw refuse('only sha256 digests are accepted after "@"');
@@ -82,4 +82,9 @@ export function parseReference(text: string): ArtifactReference {
   if (!REPOSITORY.test(repository)) throw refuse(`${JSON.stringify(repository)} is not an OCI repository name`);
   if (tag === undefined && digest === undefined) throw refuse('name a tag or a digest');
   return { registry, repository, tag, digest };
+}
+
+/** A value for a message: a string as it is, anything else by its type (String() throws on some objects). */
+export function shown(value: unknown): string {
+  return typeof value === 'string' ? value : `(${value === null ? 'null' : typeof value})`;
 }

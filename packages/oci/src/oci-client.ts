@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RegistryError } from './errors.js';
-import { checkReference, checkRepository, isDigest } from './names.js';
+import { checkReference, checkRepository, isDigest, shown } from './names.js';
 
 /** What the auth callback hands back: a user and password (or a PAT), or a ready bearer token. */
 export type RegistryCredentials = { username: string; password: string } | { token: string };
@@ -592,7 +592,7 @@ export interface Challenge {
 
 /** `Basic realm="…"` or `Bearer realm="…",service="…",scope="…"`. */
 export function parseChallenge(header: string | null): Challenge | undefined {
-  if (!header) return undefined;
+  if (typeof header !== 'string' || !header) return undefined;
   const match = /^\s*(Basic|Bearer)\b(.*)$/i.exec(header);
   if (!match) return undefined;
   const params: Record<string, string> = {};
@@ -647,7 +647,7 @@ function checkRegistryUrl(text: string, allowInsecureHttp: boolean): string {
 
 function checkDigest(digest: string): string {
   if (!isDigest(digest))
-    throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(String(digest))} is not a sha256 digest`);
+    throw new RegistryError('REGISTRY_INVALID', `${JSON.stringify(shown(digest))} is not a sha256 digest`);
   return digest;
 }
 
