@@ -1,15 +1,5 @@
-import {
-  fetch as fetchPack,
-  init,
-  listBranches,
-  listServerRefs,
-  listTags,
-  readObject,
-  resolveRef,
-  setConfig,
-} from 'isomorphic-git';
+import type * as IsomorphicGit from 'isomorphic-git';
 import type { HttpClient } from 'isomorphic-git';
-import { request as nodeRequest } from 'isomorphic-git/http/node';
 import type { GitEngine, GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
 import { untilAborted } from '../abort.js';
 import {
@@ -22,6 +12,24 @@ import {
 import type { RemoteRef } from '../remote-refs.js';
 import { guardedHttp } from './guarded-http.js';
 import { privateFs } from './private-fs.js';
+
+/**
+ * isomorphic-git and its HTTP client, loaded by the first call that needs them: a host that
+ * imports this package for anything else (a ref-name check, the system-git engine) loads no
+ * isomorphic-git (measured: importing the package cost 270 ms of CPU, most of it this).
+ */
+let library: Promise<typeof IsomorphicGit> | undefined;
+const git = () => (library ??= import('isomorphic-git'));
+const fetchPack: typeof IsomorphicGit.fetch = async (args) => (await git()).fetch(args);
+const init: typeof IsomorphicGit.init = async (args) => (await git()).init(args);
+const listBranches: typeof IsomorphicGit.listBranches = async (args) => (await git()).listBranches(args);
+const listServerRefs: typeof IsomorphicGit.listServerRefs = async (args) => (await git()).listServerRefs(args);
+const listTags: typeof IsomorphicGit.listTags = async (args) => (await git()).listTags(args);
+const readObject: typeof IsomorphicGit.readObject = async (args) => (await git()).readObject(args);
+const resolveRef: typeof IsomorphicGit.resolveRef = async (args) => (await git()).resolveRef(args);
+const setConfig: typeof IsomorphicGit.setConfig = async (args) => (await git()).setConfig(args);
+const nodeRequest: HttpClient['request'] = async (request) =>
+  (await import('isomorphic-git/http/node')).request(request);
 
 export interface IsomorphicGitEngineOptions {
   /** isomorphic-git's HTTP client; `isomorphic-git/http/node` by default. */
