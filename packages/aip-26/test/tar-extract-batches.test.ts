@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ExtractIOError, extractTarGz, writeBundle } from '../src/tar/index.js';
 import { gnuLongName, entry, tarGz } from './fixtures/tar/craft.js';
@@ -62,5 +64,54 @@ describe('extractTarGz: files written in batches by a thread of its own', () => 
     );
     expect(error).toMatchObject({ code: 'AIP26_EXTRACT_IO', step: 'create file', errno: 'ENAMETOOLONG' });
     expect(await readdir(parent)).toEqual([]);
+  });
+
+  it('keeps its thread only from a clean extraction: after a failure, one after another and several at once, every file is exact', async () => {
+    const files = (tag: string) =>
+      Array.from({ length: 40 }, (_, i) => ({ path: `${tag}/f${i}.txt`, data: bytesOf(i + tag.length, 3000 + i) }));
+    const options = { maxBytes: 1 << 22, maxFiles: 100 };
+    const check = async (dest: string, entries: ReturnType<typeof files>) => {
+      for (const { path, data } of entries) expect((await readFile(join(dest, path))).equals(data), path).toBe(true);
+    };
+    const parent = await tempDir();
+    const tooLong = `bad/${'n'.repeat(300)}`;
+    const failing = tarGz(
+      entry({ name: 'bad/ok' }, 'x'),
+      gnuLongName(tooLong),
+      entry({ name: tooLong.slice(0, 99) }, 'y'),
+    );
+    await expect(extractTarGz(failing, join(parent, 'failed'), options)).rejects.toBeInstanceOf(ExtractIOError);
+    for (const tag of ['first', 'second']) {
+      await extractTarGz(await writeBundle(files(tag)), join(parent, tag), options);
+      await check(join(parent, tag), files(tag));
+    }
+    const together = ['x', 'yy', 'zzz'];
+    await Promise.all(
+      together.map(async (tag) => extractTarGz(await writeBundle(files(tag)), join(parent, tag), options)),
+    );
+    for (const tag of together) await check(join(parent, tag), files(tag));
+    expect((await readdir(parent)).sort()).toEqual(['first', 'second', 'x', 'yy', 'zzz']);
+  });
+
+  it('never holds the process open: it exits on its own right after an extraction', async () => {
+    const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+    const script = fileURLToPath(new URL('./fixtures/tar/extract-then-exit.ts', import.meta.url));
+    const parent = await tempDir();
+    const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', script, parent], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let extractedAt = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk;
+      if (extractedAt === 0 && out.includes('extracted')) extractedAt = Date.now();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(out).toBe('extracted\n');
+    // A kept thread that held the process would keep it until its idle stop (10 s).
+    expect(Date.now() - extractedAt).toBeLessThan(5000);
+    expect(await readFile(join(parent, 'out', 'a', 'b.txt'), 'utf8')).toBe('kept thread');
   });
 });

@@ -12,7 +12,13 @@ import {
 } from '@agentproto/archive';
 import type { Worker } from 'node:worker_threads';
 import { ExtractIOError } from './errors.js';
-import { startTreeWriterThread, type TreeOp, type TreeProblem, type TreeReply } from './tree-writer-thread.js';
+import {
+  acquireTreeWriterThread,
+  releaseTreeWriterThread,
+  type TreeOp,
+  type TreeProblem,
+  type TreeReply,
+} from './tree-writer-thread.js';
 
 export type ExtractOptions = ReadArchiveOptions;
 
@@ -37,6 +43,8 @@ const SMALL_FILE_BYTES = 1 << 20;
 const BATCH_BYTES = 256 << 10;
 const BATCH_OPS = 512;
 const BYTES_IN_FLIGHT = 16 << 20;
+/** Batch buffers the thread handed back, kept for the next batches (fresh memory costs page faults). */
+const SPARE_BUFFERS = 8;
 
 /**
  * Extracts a gzipped tar from outside (a GitHub tarball, a bundle handed to a runner) into
@@ -127,32 +135,45 @@ class TreeWriter implements ArchiveVisitor {
   /** Batch id → its bytes, until the thread is done with it. */
   private readonly pending = new Map<number, number>();
   private bytesInFlight = 0;
+  private readonly spare: ArrayBuffer[] = [];
   private wake: (() => void) | undefined;
+  private wakeEnded: (() => void) | undefined;
   private failure: unknown;
   private ended: Promise<void> | undefined;
   private exited = false;
 
   constructor(private readonly root: string) {
-    this.thread = startTreeWriterThread(root, this.stop);
-    this.thread.on('message', (reply: TreeReply) => {
-      if (reply.kind !== 'done') return;
-      if (reply.problem) this.failure ??= this.problemError(reply.problem);
-      this.bytesInFlight -= this.pending.get(reply.id) ?? 0;
-      this.pending.delete(reply.id);
-      this.wakeUp();
-    });
-    this.thread.on('error', (error) => {
-      this.failure ??= new ExtractIOError('write files in', root, error);
-    });
-    this.thread.on('exit', () => {
-      this.exited = true;
-      if (this.ended === undefined) {
-        this.failure ??= new ExtractIOError('write files in', root, new Error('the writing thread exited'));
-      }
-      this.pending.clear();
-      this.wakeUp();
-    });
+    this.thread = acquireTreeWriterThread(root, this.stop);
+    this.thread.on('message', this.onMessage);
+    this.thread.on('error', this.onError);
+    this.thread.on('exit', this.onExit);
   }
+
+  private readonly onMessage = (reply: TreeReply): void => {
+    if (reply.kind === 'ended') {
+      this.wakeEnded?.();
+      return;
+    }
+    if (reply.problem) this.failure ??= this.problemError(reply.problem);
+    this.bytesInFlight -= this.pending.get(reply.id) ?? 0;
+    this.pending.delete(reply.id);
+    if (reply.data !== undefined && this.spare.length < SPARE_BUFFERS) this.spare.push(reply.data);
+    this.wakeUp();
+  };
+
+  private readonly onError = (error: unknown): void => {
+    this.failure ??= new ExtractIOError('write files in', this.root, error);
+  };
+
+  private readonly onExit = (): void => {
+    this.exited = true;
+    if (this.ended === undefined) {
+      this.failure ??= new ExtractIOError('write files in', this.root, new Error('the writing thread exited'));
+    }
+    this.pending.clear();
+    this.wakeUp();
+    this.wakeEnded?.();
+  };
 
   async directory(path: string, entry: string): Promise<void> {
     this.throwIfFailed();
@@ -204,23 +225,26 @@ class TreeWriter implements ArchiveVisitor {
   }
 
   /**
-   * Stops the thread between two steps and waits until it has exited: after this no write
-   * is in flight, so the staging folder can be removed. Never throws.
+   * Stops the thread between two steps and waits until it is idle (no file open, no step
+   * left) or has exited: after this no write is in flight, so the staging folder can be
+   * removed. A thread whose every step succeeded is kept for the next extraction; any other
+   * is terminated. Never throws.
    */
   close(): Promise<void> {
     this.ended ??= (async () => {
       Atomics.store(new Int32Array(this.stop), 0, 1);
       if (!this.exited) {
         const ended = new Promise<void>((done) => {
-          this.thread.on('message', (reply: TreeReply) => {
-            if (reply.kind === 'ended') done();
-          });
-          this.thread.once('exit', () => done());
+          this.wakeEnded = done;
         });
         this.thread.postMessage({ kind: 'end' });
         await ended;
       }
-      await this.thread.terminate();
+      this.thread.off('message', this.onMessage);
+      this.thread.off('error', this.onError);
+      this.thread.off('exit', this.onExit);
+      if (!this.exited && this.failure === undefined && this.pending.size === 0) releaseTreeWriterThread(this.thread);
+      else await this.thread.terminate();
     })();
     return this.ended;
   }
@@ -245,8 +269,11 @@ class TreeWriter implements ArchiveVisitor {
       await this.next();
       this.throwIfFailed();
     }
-    // Its own ArrayBuffer (never the shared pool), so it can be handed to the thread whole.
-    this.data = Buffer.allocUnsafeSlow(Math.max(size, BATCH_BYTES));
+    // Its own ArrayBuffer (never the shared pool), so it can be handed to the thread whole: one
+    // the thread handed back when it is large enough, else a new one.
+    const length = Math.max(size, BATCH_BYTES);
+    const reused = this.spare.findIndex((buffer) => buffer.byteLength >= length);
+    this.data = reused < 0 ? Buffer.allocUnsafeSlow(length) : Buffer.from(this.spare.splice(reused, 1)[0]!);
     this.used = 0;
     return this.data;
   }
