@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { FillOutsideDestinationError } from './errors.js';
-import type { StoreFs } from './store-fs.js';
+import { fileHasher } from './file-hasher.js';
+import { type StoreFs, nodeStoreFs } from './store-fs.js';
 import type { KnownFile } from './tree.js';
 
 export interface WriteFileOptions {
@@ -10,30 +11,51 @@ export interface WriteFileOptions {
 }
 
 /**
+ * A fill's first bytes through the writer are hashed on the main thread while their writes
+ * are in flight; past this many, each written file is read back and hashed on a worker
+ * thread (see file-hasher.ts), which a small tree would not repay.
+ */
+const INLINE_HASH_BYTES = 4 * 1024 * 1024;
+
+interface WrittenFile {
+  size: number;
+  mode?: number;
+  /** The SHA-256, or (read back on the worker) a promise of it; undefined: sealing hashes the file. */
+  sha256: string | Promise<string | undefined>;
+}
+
+/**
  * Writes files into a fill's destination and remembers what it wrote, so publication need
- * not read the tree back: each file is hashed while its write is in flight, and a file this
- * writer created keeps the mode it was created with, so sealing needs no `lstat` for it.
- * A file written any other way is read, hashed and checked at publication as usual. A file
- * written here and later changed by other means (to bytes of the same length, or another
- * mode) would keep what was recorded: the fill is the host's own code, and `verify()`
- * re-hashes every file from disk.
+ * not read the tree back on the main thread: each file is hashed while its write is in flight
+ * (small fills), or read back from the page cache and hashed on a worker thread once written
+ * (large ones), and a file this writer created keeps the mode it was created with, so
+ * sealing needs no `lstat` for it. A file written any other way, or one the worker could not
+ * read, is read, hashed and checked at publication as usual. A file written here and later
+ * changed by other means (to bytes of the same length, or another mode) would keep what was
+ * recorded: the fill is the host's own code, and `verify()` re-hashes every file from disk.
  */
 export class TreeWriter {
-  readonly known = new Map<string, KnownFile>();
+  private readonly written = new Map<string, WrittenFile>();
   private readonly folders = new Map<string, Promise<unknown>>();
   /** Per normalised mode: whether a file created with it was seen to keep it (the umask may strip bits). */
   private readonly modeHolds = new Map<number, Promise<boolean>>();
+  /** Only Node's own filesystem writes where the worker reads; another StoreFs is hashed inline. */
+  private readonly readsBack: boolean;
+  private inlineBytes = 0;
 
   constructor(
     private readonly fs: StoreFs,
     readonly destination: string,
-  ) {}
+  ) {
+    this.readsBack = fs.writeFile === nodeStoreFs.writeFile;
+  }
 
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
     const rel = checkRelative(path);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     const abs = join(this.destination, rel);
     const mode = (options.mode ?? 0o644) & 0o111 ? 0o755 : 0o644;
+    const size = bytes.byteLength;
     await this.folder(dirname(abs));
     // Start the write, then hash while the thread pool copies the bytes. `wx` creates the
     // file, so its mode is the one asked for (less the umask, checked once per mode).
@@ -44,15 +66,30 @@ export class TreeWriter {
         return false;
       },
     );
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const inline = !this.readsBack || this.inlineBytes < INLINE_HASH_BYTES;
+    if (inline) this.inlineBytes += size;
+    const inlineSha256 = inline ? createHash('sha256').update(bytes).digest('hex') : undefined;
     let trustMode = await created;
     if (!trustMode)
       await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
     else trustMode = await this.modeHoldsFor(mode, abs);
-    this.known.set(
-      rel,
-      trustMode && !this.known.has(rel) ? { size: bytes.byteLength, sha256, mode } : { size: bytes.byteLength, sha256 },
-    );
+    // Read back only once the write is complete, so the hash is of what the file holds.
+    const sha256 = inlineSha256 ?? fileHasher.hash(abs).then((file) => (file?.size === size ? file.sha256 : undefined));
+    this.written.set(rel, trustMode && !this.written.has(rel) ? { size, sha256, mode } : { size, sha256 });
+  }
+
+  /** Every file written through this writer, with its hash, once the worker has read them all back. */
+  async known(): Promise<Map<string, KnownFile>> {
+    const known = new Map<string, KnownFile>();
+    for (const [rel, file] of this.written) {
+      const sha256 = await file.sha256;
+      if (sha256 === undefined) continue;
+      known.set(
+        rel,
+        file.mode === undefined ? { size: file.size, sha256 } : { size: file.size, sha256, mode: file.mode },
+      );
+    }
+    return known;
   }
 
   private modeHoldsFor(mode: number, abs: string): Promise<boolean> {

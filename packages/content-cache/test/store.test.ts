@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AcquisitionAbortedError,
   type ContentCacheError,
@@ -13,6 +13,7 @@ import {
   nodeStoreFs,
   openContentStore,
 } from '@agentproto/content-cache';
+import { fileHasher } from '../src/file-hasher.js';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { fillWith, keyFor } from './support/trees.js';
@@ -137,6 +138,42 @@ describe('acquire', () => {
     );
     expect(viaWriter.digest).toBe(plain.digest);
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
+  });
+
+  it('hashes a large fill read back on the worker thread exactly as a plain fill, whatever the fill did after a write', async () => {
+    // 6 MiB: past the first 4 MiB (hashed inline), every file is read back and hashed on the worker.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
+    const readBack = vi.spyOn(fileHasher, 'hash');
+    try {
+      const store = await newStore();
+      const viaWriter = await store.acquire(keyFor('big1'), async (destination, ctx) => {
+        for (const [path, text] of Object.entries(files)) await ctx.writeFile(path, text);
+        // Rewritten through the writer (same and other length), replaced by other means
+        // (other length), and replaced by a folder: each must hash as what the tree holds.
+        await ctx.writeFile('d0/f92.txt', 'short');
+        await ctx.writeFile('d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8'));
+        await writeFile(join(destination, 'd1/f93.txt'), 'other means');
+        await rm(join(destination, 'd2/f94.txt'));
+        await mkdir(join(destination, 'd2/f94.txt'));
+      });
+      expect(readBack).toHaveBeenCalled();
+      const final: Record<string, string> = {
+        ...files,
+        'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
+        'd1/f93.txt': 'other means',
+      };
+      delete final['d2/f94.txt'];
+      const plain = await store.acquire(keyFor('big2'), async (destination) => {
+        await fillWith(final)(destination, { signal: new AbortController().signal, writeFile: async () => {} });
+        await mkdir(join(destination, 'd2/f94.txt'));
+      });
+      expect(viaWriter.digest).toBe(plain.digest);
+      expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
+      expect(await readFile(join(viaWriter.path, 'd0/f92.txt'), 'utf8')).toBe(final['d0/f92.txt']);
+    } finally {
+      readBack.mockRestore();
+    }
   });
 
   it('records the mode a file really has when the writer overwrites an existing file', async () => {
