@@ -257,6 +257,10 @@ async function main(): Promise<void> {
 if (process.argv[2] === '--child') {
   const [, , , operation, root, objects, keys] = process.argv;
   await child(operation!, root!, Number(objects), Number(keys));
+} else if (process.argv[2] === '--build') {
+  // Only builds one store: `--build <root> <objects> <keys>`, to measure with `--child` by hand.
+  const [, , , root, objects, keys] = process.argv;
+  build(root!, Number(objects), Number(keys));
 } else {
   await main();
 }

@@ -59,6 +59,24 @@ describe('a store of any size', () => {
     expect(storeState(root).keys).toHaveLength((await store.list()).keys.length);
   });
 
+  it('opening a store reads no folder whole: one entry of each proves it readable', async () => {
+    const { root } = await populated();
+    const listed: string[] = [];
+    const counting: StoreFs = {
+      ...nodeStoreFs,
+      readdir: ((path: string, ...rest: unknown[]) => {
+        listed.push(path);
+        return (nodeStoreFs.readdir as (...args: unknown[]) => unknown)(path, ...rest);
+      }) as StoreFs['readdir'],
+    };
+    const store = await openContentStore({ root, fs: counting });
+    expect(listed).toEqual([]);
+    expect((await store.list()).keys).toHaveLength(3);
+    await rm(join(root, 'keys'), { recursive: true });
+    await writeFile(join(root, 'keys'), 'not a folder');
+    await expect(openContentStore({ root, fs: counting })).rejects.toMatchObject({ code: 'CACHE_ROOT_UNUSABLE' });
+  });
+
   it('an unreadable folder fails entries() with CACHE_IO naming it', async () => {
     const { root, store } = await populated();
     await rm(join(root, 'keys'), { recursive: true });
