@@ -14,5 +14,7 @@ export function packageBuild(entry: string[] = ['src/index.ts'], bundle: string[
     clean: true,
     sourcemap: true,
     target: 'node20',
+    // import.meta.url in the CJS build (a lazy createRequire): tsup's shim makes it this file's URL.
+    shims: true,
   });
 }

@@ -1,8 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { Options } from 'ajv/dist/2020.js';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { standaloneScope, writeIfChanged } from '../../../scripts/ajv-standalone.js';
 import { PLUGIN_CONFIG_SCHEMA, PLUGIN_CONFIG_SCHEMA_ID } from '../src/config/schema-file.js';
 import { DEFAULT_SPEC_VERSION, PINNED_SCHEMAS, SPEC_VERSIONS, mcpSchemaId, pluginSchemaId } from '../src/schemas.js';
 
@@ -17,14 +17,6 @@ const SERVER_OPTIONS: Options = { allErrors: false, strict: true, strictTypes: f
 // strings or of tables).
 const CONFIG_OPTIONS: Options = { allErrors: false, strict: true, strictRequired: false, verbose: true };
 
-/** The source of a runtime helper the compiled code calls, copied from the installed Ajv. */
-async function runtimeHelper(name: string): Promise<string> {
-  const helper: { default: unknown } = await import(`ajv/dist/runtime/${name}.js`);
-  const fn = typeof helper.default === 'function' ? helper.default : (helper.default as { default: unknown }).default;
-  if (typeof fn !== 'function') throw new Error(`ajv/dist/runtime/${name} has no default function`);
-  return fn.toString();
-}
-
 /**
  * One Ajv instance's standalone code for `refs` (export name to schema reference), as an
  * expression: a function scope that returns those validators, so two instances' names never meet.
@@ -32,22 +24,7 @@ async function runtimeHelper(name: string): Promise<string> {
 async function compiledScope(options: Options, schemas: object[], refs: Record<string, string>): Promise<string> {
   const ajv = new Ajv2020({ ...options, code: { source: true, esm: true } });
   for (const schema of schemas) ajv.addSchema(schema);
-  let code = standaloneCode(ajv, refs).replace(/^"use strict";/, '');
-  const exported: string[] = [];
-  code = code.replace(/export const (\w+) = (\w+);/g, (_, name: string, fn: string) => {
-    exported.push(`${name}: ${fn}`);
-    return '';
-  });
-  if (exported.length !== Object.keys(refs).length) throw new Error('Ajv standalone code exports an unexpected set');
-  const helpers = new Map<string, string>();
-  code = code.replace(/require\("ajv\/dist\/runtime\/(\w+)"\)\.default/g, (_, name: string) => {
-    helpers.set(name, `runtime_${name}`);
-    return `runtime_${name}`;
-  });
-  if (code.includes('require(')) throw new Error('Ajv standalone code requires a module the generator does not inline');
-  let prelude = '';
-  for (const [name, local] of helpers) prelude += `const ${local} = ${await runtimeHelper(name)};\n`;
-  return `(() => {\n${prelude}${code}\nreturn { ${exported.join(', ')} };\n})()`;
+  return standaloneScope({ ajv, standaloneCode, load: (specifier) => import(specifier) }, refs);
 }
 
 /**
@@ -103,10 +80,5 @@ export const CONFIG_VALIDATORS: Readonly<{ document: ValidateFunction; plugin: V
 
 /** Writes src/generated/validators.ts under `packageDir` when its text differs from what the schemas give. */
 export async function writeValidators(packageDir: string): Promise<void> {
-  const file = join(packageDir, VALIDATORS_FILE);
-  const text = await validatorsSource();
-  const current = await readFile(file, 'utf8').catch(() => undefined);
-  if (current === text) return;
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, text);
+  await writeIfChanged(join(packageDir, VALIDATORS_FILE), await validatorsSource());
 }

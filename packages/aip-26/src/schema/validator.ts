@@ -1,24 +1,12 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Options, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, Options } from 'ajv/dist/2020.js';
+import { CODE_VALIDATORS } from '../generated/validators.js';
 import { codeSchemas } from './code-schema.js';
 import type { CheckResult, SchemaProblem } from './errors.js';
-import { CODE_SCHEMA_ID, type CodeSchemaDef, codeSchemaRef } from './ids.js';
+import { CODE_AJV_OPTIONS } from './options.js';
 import { discriminatorMessage, explainSchemaErrors, problemId } from './problems.js';
 
-/**
- * The Ajv options the checks use: every error (not the first), the schema beside each error
- * (`verbose`, which `explainSchemaErrors` needs to collapse `oneOf` noise), and strict mode
- * (unknown keywords are errors) without `strictTypes`. CODE.schema.json passes full strict
- * mode as published, but host schemas compiled with this Ajv need not: the usage skill's
- * own step 1 (`{ "properties": { "code": { "$ref": … } } }`, no `"type": "object"`) fails
- * `strictTypes`, and it is valid JSON Schema.
- */
-export const CODE_AJV_OPTIONS: Readonly<Options> = Object.freeze({
-  allErrors: true,
-  verbose: true,
-  strict: true,
-  strictTypes: false,
-});
+export { CODE_AJV_OPTIONS } from './options.js';
 
 /**
  * Adds AIP-26's schema to a host's Ajv under both ids, so a host manifest schema that
@@ -42,23 +30,17 @@ export function addCodeSchemas<A extends Ajv2020>(ajv: A): A {
   return ajv;
 }
 
+/**
+ * Ajv's compiler, loaded by the first createCodeValidator: the checks below run validators
+ * compiled at build (src/generated/validators.ts) and never load it. Loading Ajv and compiling
+ * CODE.schema.json at the first check took ~200 ms of CPU, most of a CLI command's start.
+ */
+let ajvClass: typeof Ajv2020 | undefined;
+
 /** A new 2020-12 Ajv with `CODE_AJV_OPTIONS` (overridable) and both AIP-26 schemas added. */
 export function createCodeValidator(options: Options = {}): Ajv2020 {
-  return addCodeSchemas(new Ajv2020({ ...CODE_AJV_OPTIONS, ...options }));
-}
-
-// Compiled once, on first use, and never changed afterwards: the checks below are pure.
-let shared: Ajv2020 | undefined;
-const compiled = new Map<CodeSchemaDef, ValidateFunction>();
-
-function validatorFor(def: CodeSchemaDef): ValidateFunction {
-  let validate = compiled.get(def);
-  if (validate === undefined) {
-    shared ??= createCodeValidator();
-    validate = shared.getSchema(codeSchemaRef(def, CODE_SCHEMA_ID)) as ValidateFunction;
-    compiled.set(def, validate);
-  }
-  return validate;
+  ajvClass ??= (createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020;
+  return addCodeSchemas(new ajvClass({ ...CODE_AJV_OPTIONS, ...options }));
 }
 
 export interface CheckOptions {
@@ -104,7 +86,7 @@ function tooManySources(code: unknown, at: string): SchemaProblem | undefined {
   };
 }
 
-function check(def: CodeSchemaDef, value: unknown, prefix: string, extra: SchemaProblem[]): CheckResult {
+function check(def: keyof typeof CODE_VALIDATORS, value: unknown, prefix: string, extra: SchemaProblem[]): CheckResult {
   const tooMany =
     def === 'code'
       ? tooManySources(value, prefix)
@@ -112,7 +94,7 @@ function check(def: CodeSchemaDef, value: unknown, prefix: string, extra: Schema
         ? tooManySources(value.code, `${prefix}/code`)
         : undefined;
   if (tooMany !== undefined) return { ok: false, problems: [tooMany] };
-  const validate = validatorFor(def);
+  const validate = CODE_VALIDATORS[def];
   const problems = validate(value) ? [] : explainSchemaErrors(validate.errors, { pointer: prefix });
   const seen = new Set(problems.map(problemId));
   for (const p of extra) if (!seen.has(problemId(p))) problems.push(p);
