@@ -66,6 +66,16 @@ describe('extractTarGz: files written in batches by a thread of its own', () => 
     expect(await readdir(parent)).toEqual([]);
   });
 
+  it('writes every name exactly, whatever its characters: non-ASCII, astral, combining, spaces, under stripped folders', async () => {
+    const names = ['é/ü.txt', 'a b/c d.md', '𝒜/😀.js', 'e\u0301/x', '日本/語.ts', 'plain'];
+    const archive = tarGz(...names.map((name, i) => entry({ name: `top/${name}` }, bytesOf(i, 100 + i))));
+    const dest = join(await tempDir(), 'out');
+    const result = await extractTarGz(archive, dest, { maxBytes: 1 << 20, maxFiles: 10, stripComponents: 1 });
+    expect([...result.files].sort()).toEqual([...names].sort());
+    for (const [i, name] of names.entries())
+      expect((await readFile(join(dest, name))).equals(bytesOf(i, 100 + i))).toBe(true);
+  });
+
   it('keeps its thread only from a clean extraction: after a failure, one after another and several at once, every file is exact', async () => {
     const files = (tag: string) =>
       Array.from({ length: 40 }, (_, i) => ({ path: `${tag}/f${i}.txt`, data: bytesOf(i + tag.length, 3000 + i) }));

@@ -16,6 +16,7 @@ import {
   acquireTreeWriterThread,
   releaseTreeWriterThread,
   type TreeOp,
+  TreeSteps,
   type TreeProblem,
   type TreeReply,
 } from './tree-writer-thread.js';
@@ -128,7 +129,7 @@ class TreeWriter implements ArchiveVisitor {
   private readonly folders = new Set<string>(['']);
   private readonly stop = new SharedArrayBuffer(4);
   private readonly thread: Worker;
-  private ops: TreeOp[] = [];
+  private readonly steps = new TreeSteps();
   private data: Buffer | undefined;
   private used = 0;
   private nextId = 0;
@@ -254,8 +255,8 @@ class TreeWriter implements ArchiveVisitor {
   }
 
   private push(op: TreeOp): void {
-    this.ops.push(op);
-    if (this.ops.length >= BATCH_OPS) this.send();
+    this.steps.add(op);
+    if (this.steps.count >= BATCH_OPS) this.send();
   }
 
   /**
@@ -280,21 +281,24 @@ class TreeWriter implements ArchiveVisitor {
 
   /** Hands the steps asked for so far, and the buffer holding their bytes, to the thread. */
   private send(): void {
-    if (this.ops.length === 0) return;
+    if (this.steps.count === 0) return;
     const id = this.nextId++;
+    const { fields, names } = this.steps.take();
     const data = this.data;
     if (data !== undefined && this.used > 0) {
       const buffer = data.buffer as ArrayBuffer;
       this.pending.set(id, buffer.byteLength);
       this.bytesInFlight += buffer.byteLength;
-      this.thread.postMessage({ kind: 'batch', id, ops: this.ops, data: buffer }, [buffer]);
+      this.thread.postMessage({ kind: 'batch', id, fields, names, data: buffer }, [
+        fields.buffer as ArrayBuffer,
+        buffer,
+      ]);
       this.data = undefined;
       this.used = 0;
     } else {
       this.pending.set(id, 0);
-      this.thread.postMessage({ kind: 'batch', id, ops: this.ops });
+      this.thread.postMessage({ kind: 'batch', id, fields, names }, [fields.buffer as ArrayBuffer]);
     }
-    this.ops = [];
   }
 
   private next(): Promise<void> {
