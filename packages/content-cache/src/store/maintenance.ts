@@ -189,18 +189,18 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
     freedBytes: 0,
   };
   await core.withPublishLock(async () => {
-    // Memory: the object ids (a tenth of the keys, or fewer), never the keys or links,
-    // which are streamed from their folders and judged one at a time.
-    const objects = new Set<string>();
+    // Memory: the object ids, 32 bytes each in one sorted buffer (a tenth of the keys, or
+    // fewer), never the keys or links, which are streamed from their folders and judged one
+    // at a time. Publication takes the same lock, so no object appears meanwhile.
+    const objects = new ObjectIdSet();
     for await (const id of core.names(core.layout.objects)) objects.add(id);
-    const reached = new Set<string>();
+    objects.seal();
     for await (const name of sliced(core.names(core.layout.keys))) {
       const path = join(core.layout.keys, name);
       if (name.startsWith(TEMP_PREFIX)) await removeIfOld(core, path);
       else {
         const objectId = readKeyRecord(core, name)?.objectId ?? '';
-        if (objects.has(objectId)) reached.add(objectId);
-        else if (await removeFile(core, path)) report.removedKeys += 1;
+        if (!objects.reach(objectId) && (await removeFile(core, path))) report.removedKeys += 1;
       }
     }
     for await (const name of sliced(core.names(core.layout.links))) {
@@ -210,11 +210,9 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
         continue;
       }
       const objectId = core.layout.objectIdOfLinkTarget(readOrSkip(() => core.fs.readlinkSync(path, 'utf8')) ?? '');
-      if (objectId && objects.has(objectId)) reached.add(objectId);
-      else if (await removeFile(core, path)) report.removedLinks += 1;
+      if (!(objectId && objects.reach(objectId)) && (await removeFile(core, path))) report.removedLinks += 1;
     }
-    for (const objectId of objects) {
-      if (reached.has(objectId)) continue;
+    for (const objectId of objects.unreached()) {
       const marker = readOrSkip(() => core.readMarkerSync(objectId));
       if (await core.moveToTrash(core.layout.object(objectId))) {
         report.removedObjects.push(objectId);
@@ -251,4 +249,77 @@ async function removeIfOld(core: StoreCore, path: string): Promise<void> {
   const stat = await core.fs.lstat(path).catch(() => undefined);
   if (stat && Date.now() - stat.mtimeMs > TEMP_FILE_GRACE_MS)
     await core.fs.rm(path, { force: true }).catch(() => undefined);
+}
+
+/**
+ * The names in the objects folder, and which of them a key or link reached: object ids as
+ * 32 bytes each in one sorted buffer, found by binary search, and one byte per id for
+ * "reached". 100,000 objects take 4.5 MiB here, against about 25 MiB as two sets of
+ * strings. A name that is not an object id (left there by hand) is kept as a string.
+ */
+class ObjectIdSet {
+  private ids = Buffer.alloc(0);
+  private count = 0;
+  private readonly others = new Map<string, boolean>();
+  private reachedIds = new Uint8Array(0);
+  /** The id being looked up, in binary. */
+  private readonly probe = Buffer.alloc(32);
+
+  add(name: string): void {
+    if (!OBJECT_ID.test(name)) {
+      this.others.set(name, false);
+      return;
+    }
+    if ((this.count + 1) * 32 > this.ids.length) {
+      const grown = Buffer.allocUnsafe(Math.max(32 * 1024, this.ids.length * 2));
+      this.ids.copy(grown, 0, 0, this.count * 32);
+      this.ids = grown;
+    }
+    this.ids.write(name, this.count * 32, 32, 'hex');
+    this.count += 1;
+  }
+
+  /** Sorts the ids; call once, after the last add. */
+  seal(): void {
+    const { ids, count } = this;
+    // The first six bytes as a number order almost every pair without a call into Buffer.
+    const prefix = new Float64Array(count);
+    for (let i = 0; i < count; i++) prefix[i] = ids.readUIntBE(i * 32, 6);
+    const order = new Uint32Array(count);
+    for (let i = 0; i < count; i++) order[i] = i;
+    order.sort((a, b) => prefix[a]! - prefix[b]! || ids.compare(ids, b * 32, b * 32 + 32, a * 32, a * 32 + 32));
+    const sorted = Buffer.allocUnsafe(count * 32);
+    for (let i = 0; i < count; i++) ids.copy(sorted, i * 32, order[i]! * 32, order[i]! * 32 + 32);
+    this.ids = sorted;
+    this.reachedIds = new Uint8Array(count);
+  }
+
+  /** Marks the object a record names as reached; false when the objects folder has no such name. */
+  reach(name: string): boolean {
+    if (!OBJECT_ID.test(name)) {
+      if (!this.others.has(name)) return false;
+      this.others.set(name, true);
+      return true;
+    }
+    this.probe.write(name, 0, 32, 'hex');
+    let low = 0;
+    let high = this.count - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const order = this.probe.compare(this.ids, middle * 32, middle * 32 + 32);
+      if (order === 0) {
+        this.reachedIds[middle] = 1;
+        return true;
+      }
+      if (order < 0) high = middle - 1;
+      else low = middle + 1;
+    }
+    return false;
+  }
+
+  /** The names nothing reached. */
+  *unreached(): Generator<string> {
+    for (let i = 0; i < this.count; i++) if (!this.reachedIds[i]) yield this.ids.toString('hex', i * 32, i * 32 + 32);
+    for (const [name, reached] of this.others) if (!reached) yield name;
+  }
 }
