@@ -1,14 +1,15 @@
 import { Worker } from 'node:worker_threads';
 
-/** What a file read back held: its size and SHA-256, or undefined when it could not be read. */
-export type HashedFile = { size: number; sha256: string } | undefined;
+/** A file's SHA-256 read back, or undefined when it could not be read or did not hold the size written. */
+type HashedFile = string | undefined;
 
 /**
  * The worker's code, plain JavaScript evaluated in the worker (so it runs the same from
  * source and from the build). It reads each file through one reused 1 MiB buffer (fresh
  * memory per file costs page faults) without following a link, and answers each batch with
- * one message. A file it cannot open or read is answered `null`: sealing then reads and
- * hashes it through the store's own filesystem, with every check.
+ * one message. A file it cannot open or read, or that does not hold the size written, is
+ * answered `null`: sealing then reads and hashes it through the store's own filesystem, with
+ * every check.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
@@ -16,21 +17,28 @@ const { openSync, readSync, closeSync, constants } = require('node:fs');
 const { createHash } = require('node:crypto');
 const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW || 0) | (constants.O_NONBLOCK || 0);
 const buffer = Buffer.allocUnsafe(1024 * 1024);
-parentPort.on('message', (paths) => {
+parentPort.on('message', (files) => {
   const results = [];
-  for (const path of paths) {
+  for (const [path, expected] of files) {
     let fd = -1;
     try {
       fd = openSync(path, FLAGS);
       const hash = createHash('sha256');
       let size = 0;
-      for (;;) {
-        const read = readSync(fd, buffer, 0, buffer.length, null);
-        if (read === 0) break;
-        hash.update(buffer.subarray(0, read));
-        size += read;
+      if (expected < buffer.length) {
+        // One read asks for a byte more than expected: a file of the expected size answers
+        // exactly that (a read of a regular file stops short only at its end), a longer one more.
+        size = readSync(fd, buffer, 0, expected + 1, 0);
+        hash.update(buffer.subarray(0, size));
+      } else {
+        for (;;) {
+          const read = readSync(fd, buffer, 0, buffer.length, null);
+          if (read === 0) break;
+          hash.update(buffer.subarray(0, read));
+          size += read;
+        }
       }
-      results.push([size, hash.digest('hex')]);
+      results.push(size === expected ? hash.digest('hex') : null);
     } catch {
       results.push(null);
     } finally {
@@ -52,13 +60,14 @@ const BATCH = 64;
  */
 class FileHasher {
   private worker: Worker | undefined;
-  private pending: { path: string; resolve: (file: HashedFile) => void }[] = [];
+  private pending: { path: string; size: number; resolve: (file: HashedFile) => void }[] = [];
   private readonly sent: ((file: HashedFile) => void)[][] = [];
   private flushScheduled = false;
 
-  hash(path: string): Promise<HashedFile> {
+  /** The SHA-256 of the file at `path` if it holds `size` bytes. */
+  hash(path: string, size: number): Promise<HashedFile> {
     return new Promise((resolve) => {
-      this.pending.push({ path, resolve });
+      this.pending.push({ path, size, resolve });
       if (this.pending.length >= BATCH) this.flush();
       else if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -75,7 +84,7 @@ class FileHasher {
     let worker: Worker;
     try {
       worker = this.start();
-      worker.postMessage(batch.map((item) => item.path));
+      worker.postMessage(batch.map((item) => [item.path, item.size]));
     } catch {
       for (const item of batch) item.resolve(undefined);
       return;
@@ -88,11 +97,11 @@ class FileHasher {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true });
     worker.unref();
-    worker.on('message', (results: ([number, string] | null)[]) => {
+    worker.on('message', (results: (string | null)[]) => {
       const resolves = this.sent.shift() ?? [];
       resolves.forEach((resolve, i) => {
         const result = results[i];
-        resolve(result ? { size: result[0], sha256: result[1] } : undefined);
+        resolve(result ?? undefined);
       });
       if (this.sent.length === 0) worker.unref();
     });

@@ -31,7 +31,7 @@ interface WrittenFile {
  * (large ones), and a file this writer created keeps the mode it was created with, so
  * sealing needs no `lstat` for it. A file written any other way, or one the worker could not
  * read, is read, hashed and checked at publication as usual. A file written here and later
- * changed by other means (to bytes of the same length, or another mode) would keep what was
+ * changed by other means would keep what was
  * recorded: the fill is the host's own code, and `verify()` re-hashes every file from disk.
  */
 export class TreeWriter {
@@ -74,7 +74,7 @@ export class TreeWriter {
       await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
     else trustMode = await this.modeHoldsFor(mode, abs);
     // Read back only once the write is complete, so the hash is of what the file holds.
-    const sha256 = inlineSha256 ?? fileHasher.hash(abs).then((file) => (file?.size === size ? file.sha256 : undefined));
+    const sha256 = inlineSha256 ?? fileHasher.hash(abs, size);
     this.written.set(rel, trustMode && !this.written.has(rel) ? { size, sha256, mode } : { size, sha256 });
   }
 
