@@ -17,14 +17,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
 import { openContentStore } from '@agentproto/content-cache';
 import { makeRepo, startGitHttpServer } from '@agentproto/testkit';
-import { median, time, xorshift } from './lib.ts';
+import { median, sourceLikeFiles, time, writeFiles } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CORES = availableParallelism();
@@ -34,36 +34,11 @@ const BIN = resolve(
   process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.js', import.meta.url)),
 );
 
-/** Source-like files: words from a small vocabulary with some random tokens, `minKiB` to `minKiB` + 18 KiB each. */
-function workspaceFiles(count: number, seed = 3, minKiB = 1): Map<string, Buffer> {
-  const next = xorshift(seed);
-  const words =
-    'const let function return import export from await async class extends new this if else for while of in true false null undefined string number object'.split(
-      ' ',
-    );
-  const files = new Map<string, Buffer>();
-  for (let i = 0; i < count; i++) {
-    const size = minKiB * 1024 + (next() % (18 * 1024));
-    const parts: string[] = [];
-    let length = 0;
-    while (length < size) {
-      const word = next() % 7 === 0 ? next().toString(36) : words[next() % words.length]!;
-      parts.push(word);
-      length += word.length + 1;
-    }
-    files.set(
-      `src/m${String(i % 40).padStart(2, '0')}/f${String(i).padStart(5, '0')}.ts`,
-      Buffer.from(parts.join(' ').slice(0, size)),
-    );
-  }
-  return files;
-}
-
 const work = await mkdtemp(join(tmpdir(), 'agentproto-bench-aip26-'));
 let missed = 0;
 try {
-  const large = await makeWorkspace(join(work, 'large'), workspaceFiles(10_000));
-  const small = await makeWorkspace(join(work, 'small'), workspaceFiles(2_000, 5, 6));
+  const large = await makeWorkspace(join(work, 'large'), sourceLikeFiles(10_000));
+  const small = await makeWorkspace(join(work, 'small'), sourceLikeFiles(2_000, 5, 6));
   console.log(`${ROUNDS} rounds, alternating; baseline tar | pigz -p ${CORES}`);
   for (const workspace of [large, small]) {
     console.log(`workspace: ${workspace.files.toLocaleString('en')} files, ${workspace.mib.toFixed(1)} MiB`);
@@ -147,7 +122,7 @@ try {
   const repo = await makeRepo({
     root: repos,
     name: 'acme/shell.git',
-    commits: [{ message: 'shell', files: Object.fromEntries([...workspaceFiles(2_000, 9)].map(([p, d]) => [p, d])) }],
+    commits: [{ message: 'shell', files: Object.fromEntries([...sourceLikeFiles(2_000, 9)].map(([p, d]) => [p, d])) }],
   });
   const server = await startGitHttpServer({ root: repos });
   try {
@@ -179,13 +154,7 @@ async function makeWorkspace(
   root: string,
   files: Map<string, Buffer>,
 ): Promise<{ root: string; files: number; mib: number }> {
-  let bytes = 0;
-  for (const [path, data] of files) {
-    await mkdir(dirname(join(root, path)), { recursive: true });
-    await writeFile(join(root, path), data);
-    bytes += data.length;
-  }
-  return { root, files: files.size, mib: bytes / 2 ** 20 };
+  return { root, files: files.size, mib: (await writeFiles(root, files)) / 2 ** 20 };
 }
 
 /** The baseline: GNU tar's deterministic stream through pigz on every core. */

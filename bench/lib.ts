@@ -44,6 +44,46 @@ export function syntheticTree(count: number, minBytes: number, maxBytes: number,
 }
 
 /**
+ * Source-like files under `src/`: words from a small vocabulary with some random tokens,
+ * `minKiB` to `minKiB` + 18 KiB each, in 40 folders (the workspace the bundling and
+ * extraction benches share).
+ */
+export function sourceLikeFiles(count: number, seed = 3, minKiB = 1): Map<string, Buffer> {
+  const next = xorshift(seed);
+  const words =
+    'const let function return import export from await async class extends new this if else for while of in true false null undefined string number object'.split(
+      ' ',
+    );
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < count; i++) {
+    const size = minKiB * 1024 + (next() % (18 * 1024));
+    const parts: string[] = [];
+    let length = 0;
+    while (length < size) {
+      const word = next() % 7 === 0 ? next().toString(36) : words[next() % words.length]!;
+      parts.push(word);
+      length += word.length + 1;
+    }
+    files.set(
+      `src/m${String(i % 40).padStart(2, '0')}/f${String(i).padStart(5, '0')}.ts`,
+      Buffer.from(parts.join(' ').slice(0, size)),
+    );
+  }
+  return files;
+}
+
+/** Writes `files` under `root` one after another: the tree a bench case reads. Returns its size in bytes. */
+export async function writeFiles(root: string, files: Map<string, Buffer>): Promise<number> {
+  let bytes = 0;
+  for (const [path, data] of files) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), data);
+    bytes += data.length;
+  }
+  return bytes;
+}
+
+/**
  * A plain writer into `root`: each folder made once (on first use), then the file. The same
  * pattern as the content store's fill writer, minus hashing and publication, so a
  * comparison of the two measures what the store adds.
