@@ -95,6 +95,8 @@ function check(input: string): PathRefusal | { segments: string[]; trailingSlash
     // wrong as soon as `a` is a symbolic link, and AIP-26 forbids `..` segments outright.
     if (segment === '..') return 'parent';
     if ((ascii ? segment.length : utf8Bytes(segment)) > PATH_LIMITS.maxSegmentBytes) return 'segment-too-long';
+    // `./C:/x` is `C:/x` once its `.` is gone: the canonical form must not start with a drive either.
+    if (segments.length === 0 && DRIVE_LETTER.test(segment)) return 'drive-letter';
     segments.push(segment);
     if (segments.length > PATH_LIMITS.maxDepth) return 'too-deep';
   }
