@@ -9,51 +9,20 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { extractTarGz } from '@agentproto/aip-26';
-import { median, time, xorshift } from './lib.ts';
+import { median, sourceLikeFiles, time, writeFiles } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
 const TARGET = 1.2;
 
-/** Source-like files: words from a small vocabulary with some random tokens, 1-19 KiB each. */
-function workspaceFiles(count: number, seed = 3): Map<string, Buffer> {
-  const next = xorshift(seed);
-  const words =
-    'const let function return import export from await async class extends new this if else for while of in true false null undefined string number object'.split(
-      ' ',
-    );
-  const files = new Map<string, Buffer>();
-  for (let i = 0; i < count; i++) {
-    const size = 1024 + (next() % (18 * 1024));
-    const parts: string[] = [];
-    let length = 0;
-    while (length < size) {
-      const word = next() % 7 === 0 ? next().toString(36) : words[next() % words.length]!;
-      parts.push(word);
-      length += word.length + 1;
-    }
-    files.set(
-      `src/m${String(i % 40).padStart(2, '0')}/f${String(i).padStart(5, '0')}.ts`,
-      Buffer.from(parts.join(' ').slice(0, size)),
-    );
-  }
-  return files;
-}
-
 const work = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'agentproto-bench-extract-'));
 try {
   const workspaceRoot = join(work, 'workspace');
-  const files = workspaceFiles(FILES);
-  for (const [path, data] of files) {
-    await mkdir(dirname(join(workspaceRoot, path)), { recursive: true });
-    await writeFile(join(workspaceRoot, path), data);
-  }
-  const total = [...files.values()].reduce((n, b) => n + b.length, 0);
-  files.clear();
+  const total = await writeFiles(workspaceRoot, sourceLikeFiles(FILES));
   const archive = join(work, 'workspace.tar.gz');
   execFileSync('tar', ['--sort=name', '-czf', archive, '-C', workspaceRoot, 'src']);
   const archiveBytes = (await stat(archive)).size;
