@@ -36,6 +36,7 @@ parentPort.on('message', (files) => {
           if (read === 0) break;
           hash.update(buffer.subarray(0, read));
           size += read;
+          if (size > expected) break; // longer than written: read no further (a device never ends)
         }
       }
       results.push(size === expected ? hash.digest('hex') : null);
