@@ -2,7 +2,7 @@ import { lstat, mkdir, readFile, readdir, readlink, symlink } from 'node:fs/prom
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { pack as tarPack } from 'tar-stream';
+import type { pack as tarPack } from 'tar-stream';
 import {
   ArchiveError,
   type ArchiveFile,
@@ -37,7 +37,9 @@ interface LayerEntry {
  */
 export async function packTree(root: string, options: LayerOptions = {}): Promise<Buffer> {
   const entries = await listTree(root);
-  const pack = tarPack();
+  // tar-stream loads here, at the first layer packed: importing the package (as the content
+  // store does for its remote tier) loads none of it.
+  const pack = (await import('tar-stream')).pack();
   const gzip = createGzip({ level: options.gzipLevel ?? 6 });
   const chunks: Buffer[] = [];
   const collected = pipeline(pack, gzip, async (source: AsyncIterable<Buffer>) => {
