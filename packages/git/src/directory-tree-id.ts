@@ -5,6 +5,7 @@ import { fetchLimits, packBudget } from './limits.js';
 import { givenWorkDir, openRemote, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
 import { treeOnPath } from './select-directory.js';
+import { rememberTreeId } from './walk-memo.js';
 
 /**
  * The tree id of the directory `path` of exactly `commit`, from the fewest objects that
@@ -52,9 +53,10 @@ export async function directoryTreeId(
       .catch(overPack({ maxBytes: limits.maxBytes, url: remote.url, path: directory }));
     throwIfAborted(signal, operation);
     // A hint: an engine reading through git processes loads the commit and the trees on
-    // the way in one batch, not one process per level (it holds nothing deeper to load).
-    await calls.run(reader.preloadTrees?.(commit, directory, signal) ?? Promise.resolve());
+    // the way in one batch, by name, not one process per level (nothing deeper is read).
+    await calls.run(reader.preloadTrees?.(commit, directory, signal, { pathOnly: true }) ?? Promise.resolve());
     const tree = await calls.run(treeOnPath(reader, remote.url, commit, directory, signal, operation));
+    if (given !== undefined) rememberTreeId(work.gitdir, commit, directory, tree);
     return { commit, tree, path: directory };
   });
 }

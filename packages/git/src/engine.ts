@@ -110,11 +110,42 @@ export interface GitObjectReader {
    * (the walk then costs two processes, not two per level). Optional, and only a hint:
    * whatever it does not load is read the ordinary way.
    */
-  preloadTrees?(commit: string, path: string, signal?: AbortSignal): Promise<void>;
+  preloadTrees?(commit: string, path: string, signal?: AbortSignal, options?: PreloadOptions): Promise<void>;
   /**
    * The size of an object announced by `prefetch` that the gitdir holds, without loading
    * it; undefined when unknown. Optional: with it, a directory over the byte cap is refused
    * before any of its blobs is loaded into memory or written.
    */
   size?(oid: string): number | undefined;
+}
+
+/** What a walk announced with `preloadTrees` reads next, so an engine can fetch and load it together. */
+export interface PreloadOptions {
+  /**
+   * Only the commit and the trees on the way to the path are read, nothing under it
+   * (directoryTreeId): an engine that runs a process per batch loads them by name, without
+   * listing anything first.
+   */
+  pathOnly?: boolean;
+  /**
+   * The blobs under the path are read next (fetchDirectory): an engine that still lacks the
+   * directory's trees may fetch them with every blob under them in one request, instead of
+   * the trees first and the blobs after. The caps still hold: that pack is capped as every
+   * fetch of the request is, and the walk counts entries, depth and bytes before any blob
+   * is read or written.
+   */
+  blobs?: boolean;
+  /**
+   * With `blobs`: the directory's byte cap. An engine that knows the blobs' sizes may load
+   * them with the trees when their total is within it (and within its own memory bound);
+   * never when it is not, so a directory over the cap is refused before any blob is loaded.
+   */
+  maxBytes?: number;
+  /**
+   * With `blobs`: the directory's tree id, when the caller learned it already (directoryTreeId
+   * in the same work folder), so an engine can fetch the directory by it without listing the
+   * path first. Only a hint: the walk still hashes every object from the commit down, and a
+   * wrong id is a tree the walk never reaches.
+   */
+  tree?: string;
 }

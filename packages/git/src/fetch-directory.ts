@@ -14,7 +14,7 @@ import { fetchLimits, packBudget, type FetchLimits } from './limits.js';
 import { givenWorkDir, openRemote, type RemoteOptions, withEngineSession } from './remote.js';
 import { normalizeDirectoryPath } from './repo-path.js';
 import { selectDirectory, selectWalked, walkDirectory } from './select-directory.js';
-import { rememberWalk, takeWalk } from './walk-memo.js';
+import { rememberWalk, takeTreeId, takeWalk } from './walk-memo.js';
 import { writeEntries } from './write-entries.js';
 
 export interface FetchDirectoryOptions extends RemoteOptions {
@@ -100,6 +100,8 @@ export async function fetchDirectory(
       };
       // directoryTree with this work folder walked the trees already: use its walk.
       const walked = given === undefined ? undefined : takeWalk(work.gitdir, commit, directory);
+      // directoryTreeId with this work folder named the directory: fetch it by that id.
+      const named = given === undefined ? undefined : takeTreeId(work.gitdir, commit, directory);
       const { engine } = remote;
       const reader = await calls
         .run(walked && engine.openObjects ? engine.openObjects(request) : engine.fetchCommit(request))
@@ -110,7 +112,7 @@ export async function fetchDirectory(
         .run(
           walked && engine.openObjects
             ? selectWalked(reader, walked, signal, operation, cap)
-            : selectDirectory(reader, remote.url, commit, directory, signal, operation, limits),
+            : selectDirectory(reader, remote.url, commit, directory, signal, operation, limits, named),
         )
         .catch(overPack(cap));
       const written = await writeEntries(selected.entries, destination, reader, signal, cap).catch((error: unknown) => {

@@ -75,6 +75,7 @@ export type {
   GitObjectType,
   GitRawObject,
   GitRemoteRequest,
+  PreloadOptions,
 } from './engine.js';
 export type { IsomorphicGitEngineOptions } from './isomorphic-git/engine.js';
 export type { SystemGitEngineOptions } from './system-git/engine.js';

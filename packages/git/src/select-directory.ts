@@ -1,4 +1,4 @@
-import type { GitObjectReader } from './engine.js';
+import type { GitObjectReader, PreloadOptions } from './engine.js';
 import {
   GitCommitMismatchError,
   GitCommitUnavailableError,
@@ -54,8 +54,9 @@ export async function walkDirectory(
   signal: AbortSignal | undefined,
   operation: string,
   limits?: Required<FetchLimits>,
+  preload?: PreloadOptions,
 ): Promise<DirectoryWalk> {
-  await reader.preloadTrees?.(commit, path, signal);
+  await reader.preloadTrees?.(commit, path, signal, preload);
   const tree = await treeOnPath(reader, url, commit, path, signal, operation);
 
   const cap = limits === undefined ? undefined : { ...limits, url, path };
@@ -144,8 +145,16 @@ export async function selectDirectory(
   signal: AbortSignal | undefined,
   operation = 'fetchDirectory',
   limits?: Required<FetchLimits>,
+  tree?: string,
 ): Promise<SelectedDirectory> {
-  const walk = await walkDirectory(reader, url, commit, path, signal, operation, limits);
+  // The blobs come next: an engine may fetch them with the directory's trees (by `tree`,
+  // the directory's id if known), and load them with the trees when within the byte cap.
+  const preload: PreloadOptions = {
+    blobs: true,
+    ...(limits === undefined ? {} : { maxBytes: limits.maxBytes }),
+    ...(tree === undefined ? {} : { tree }),
+  };
+  const walk = await walkDirectory(reader, url, commit, path, signal, operation, limits, preload);
   return selectWalked(reader, walk, signal, operation, limits === undefined ? undefined : { ...limits, url, path });
 }
 

@@ -32,3 +32,28 @@ export function takeWalk(gitdir: string, commit: string, path: string): Director
   walks.delete(key);
   return walk;
 }
+
+/**
+ * Tree ids directoryTreeId verified in a caller's work folder (the commit and the trees on
+ * the way hashed to their ids), kept for the fetchDirectory that usually follows with the
+ * same folder, commit and path: its engine can then fetch the directory by id at once. Only
+ * a hint for the fetch (the walk verifies everything again); few, and taken on use.
+ */
+const treeIds = new Map<string, string>();
+
+export function rememberTreeId(gitdir: string, commit: string, path: string, tree: string): void {
+  const key = keyOf(gitdir, commit, path);
+  treeIds.delete(key);
+  treeIds.set(key, tree);
+  for (const old of treeIds.keys()) {
+    if (treeIds.size <= LIMIT) break;
+    treeIds.delete(old);
+  }
+}
+
+export function takeTreeId(gitdir: string, commit: string, path: string): string | undefined {
+  const key = keyOf(gitdir, commit, path);
+  const tree = treeIds.get(key);
+  treeIds.delete(key);
+  return tree;
+}

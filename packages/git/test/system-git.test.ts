@@ -109,12 +109,10 @@ describe('system-git engine over HTTP', () => {
     });
     expect(Object.keys(written)).toHaveLength(5 + 1 + 120);
     expect(result).toMatchObject({ tree: await repo.treeOf(0, 'skills/a'), files: 123, symlinks: 1 });
-    // Three fetches (the commit with the trees on the way, the directory's trees, its
-    // blobs): no tree outside the path travels, and the 4 MiB file never does.
+    // Two fetches (the commit with the trees on the way, then the directory whole: its
+    // trees and blobs): no tree outside the path travels, and the 4 MiB file never does.
     expect(server.stats.bytesServed).toBeLessThan(64 * 1024);
     expect(server.stats.log.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
-      'GET /r.git/info/refs',
-      'POST /r.git/git-upload-pack',
       'GET /r.git/info/refs',
       'POST /r.git/git-upload-pack',
       'GET /r.git/info/refs',
@@ -166,7 +164,7 @@ describe('system-git engine over HTTP', () => {
     expect(existsSync(join(workDir, 'git'))).toBe(true);
   });
 
-  it("fetchDirectory in a work folder no directoryTree walked: fetches the path's trees, walks them, then only the blobs", async () => {
+  it("fetchDirectory in a work folder no directoryTree walked: fetches the path's trees, then the directory whole by its tree id: 2 fetches, no cat-file --batch-check", async () => {
     const { repo, url } = await bigRepo();
     const work = await scratch();
     const workDir = join(work, 'fresh');
@@ -180,15 +178,19 @@ describe('system-git engine over HTTP', () => {
     expect(result.tree).toBe(await repo.treeOf(0, 'skills/a'));
     const commands = recording.calls.map((call) => subcommand(call.argv));
     const fetches = recording.calls.filter((call) => subcommand(call.argv) === 'fetch');
-    expect(commands).toContain('ls-tree');
     // The commit with the trees down to the directory's parent, then the directory's tree
-    // by id (its subtree, no blob), then its blobs by id.
-    expect(fetches).toHaveLength(3);
+    // by id with no filter: its subtree and its blobs in one pack, nothing else.
+    expect(fetches).toHaveLength(2);
     expect(fetches[0]?.argv).toContain('--filter=combine:blob:none+tree:2');
     expect(fetches[1]?.stdin?.trim()).toBe(await repo.treeOf(0, 'skills/a'));
-    expect(fetches[1]?.argv).toContain('--filter=blob:none');
-    expect(fetches[2]?.argv).toContain('--stdin');
-    expect(fetches[2]?.stdin?.split('\n').filter(Boolean).sort()).toEqual(await blobsUnder(repo, commit, 'skills/a'));
+    expect(fetches[1]?.argv.some((arg) => arg.startsWith('--filter'))).toBe(false);
+    expect(fetches[1]?.argv.some((arg) => arg.includes('partialclonefilter'))).toBe(false);
+    // A listing of the empty work folder, the gitdir made, the path's trees fetched, a
+    // listing naming the directory's tree, the directory fetched, a listing of its trees and
+    // blob sizes (no cat-file --batch-check), one cat-file loading the trees and the blobs
+    // (within the byte cap and one batch).
+    expect(commands).toEqual(['ls-tree', 'init', 'fetch', 'ls-tree', 'fetch', 'ls-tree', 'cat-file']);
+    expect(recording.calls.filter((call) => call.argv.includes('-l'))).toHaveLength(1);
   });
 
   it('gives the same tree id after the branch moved by a commit outside the directory', async () => {

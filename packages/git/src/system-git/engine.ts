@@ -304,8 +304,10 @@ function reader(
   maxPackBytes: number | undefined,
   lazy?: LazyTrees,
 ): GitObjectReader {
-  const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined) => {
+  const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined, whole = false) => {
     // The header file is still in the work folder: the caller removes it at the end.
+    // `whole`: no filter, so a tree comes with every tree and blob under it. The remote is
+    // still a promisor (the gitdir's earlier packs lack objects), with no default filter.
     await remote(
       s,
       [
@@ -315,12 +317,12 @@ function reader(
         '--no-write-fetch-head',
         '--recurse-submodules=no',
         '--no-auto-maintenance',
-        '--filter=blob:none',
+        ...(whole ? [] : ['--filter=blob:none']),
         REMOTE,
       ],
       {
         gitdir,
-        config: [`remote.${REMOTE}.url=${s.url}`, ...promisor('blob:none')],
+        config: [`remote.${REMOTE}.url=${s.url}`, ...(whole ? promisor() : promisor('blob:none'))],
         stdin: `${oids.join('\n')}\n`,
         signal,
         maxPackBytes,
@@ -445,9 +447,14 @@ async function init(s: Session, gitdir: string): Promise<'created' | 'existing'>
  * remote, and its connectivity check must accept the missing objects). Given as `-c` to
  * that one command, with the filter too: git then finds the remote registered and writes
  * nothing to the gitdir's config, so no later read sees a promisor and lazily fetches.
+ * Without a filter (a fetch of a tree whole into a partial gitdir): the promisor alone, as
+ * a configured filter would be taken as the default of that fetch.
  */
-function promisor(filter: string): string[] {
-  return [`remote.${REMOTE}.promisor=true`, `remote.${REMOTE}.partialclonefilter=${filter}`];
+function promisor(filter?: string): string[] {
+  return [
+    `remote.${REMOTE}.promisor=true`,
+    ...(filter === undefined ? [] : [`remote.${REMOTE}.partialclonefilter=${filter}`]),
+  ];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { GitObjectReader, GitObjectType, GitRawObject } from '../engine.js';
+import type { GitObjectReader, GitObjectType, GitRawObject, PreloadOptions } from '../engine.js';
 import { GitIoError } from '../errors.js';
 import { GitCommandError } from './failure.js';
 import type { CommandResult } from './host.js';
@@ -10,8 +10,11 @@ export type LocalGit = (
   signal: AbortSignal | undefined,
 ) => Promise<CommandResult>;
 
-/** Fetches these object ids from the remote in one request. */
-export type FetchObjects = (oids: readonly string[], signal: AbortSignal | undefined) => Promise<void>;
+/**
+ * Fetches these object ids from the remote in one request: without any blob (a tree comes
+ * with its subtrees), or `whole` (a tree comes with every tree and blob under it).
+ */
+export type FetchObjects = (oids: readonly string[], signal: AbortSignal | undefined, whole?: boolean) => Promise<void>;
 
 /**
  * A reader's commit whose trees are fetched only once it is known which are needed: when
@@ -62,6 +65,11 @@ export class BatchObjectReader implements GitObjectReader {
   private readonly batches: string[][] = [];
   /** Sizes `cat-file --batch-check` gave for announced objects: known before any is loaded. */
   private readonly sizes = new Map<string, number>();
+  /**
+   * Blobs the gitdir holds, with their sizes, as `ls-tree -l` listed them after the
+   * directory came whole: announcing them needs neither a check nor a fetch.
+   */
+  private readonly listed = new Map<string, number>();
 
   constructor(
     private readonly gitdir: string,
@@ -105,14 +113,57 @@ export class BatchObjectReader implements GitObjectReader {
    * blobs answers it), and one `cat-file --batch` loads them. The caller still hashes each.
    * A lazy reader (fetchCommit without blobs) first fetches exactly those trees: the
    * commit with the trees down to the path's parent, then the directory's tree by id
-   * without blobs, which brings its subtree and nothing else.
+   * without blobs, which brings its subtree and nothing else; or, when its blobs are read
+   * next (`options.blobs`), the directory's tree by id whole, with every tree and blob under
+   * it in the same pack (one request, not two), listed with their sizes (`ls-tree -l`) so
+   * that announcing the blobs then costs no process.
+   *
+   * `options.pathOnly`: the commit and the trees on the way only, loaded with one
+   * `cat-file --batch` by name (`<commit>:<path>`), without listing them first.
    */
-  async preloadTrees(commit: string, path: string, signal?: AbortSignal): Promise<void> {
+  async preloadTrees(commit: string, path: string, signal?: AbortSignal, options: PreloadOptions = {}): Promise<void> {
     if (!FULL_ID.test(commit)) return;
     const stop = signal ?? this.signal;
+    if (options.pathOnly && this.lazy === undefined && !/[\u0000-\u001f\u007f]/.test(path)) {
+      // Each name resolves through the trees before it; a tree the gitdir lacks (the
+      // directory's own, below the fetched depth) is answered `missing` and left out.
+      const parts = path === '' ? [] : path.split('/');
+      const names = [
+        commit,
+        `${commit}^{tree}`,
+        ...parts.map((_, i) => `${commit}:${parts.slice(0, i + 1).join('/')}`),
+      ];
+      for (const [oid, object] of await this.batch(names, stop)) this.loaded.set(oid, object);
+      return;
+    }
     const lazy = this.lazy;
     this.lazy = undefined;
-    let listing = await this.listTrees(commit, path, stop);
+    // Blobs the last listing named with their sizes, when the directory came whole.
+    let blobs: Map<string, number> | undefined;
+    /** The directory's tree by id, whole; then its trees and blobs listed with sizes. */
+    const fetchWhole = async (tree: string): Promise<CommandResult> => {
+      await this.fetchObjects([tree], stop, true);
+      const sized = await this.listTrees(commit, path, stop, true);
+      // A blob the server left out fails the sizes: the trees are then listed without
+      // them, and the blobs go the ordinary way (checked, the missing ones fetched).
+      if (sized.code !== 0) return this.listTrees(commit, path, stop);
+      blobs = this.listSizes(sized.stdout);
+      return sized;
+    };
+    let listing: CommandResult | undefined;
+    if (
+      lazy !== undefined &&
+      options.blobs &&
+      options.tree !== undefined &&
+      FULL_ID.test(options.tree) &&
+      path !== ''
+    ) {
+      // Named already (directoryTreeId in this work folder fetched the trees on the way):
+      // no listing first. A wrong id lists nothing under the path, and the ordinary way follows.
+      listing = await fetchWhole(options.tree);
+      if (listing.code !== 0 || blobs === undefined) listing = undefined;
+    }
+    listing ??= await this.listTrees(commit, path, stop);
     if (listing.code !== 0 && lazy !== undefined) {
       // ls-tree prints each entry on the way before it opens the next tree, so the
       // directory's own id is known when only its subtree is missing (the trees on the way
@@ -124,7 +175,10 @@ export class BatchObjectReader implements GitObjectReader {
         listing = await this.listTrees(commit, path, stop);
         if (listing.code !== 0 && path !== '') tree = treeNamed(listing.stdout, path);
       }
-      if (listing.code !== 0 && tree !== undefined) {
+      if (listing.code !== 0 && tree !== undefined && options.blobs) {
+        // By id, whole: the directory's tree and every tree and blob under it.
+        listing = await fetchWhole(tree);
+      } else if (listing.code !== 0 && tree !== undefined) {
         // By id, without blobs: the directory's tree and every tree under it, nothing else.
         await this.fetchObjects([tree], stop);
         listing = await this.listTrees(commit, path, stop);
@@ -140,8 +194,16 @@ export class BatchObjectReader implements GitObjectReader {
     if (listing.code !== 0 && listing.stdout.length === 0) return;
     const trees = [commit, `${commit}^{tree}`];
     for (const record of listing.stdout.toString('utf8').split('\0')) {
-      const match = /^[0-7]+ tree ([0-9a-f]{40})\t/.exec(record);
-      if (match) trees.push(match[1] as string);
+      const entry = lsTreeRecord(record);
+      if (entry?.type === 'tree') trees.push(entry.oid);
+    }
+    // The blobs too, in the same cat-file run, when their sizes are known and their total is
+    // within the directory's byte cap and one batch: a directory over the cap is refused
+    // before any of its blobs is loaded.
+    if (blobs !== undefined && options.maxBytes !== undefined) {
+      let total = 0;
+      for (const size of blobs.values()) total += size;
+      if (total <= Math.min(options.maxBytes, BATCH_BYTES)) trees.push(...blobs.keys());
     }
     const loaded = await this.batch(trees, stop);
     for (const [oid, object] of loaded) this.loaded.set(oid, object);
@@ -153,8 +215,16 @@ export class BatchObjectReader implements GitObjectReader {
     if (this.lazy) await this.settle(stop);
     const ids = [...new Set(oids.filter((oid) => FULL_ID.test(oid) && !this.loaded.has(oid)))];
     if (ids.length === 0) return;
-    const info = this.blobless ? new Map<string, Info>() : await this.check(ids, stop);
-    const missing = ids.filter((oid) => !info.has(oid));
+    // Blobs listed with their sizes after the directory came whole: held, sized already.
+    const info = new Map<string, Info>();
+    for (const oid of ids) {
+      const size = this.listed.get(oid);
+      if (size !== undefined) info.set(oid, { type: 'blob', size });
+    }
+    const unknown = ids.filter((oid) => !info.has(oid));
+    if (unknown.length > 0 && !this.blobless)
+      for (const [oid, found] of await this.check(unknown, stop)) info.set(oid, found);
+    const missing = unknown.filter((oid) => !info.has(oid));
     if (missing.length > 0) {
       await this.fetchObjects(missing, stop);
       for (const [oid, found] of await this.check(missing, stop)) info.set(oid, found);
@@ -186,13 +256,41 @@ export class BatchObjectReader implements GitObjectReader {
    * `ls-tree -r -t` of `path` in `commit`: every tree on the way and under it. It reads
    * trees only, never a blob; it fails on the first tree the gitdir lacks.
    */
-  private listTrees(commit: string, path: string, signal: AbortSignal | undefined): Promise<CommandResult> {
+  private listTrees(
+    commit: string,
+    path: string,
+    signal: AbortSignal | undefined,
+    sizes = false,
+  ): Promise<CommandResult> {
     // --literal-pathspecs: a directory named `*` or `:(glob)x` is that name, not a pattern.
+    // -l (sizes) reads each blob's header: only for a gitdir that holds the blobs.
     return this.git(
-      ['--literal-pathspecs', 'ls-tree', '-r', '-t', '-z', '--full-tree', commit, '--', path === '' ? '.' : path],
+      [
+        '--literal-pathspecs',
+        'ls-tree',
+        '-r',
+        '-t',
+        ...(sizes ? ['-l'] : []),
+        '-z',
+        '--full-tree',
+        commit,
+        '--',
+        path === '' ? '.' : path,
+      ],
       undefined,
       signal,
     );
+  }
+
+  /** The blobs of an `ls-tree -l` listing, with their sizes as held by the gitdir, remembered. */
+  private listSizes(output: Buffer): Map<string, number> {
+    const blobs = new Map<string, number>();
+    for (const record of output.toString('utf8').split('\0')) {
+      const entry = lsTreeRecord(record);
+      if (entry?.type === 'blob' && entry.size !== undefined) blobs.set(entry.oid, entry.size);
+    }
+    for (const [oid, size] of blobs) this.listed.set(oid, size);
+    return blobs;
   }
 
   size(oid: string): number | undefined {
@@ -267,9 +365,24 @@ export class BatchObjectReader implements GitObjectReader {
 /** The id ls-tree's `-z` output gives the tree at exactly `path`, if it printed that entry. */
 function treeNamed(output: Buffer, path: string): string | undefined {
   for (const record of output.toString('utf8').split('\0')) {
-    const tab = record.indexOf('\t');
-    if (tab < 0 || record.slice(tab + 1) !== path) continue;
-    return /^040000 tree ([0-9a-f]{40})$/.exec(record.slice(0, tab))?.[1];
+    const entry = lsTreeRecord(record);
+    if (entry?.path === path && entry.mode === '040000' && entry.type === 'tree') return entry.oid;
   }
   return undefined;
+}
+
+/** One record of `ls-tree -z` (`<mode> <type> <oid>\t<path>`), or of `ls-tree -l -z` (a size, or `-`, before the tab). */
+function lsTreeRecord(
+  record: string,
+): { mode: string; type: string; oid: string; size?: number; path: string } | undefined {
+  const match = /^([0-7]+) (\w+) ([0-9a-f]{40})(?: +(\d+|-))?\t/.exec(record);
+  if (!match) return undefined;
+  const size = match[4] === undefined || match[4] === '-' ? undefined : Number(match[4]);
+  return {
+    mode: match[1] as string,
+    type: match[2] as string,
+    oid: match[3] as string,
+    ...(size === undefined ? {} : { size }),
+    path: record.slice(match[0].length),
+  };
 }
