@@ -54,6 +54,26 @@ export class StoreCore {
     return marker;
   }
 
+  /**
+   * presentMarker with synchronous calls, for a hit: a marker, a key record and a link are
+   * three small reads (an lstat once the marker is known), and each one through libuv's
+   * thread pool cost a round trip and a turn of the event loop, more than the read itself.
+   */
+  presentMarkerSync(objectId: string): ObjectMarker | undefined {
+    const known = this.markers.get(objectId);
+    if (known) {
+      try {
+        this.fs.lstatSync(this.layout.marker(objectId));
+        return known;
+      } catch {
+        this.markers.delete(objectId);
+      }
+    }
+    const marker = this.readMarkerSync(objectId);
+    if (marker) this.markers.set(objectId, marker);
+    return marker;
+  }
+
   /** Write to a temporary name, then rename: readers see the old file or the whole new one. */
   async writeAtomically(folder: string, path: string, text: string, what = 'key record'): Promise<void> {
     const temp = join(folder, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
