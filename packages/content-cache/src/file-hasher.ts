@@ -50,14 +50,17 @@ parentPort.on('message', (files) => {
 });
 `;
 
-/** Paths sent to the worker in one message at most. */
-const BATCH = 64;
+/** Paths waiting that are sent even while the worker is still busy with a batch. */
+const BATCH = 512;
 
 /**
  * Reads files back and hashes them on a worker thread, off the main thread (where SHA-256
  * of a 317 MiB tree costs about 300 ms of CPU that the writes are waiting on). One worker
- * per process, started on first use and not keeping the process alive while idle. If the
- * worker fails, every file it still owed is answered `undefined`.
+ * per process, started on first use and not keeping the process alive while idle. Paths
+ * wait while the worker hashes a batch and go as the next batch when it answers (a message
+ * each way per batch, not per file: about 8 files a batch when each went at the next turn of
+ * the event loop, 1,240 messages for 10,000 files). If the worker fails, every file it still
+ * owed is answered `undefined`.
  */
 class FileHasher {
   private worker: Worker | undefined;
@@ -70,7 +73,7 @@ class FileHasher {
     return new Promise((resolve) => {
       this.pending.push({ path, size, resolve });
       if (this.pending.length >= BATCH) this.flush();
-      else if (!this.flushScheduled) {
+      else if (this.sent.length === 0 && !this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
@@ -104,7 +107,8 @@ class FileHasher {
         const result = results[i];
         resolve(result ?? undefined);
       });
-      if (this.sent.length === 0) worker.unref();
+      if (this.pending.length > 0) this.flush();
+      else if (this.sent.length === 0) worker.unref();
     });
     const fail = () => {
       if (this.worker !== worker) return;
