@@ -13,12 +13,14 @@
  *     served should be only the ref listing.
  *
  * Each cold preparation runs in a localSandbox whose commands are counted (round 0 prints
- * them, with their ms). BENCH_SKILL_CASES=20k or =200k runs one repository only.
+ * them, with their ms). Both sides' CPU time (this process and every process it waited for:
+ * git, and the server's http-backend) is printed beside the wall time. BENCH_SKILL_CASES=20k or =200k runs one repository only.
  *
  * The repositories are built in a temp folder on every run (nothing is cached between
  * runs): testkit's makeRepo writes all blobs as one pack and makes the 1,000 commits with
  * one `git fast-import`. The baseline git runs with no user or system config, protocol v2.
  */
+import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -88,13 +90,15 @@ try {
   /** Runs `work`, returning its wall time and what the server answered meanwhile. */
   async function measured<T>(
     body: () => Promise<T>,
-  ): Promise<{ ms: number; bytes: number; requests: number; log: GitHttpStats['log']; value: T }> {
+  ): Promise<{ ms: number; cpu: number; bytes: number; requests: number; log: GitHttpStats['log']; value: T }> {
     srv.resetStats();
     let value!: T;
+    const before = cpuMs();
     const ms = await time(async () => {
       value = await body();
     });
-    return { ms, bytes: stats.bytesServed, requests: stats.requests, log: [...stats.log], value };
+    const cpu = cpuMs() - before;
+    return { ms, cpu, bytes: stats.bytesServed, requests: stats.requests, log: [...stats.log], value };
   }
 
   const describeLog = (log: GitHttpStats['log']) =>
@@ -128,8 +132,14 @@ try {
     console.log(
       `cold ${label}: ${ROUNDS} rounds each, alternating (order flips every round); skill ${skillDir} (${FILES_PER_SKILL} files)`,
     );
-    const ours = { ms: [] as number[], bytes: [] as number[], requests: [] as number[], commands: [] as number[] };
-    const base = { ms: [] as number[], bytes: [] as number[], requests: [] as number[] };
+    const ours = {
+      ms: [] as number[],
+      cpu: [] as number[],
+      bytes: [] as number[],
+      requests: [] as number[],
+      commands: [] as number[],
+    };
+    const base = { ms: [] as number[], cpu: [] as number[], bytes: [] as number[], requests: [] as number[] };
     const oursCold = async (round: number) => {
       const cache = await openContentStore({ root: join(work.path, `store-cold-${label}-${round}`) });
       const commands: { name: string; ms: number }[] = [];
@@ -147,6 +157,7 @@ try {
         console.log(`  ours, round 0: ${commands.length} commands: ${summarize(commands)}`);
       }
       ours.ms.push(m.ms);
+      ours.cpu.push(m.cpu);
       ours.bytes.push(m.bytes);
       ours.requests.push(m.requests);
       ours.commands.push(commands.length);
@@ -164,6 +175,7 @@ try {
       );
       if (round === 0) console.log(`  baseline, round 0: ${m.requests} requests: ${describeLog(m.log)}`);
       base.ms.push(m.ms);
+      base.cpu.push(m.cpu);
       base.bytes.push(m.bytes);
       base.requests.push(m.requests);
       await rm(dir, { recursive: true, force: true });
@@ -190,6 +202,11 @@ try {
       `  per-round ms: ours ${ours.ms.map((v) => v.toFixed(0)).join(' ')}; baseline ${base.ms.map((v) => v.toFixed(0)).join(' ')}`,
     );
     console.log(`  per-round ratios: ${pairedRatios(ours.ms, base.ms)}`);
+    // CPU of this process and of the processes it waited for (git on both sides, and the
+    // server's http-backend and upload-pack): steadier than wall time on a busy machine.
+    console.log(
+      `  CPU ms (this process + children, server included): ours ${ours.cpu.join(' ')}; baseline ${base.cpu.join(' ')}; medians ${median(ours.cpu)} vs ${median(base.cpu)}, ratio ${(median(ours.cpu) / median(base.cpu)).toFixed(3)}`,
+    );
     report(
       `cold preparation ${label}, bytes served by the server (median KiB)`,
       median(ours.bytes) / 1024,
@@ -272,6 +289,13 @@ try {
 } finally {
   await server?.close();
   await work.cleanup();
+}
+
+/** CPU ms of this process and of its waited-for children so far (utime, stime, cutime, cstime of /proc/self/stat). */
+function cpuMs(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(')')[1]?.trim().split(' ') ?? [];
+  const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index] ?? 0), 0);
+  return ticks * 10;
 }
 
 /** Each round's ratio (the two sides of a round ran back to back), and their median. */
