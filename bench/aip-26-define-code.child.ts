@@ -23,6 +23,7 @@ const ms = performance.now() - started;
 const bundleBytes = bundle.length;
 const digest = createHash('sha256').update(bundle).digest('hex');
 bundle = undefined;
+globalThis.gc?.();
 started = performance.now();
 const again = await defineCode({ workspaceRoot: workspaceRoot!, code });
 const warmMs = performance.now() - started;
