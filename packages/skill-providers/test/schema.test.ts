@@ -59,7 +59,9 @@ const gitString = fc
 const declaration = fc.array(fc.oneof(gitString, gitObject, otherObject), { maxLength: 6 }).map((entries) => {
   const seen = new Set<string>();
   return entries.filter((entry) => {
-    const installed = typeof entry === 'string' ? entry.slice(entry.lastIndexOf('/') + 1) : entry.name;
+    // The directory is what follows `#`: a one-segment directory has no `/` of its own.
+    const directory = typeof entry === 'string' ? entry.slice(entry.lastIndexOf('#') + 1) : '';
+    const installed = typeof entry === 'string' ? directory.slice(directory.lastIndexOf('/') + 1) : entry.name;
     if (seen.has(installed)) return false;
     seen.add(installed);
     return true;
