@@ -279,9 +279,12 @@ async function hashFile(
     throw asStoreError('read staged tree', abs, error);
   }
   try {
-    if (!descriptorIsInside(fd, realRoot, abs) || !fstatSync(fd).isFile()) throw new NotInsideError(rel, 'changed');
+    const stat = descriptorIsInside(fd, realRoot, abs) ? fstatSync(fd) : undefined;
+    if (!stat?.isFile()) throw new NotInsideError(rel, 'changed');
     const hash = createHash('sha256');
-    const buffer = Buffer.allocUnsafe(CHUNK);
+    // Sized to the file (one read, and one more that sees its end), up to CHUNK: a fresh
+    // 1 MiB buffer per small file was a fresh mapping and its page faults every time.
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK, stat.size + 1));
     let size = 0;
     for (;;) {
       const read = step('read staged tree', abs, () => fs.readSync(fd, buffer, 0, buffer.length, null));

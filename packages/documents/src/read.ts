@@ -11,10 +11,16 @@ export async function readBoundedFile(path: string, maxBytes: number, format: Do
   try {
     const { size } = await handle.stat();
     if (size > maxBytes) throw new DocumentTooLargeError(path, format, maxBytes, size);
-    // One byte more than allowed tells a file that grew past the limit from one that did not.
-    const buffer = Buffer.alloc(maxBytes + 1);
+    // Sized to the file plus one byte, which tells its end; grown (never past one byte more
+    // than allowed, which tells a file that grew past the limit) only if it grows meanwhile.
+    let buffer = Buffer.allocUnsafe(size + 1);
     let length = 0;
     for (;;) {
+      if (length === buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(maxBytes + 1, buffer.length * 2));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;

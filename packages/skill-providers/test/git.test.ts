@@ -216,7 +216,10 @@ describe('the git provider over HTTPS', () => {
       expect(text).not.toContain(canary);
       expect(text).not.toContain(basic);
     }
-    expect(runs.some((run) => gitSubcommand(run.argv) === 'fetch')).toBe(true);
+    // The packs came in-process (the sandbox runs on this machine) and git indexed them:
+    // the header lived in this process only, and no command ever held it.
+    expect(runs.some((run) => gitSubcommand(run.argv) === 'index-pack')).toBe(true);
+    expect(runs.some((run) => gitSubcommand(run.argv) === 'fetch')).toBe(false);
     expect(await readdir(privateRoot)).toEqual([]);
   });
 
@@ -294,16 +297,19 @@ describe('the git provider over HTTPS', () => {
 
   it.each([
     ['resolution, while asking the vault', 'vault'],
-    ['resolution, while fetching the trees', 'init'],
-    ['the fetch of the files', 'fetch --stdin'],
+    // The first pack indexed holds the commit and the trees, the second the files.
+    ['resolution, while fetching the trees', 'index-pack #1'],
+    ['the fetch of the files', 'index-pack #2'],
   ])('cancelled during %s: SKILL_ABORTED, nothing published, no private folder left', async (_phase, at) => {
     const { url } = await servedRepo({ commits: [{ files: skillFiles('c') }] });
     const recording = await recordingSandbox();
     const controller = new AbortController();
     const cancel = () => controller.abort(new Error('cancelled'));
+    let indexed = 0;
     recording.onRun((argv) => {
       const command = gitSubcommand(argv);
-      if (at === command || (at === 'fetch --stdin' && command === 'fetch' && argv.includes('--stdin'))) cancel();
+      if (command === 'index-pack') indexed += 1;
+      if (at === command || (command === 'index-pack' && at === `index-pack #${indexed}`)) cancel();
     });
     const vault: BasicVault = () => {
       if (at === 'vault') cancel();

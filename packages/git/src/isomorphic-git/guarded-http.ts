@@ -13,6 +13,8 @@ export interface GuardOptions {
    */
   maxBodyBytes?: number;
   onOverflow?: (max: number) => void;
+  /** false: a redirect is returned as it came, for the caller to refuse. Default true. */
+  followRedirects?: boolean;
 }
 
 /**
@@ -45,7 +47,9 @@ export function guardedHttp(client: HttpClient, options: GuardOptions): HttpClie
           signal,
         );
         const location = headerOf(response, 'location');
-        if (response.statusCode < 300 || response.statusCode >= 400 || response.statusCode === 304 || !location) {
+        const final =
+          response.statusCode < 300 || response.statusCode >= 400 || response.statusCode === 304 || !location;
+        if (final || options.followRedirects === false) {
           if (!response.body) return response;
           const body =
             options.maxBodyBytes === undefined

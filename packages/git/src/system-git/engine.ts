@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { secretsOf } from '../credentials.js';
 import type { GitEngine, GitFetchRequest, GitObjectReader, GitRemoteRequest } from '../engine.js';
@@ -8,6 +9,7 @@ import type { RemoteRef } from '../remote-refs.js';
 import { commandFailure, GitCommandError } from './failure.js';
 import { localCommandHost, type CommandHost, type CommandResult } from './host.js';
 import { childEnv, configArgs, headerConfig, sshCommand, STANDARD_PATH, type SshFiles } from './isolation.js';
+import { fetchPack, listRefsOverHttp, readCapabilities, type ServerCapabilities, supports } from './smart-http.js';
 import { parseLsRemote } from './ls-remote.js';
 import { BatchObjectReader, type LazyTrees } from './reader.js';
 
@@ -34,6 +36,17 @@ export interface SystemGitEngineOptions {
    * directory's blobs are still checked after they are fetched and before any is read.
    */
   prlimit?: string | false;
+  /**
+   * Speak smart HTTP from this process: over http(s), the ref listing is one protocol v2
+   * `ls-refs` request and each fetch one protocol v2 `fetch` request, its pack written into
+   * the gitdir and indexed by `git index-pack` (the gitdir is made in-process too), instead
+   * of `git ls-remote` and `git fetch` with their HTTP helper processes and a capability
+   * request each. The capabilities are asked for once per work folder. The gitdir must then
+   * be on this machine (a host that runs commands here). A server that does not speak
+   * protocol v2 with what a request needs gets `git ls-remote` or `git fetch` as usual.
+   * Default false. SSH is always the git commands.
+   */
+  httpInProcess?: boolean;
 }
 
 /** The remote every fetch names; its URL and promisor settings exist only as `-c` options. */
@@ -76,6 +89,7 @@ interface EngineSetup {
   prlimit: string | false;
   /** The ssh command line for ssh URLs; undefined when the engine has no `ssh` option. */
   ssh: string | undefined;
+  httpInProcess: boolean;
 }
 
 function engineSetup(options: SystemGitEngineOptions): EngineSetup {
@@ -86,7 +100,7 @@ function engineSetup(options: SystemGitEngineOptions): EngineSetup {
   if (typeof git !== 'string' || git === '') throw new GitInvalidArgumentError('git', 'must be a program name or path');
   // Checked now, so a bad path is reported when the engine is made, not mid-operation.
   const ssh = options.ssh === undefined ? undefined : sshCommand(options.ssh);
-  return { host, git, path, prlimit, ssh };
+  return { host, git, path, prlimit, ssh, httpInProcess: options.httpInProcess === true };
 }
 
 /** One engine call: the engine's setup, and the request's remote, credentials, work folder and signal. */
@@ -101,6 +115,8 @@ interface Session extends EngineSetup {
   /** For commands on the gitdir alone: no credentials at all. */
   localEnv: Record<string, string>;
   signal: AbortSignal | undefined;
+  /** The server's protocol v2 capabilities (httpInProcess): asked for at most once per engine call. */
+  capabilities?: Promise<ServerCapabilities>;
 }
 
 /** The operation's setup: where to run, which config and ssh command to give git. */
@@ -132,6 +148,10 @@ async function session(engine: EngineSetup, request: GitRemoteRequest): Promise<
 
 async function listRefs(engine: EngineSetup, request: GitRemoteRequest): Promise<RemoteRef[]> {
   const s = await session(engine, request);
+  // In-process (httpInProcess): the capabilities, then `ls-refs`; the capabilities are kept
+  // for the fetches that follow in the same work folder.
+  const capabilities = capabilitiesOf(s);
+  if (capabilities !== undefined && (await capabilities).lsRefs) return listRefsOverHttp(httpSessionOf(s));
   const result = await remote(s, ['ls-remote', '--symref', '--', s.url], {});
   return parseLsRemote(result.stdout.toString('utf8'), s.url);
 }
@@ -184,7 +204,19 @@ async function fetchTrees(
   // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
   // on the first missing object, without fetching it.
   const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
+  // In-process HTTP: the capabilities are asked for while git makes (or checks) the gitdir.
+  void capabilitiesOf(s);
   if ((await init(s, gitdir)) === 'existing' && (await local(s, gitdir, check, undefined, signal)).code === 0) return;
+  // No negotiation in-process: the commit comes with what the filter keeps, whatever the gitdir holds.
+  const fetched = await fetchInProcess(s, gitdir, {
+    wants: [commit],
+    ...(filter === undefined ? {} : { filter }),
+    shallow: true,
+    commit,
+    maxPackBytes,
+    signal,
+  });
+  if (fetched) return;
   // --refetch: the commit may be here without its trees (findCommits fetches commits
   // only), and git would otherwise take the commit for complete and fetch nothing.
   await remote(
@@ -305,6 +337,16 @@ function reader(
   lazy?: LazyTrees,
 ): GitObjectReader {
   const fetchObjects = async (oids: readonly string[], signal: AbortSignal | undefined, whole = false) => {
+    const filter = whole ? undefined : 'blob:none';
+    if (
+      await fetchInProcess(s, gitdir, {
+        wants: oids,
+        ...(filter === undefined ? {} : { filter }),
+        maxPackBytes,
+        signal,
+      })
+    )
+      return;
     // The header file is still in the work folder: the caller removes it at the end.
     // `whole`: no filter, so a tree comes with every tree and blob under it. The remote is
     // still a promisor (the gitdir's earlier packs lack objects), with no default filter.
@@ -337,6 +379,61 @@ function reader(
     blobless,
     lazy,
   );
+}
+
+/**
+ * A fetch over http(s) made in-process (httpInProcess), when the server's capabilities
+ * allow it; false when it must be left to `git fetch`. The pack is indexed as a promisor
+ * pack: the gitdir is partial, and git must not take its missing objects for corruption.
+ */
+async function fetchInProcess(
+  s: Session,
+  gitdir: string,
+  request: {
+    wants: readonly string[];
+    filter?: string;
+    shallow?: boolean;
+    commit?: string;
+    maxPackBytes: number | undefined;
+    signal: AbortSignal | undefined;
+  },
+): Promise<boolean> {
+  const capabilities = capabilitiesOf(s);
+  if (capabilities === undefined || !supports(await capabilities, request)) return false;
+  const http = httpSessionOf(s);
+  const { signal } = request;
+  await fetchPack(
+    { ...http, signal: signal ?? s.signal },
+    {
+      gitdir,
+      wants: request.wants,
+      ...(request.filter === undefined ? {} : { filter: request.filter }),
+      ...(request.shallow ? { shallow: true } : {}),
+      ...(request.commit === undefined ? {} : { commit: request.commit }),
+      ...(request.maxPackBytes === undefined ? {} : { maxPackBytes: request.maxPackBytes }),
+      signal: signal ?? s.signal,
+      indexPack: (packFile) => local(s, gitdir, ['index-pack', '--promisor', packFile], undefined, signal),
+    },
+  );
+  return true;
+}
+
+/**
+ * The server's capabilities (httpInProcess over http(s) only), asked for once per engine
+ * call, and kept for the calls of the same work folder (readCapabilities). Asking may start before it is needed (beside `git init`): the promise is marked
+ * handled, and a failure is thrown where it is awaited.
+ */
+function capabilitiesOf(s: Session): Promise<ServerCapabilities> | undefined {
+  if (!s.httpInProcess || s.scheme === 'ssh') return undefined;
+  if (s.capabilities === undefined) {
+    s.capabilities = readCapabilities(httpSessionOf(s));
+    s.capabilities.catch(() => undefined);
+  }
+  return s.capabilities;
+}
+
+function httpSessionOf(s: Session) {
+  return { url: s.url, workDir: s.workDir, headers: s.headers, secrets: s.secrets, signal: s.signal };
 }
 
 /** A command that talks to the remote: the header file and ssh command, and only the URL's transport. */
@@ -424,11 +521,38 @@ async function mustLocal(s: Session, gitdir: string, args: readonly string[], st
 }
 
 /**
+ * The gitdir `git init --bare --template=` makes, made by this process (httpInProcess: the
+ * gitdir is on this machine): a process less. Only a new one: when the folder exists
+ * (`undefined`), git init looks at it as before.
+ */
+async function initHere(gitdir: string): Promise<'created' | undefined> {
+  try {
+    await mkdir(gitdir, { mode: 0o755 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw new GitIoError(gitdir, 'make a gitdir at', error);
+  }
+  try {
+    for (const folder of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags'])
+      await mkdir(join(gitdir, folder), { recursive: true, mode: 0o755 });
+    await writeFile(join(gitdir, 'HEAD'), 'ref: refs/heads/master\n', { flag: 'wx', mode: 0o644 });
+    await writeFile(join(gitdir, 'config'), BARE_CONFIG, { flag: 'wx', mode: 0o644 });
+  } catch (error) {
+    throw new GitIoError(gitdir, 'make a gitdir at', error);
+  }
+  return 'created';
+}
+
+/** The config of a new bare gitdir, as git 2.39 writes it. */
+const BARE_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n';
+
+/**
  * Makes the gitdir, or leaves an existing one as it is (git init never overwrites), and
  * says which: a fresh gitdir holds nothing, so there is nothing to check in it.
  * `git init --bare --template=`: no sample hooks, no description, nothing but a repository.
  */
 async function init(s: Session, gitdir: string): Promise<'created' | 'existing'> {
+  if (s.httpInProcess && s.scheme !== 'ssh' && (await initHere(gitdir)) === 'created') return 'created';
   const result = await s.host.run([s.git, ...configArgs(undefined), 'init', '--bare', '--template=', '--', gitdir], {
     env: s.localEnv,
     cwd: s.workDir,

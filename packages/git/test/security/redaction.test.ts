@@ -54,6 +54,7 @@ function basic(user: string, password: string): GitAuth {
 const engines: Array<[string, () => GitEngine]> = [
   ['isomorphic-git', () => isomorphicGitEngine()],
   ['system git', () => systemGitEngine()],
+  ['system git, HTTP in-process', () => systemGitEngine({ httpInProcess: true })],
 ];
 
 type Sent = { authorization: string | undefined; user?: string; password?: string };

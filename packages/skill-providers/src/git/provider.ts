@@ -52,11 +52,10 @@ export interface GitProviderOptions {
 
 const SSH_OPTIONS = ['deploy_key_secret_name', 'known_hosts'] as const;
 
-/** How one operation reaches the repository: the engine for fetches, the one for the ref listing, credentials. */
+/** How one operation reaches the repository: the engine (ref listing and fetches), credentials. */
 interface Remote {
   url: string;
   engine: GitEngine;
-  listingEngine: GitEngine;
   auth?: GitAuth;
   allowInsecureHttp?: boolean;
 }
@@ -94,11 +93,11 @@ export class GitSkillProvider extends BaseSkillProvider {
 
   async resolve(source: SkillSource, context: ProviderContext): Promise<ResolvedSkillSource> {
     const git = this.sourceOf(source);
-    const { url, listingEngine, ...remote } = await this.open(source, git, context, 'resolve');
+    const { url, ...remote } = await this.open(source, git, context, 'resolve');
     const options: RemoteOptions = { ...remote, workDir: context.privateDir, signal: context.signal };
     // Listing refs is the authorization check: it runs on every preparation, with the
     // current credential, also for a full commit id and also when the result is cached.
-    const refs = await listRefs(url, { ...options, engine: listingEngine });
+    const refs = await listRefs(url, options);
     const commit = await this.commitOf(git.ref, refs, url, { ...options, limits: this.limitsFor(context) });
     // A commit's tree never changes, so the tree id of a directory at a commit is a fact
     // worth keeping: a hit then costs one ref listing and nothing else. The store recalls
@@ -118,7 +117,7 @@ export class GitSkillProvider extends BaseSkillProvider {
 
   async fetch(source: SkillSource, resolved: ResolvedSkillSource, context: FetchContext): Promise<void> {
     const git = this.sourceOf(source);
-    const { url, listingEngine: _listingEngine, ...remote } = await this.open(source, git, context, 'fetch');
+    const { url, ...remote } = await this.open(source, git, context, 'fetch');
     const fetched = await fetchDirectory(url, resolved.version, git.path, context.destination, {
       ...remote,
       workDir: context.privateDir,
@@ -256,7 +255,7 @@ export class GitSkillProvider extends BaseSkillProvider {
         knownHosts.endsWith('\n') ? knownHosts : `${knownHosts}\n`,
       );
       const engine = systemGitEngine({ host: sandbox, ssh: { identityFile, knownHostsFile } });
-      return { url: git.url, engine, listingEngine: engine, ...insecure };
+      return { url: git.url, engine, ...insecure };
     }
     const { url } = git;
     const credential = await context.vault(url);
@@ -265,11 +264,13 @@ export class GitSkillProvider extends BaseSkillProvider {
           Authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}`,
         })
       : undefined;
-    const engine = sandbox.capabilities.git ? systemGitEngine({ host: sandbox }) : isomorphicGitEngine();
-    // On this machine, the ref listing (the one exchange of a cache hit) runs in-process:
-    // the same protocol v2 `ls-refs`, without starting git and its HTTP helper.
-    const listingEngine = sandbox.capabilities.inProcess ? isomorphicGitEngine() : engine;
-    return { url, engine, listingEngine, ...(auth ? { auth } : {}), ...insecure };
+    // On this machine, HTTP is spoken in-process: the ref listing (the one exchange of a
+    // cache hit) is one protocol v2 `ls-refs` without starting git and its HTTP helper, and
+    // each fetch one protocol v2 `fetch` whose pack git indexes in the private gitdir.
+    const engine = sandbox.capabilities.git
+      ? systemGitEngine({ host: sandbox, httpInProcess: sandbox.capabilities.inProcess })
+      : isomorphicGitEngine();
+    return { url, engine, ...(auth ? { auth } : {}), ...insecure };
   }
 
   /** A full commit as is; a ref through the ls-remote contract; a short commit id by fetching history. */
