@@ -143,10 +143,12 @@ describe('acquire', () => {
   });
 
   it('hashes a large fill read back on the worker thread exactly as a plain fill, whatever the fill did after a write', async () => {
-    // About 7 MiB: past the first 4 MiB (hashed inline), every file is read back and hashed on the worker.
+    // About 8 MiB: past the first 4 MiB (hashed inline), each file of 1 MiB or more is read
+    // back and hashed on the worker; smaller ones are hashed inline still.
     const files: Record<string, string> = {};
     for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
     files['d3/big.txt'] = 'x'.repeat(2 * 1024 * 1024 + 7); // more than the worker reads at once
+    files['d3/mid.txt'] = 'y'.repeat(1024 * 1024);
     const readBack = vi.spyOn(fileHasher, 'hash');
     try {
       const store = await newStore();
@@ -160,10 +162,14 @@ describe('acquire', () => {
         await mkdir(join(destination, 'd2/f94.txt'));
       });
       // The worker itself hashed them (sealing would hide a worker that failed by reading them again).
-      for (const path of ['d3/big.txt', 'd3/f95.txt']) {
+      for (const path of ['d3/big.txt', 'd3/mid.txt']) {
         const call = readBack.mock.calls.findIndex(([abs]) => abs.endsWith(path));
         expect(await readBack.mock.results[call]!.value).toBe(createHash('sha256').update(files[path]!).digest('hex'));
       }
+      expect(readBack.mock.calls.map(([abs]) => abs.split('/').slice(-2).join('/')).sort()).toEqual([
+        'd3/big.txt',
+        'd3/mid.txt',
+      ]);
       const final: Record<string, string> = {
         ...files,
         'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
