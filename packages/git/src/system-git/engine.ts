@@ -204,7 +204,7 @@ async function fetchTrees(
   // work folder)? rev-list walks the commit's trees (and blobs, unless partial) and fails
   // on the first missing object, without fetching it.
   const check = ['rev-list', '--objects', '--no-walk', ...(filter ? [`--filter=${filter}`] : []), '--quiet', commit];
-  // In-process HTTP: the capabilities are asked for while git makes (or checks) the gitdir.
+  // In-process HTTP: the capabilities are asked for while the gitdir is made (or checked).
   void capabilitiesOf(s);
   if ((await init(s, gitdir)) === 'existing' && (await local(s, gitdir, check, undefined, signal)).code === 0) return;
   // No negotiation in-process: the commit comes with what the filter keeps, whatever the gitdir holds.
@@ -420,8 +420,9 @@ async function fetchInProcess(
 
 /**
  * The server's capabilities (httpInProcess over http(s) only), asked for once per engine
- * call, and kept for the calls of the same work folder (readCapabilities). Asking may start before it is needed (beside `git init`): the promise is marked
- * handled, and a failure is thrown where it is awaited.
+ * call and kept for the calls of the same work folder (readCapabilities). Asking may start
+ * before it is needed (beside the gitdir's check): the promise is marked handled, and a
+ * failure is thrown where it is awaited.
  */
 function capabilitiesOf(s: Session): Promise<ServerCapabilities> | undefined {
   if (!s.httpInProcess || s.scheme === 'ssh') return undefined;
