@@ -11,15 +11,13 @@ export interface WriteFileOptions {
 }
 
 /**
- * A file smaller than this is hashed on the main thread while its write is in flight (a
- * 64 KiB file holds the loop for some 45 µs); a larger one is read back and hashed on a
- * worker thread (see file-hasher.ts), so one large file never holds the loop for long.
- * Measured on 10,000 files of 1-64 KiB on tmpfs: reading each back on the worker cost more
- * CPU than it moved off the main thread (per file: a message, an open, a read, a close),
- * 1.84-1.87x a plain write against 1.60-1.64x hashed inline.
+ * The first bytes of a fill are hashed on the main thread: a small tree would not repay the
+ * worker. Past them, each file is read back and hashed on a worker thread once written.
+ * Measured on 10,000 files of 1-64 KiB on tmpfs, written synchronously (see store-fs.ts):
+ * hashed inline, the main thread did all the work while the second core idled, 1.31-1.47x a
+ * plain write; read back on the worker, 1.05-1.20x. (While each write went through the thread
+ * pool, hashing inline was the better one: 1.60x against 1.85x.)
  */
-const INLINE_HASH_MAX_FILE = 1024 * 1024;
-/** The first bytes of a fill are hashed inline whatever their files' sizes: a small tree would not repay a worker. */
 const INLINE_HASH_BYTES = 4 * 1024 * 1024;
 
 interface WrittenFile {
@@ -31,10 +29,10 @@ interface WrittenFile {
 
 /**
  * Writes files into a fill's destination and remembers what it wrote, so publication need
- * not read the tree back on the main thread: each file is hashed while its write is in flight
- * (files under 1 MiB, and a fill's first 4 MiB), or read back from the page cache and hashed
- * on a worker thread once written (larger files), and a file this writer created keeps the mode it was created with, so
- * sealing needs no `lstat` for it. A file written any other way, or one the worker could not
+ * not read the tree back on the main thread: each file is read back from the page cache and
+ * hashed on a worker thread once written (the fill's first 4 MiB are hashed as they are
+ * written), and a file this writer created keeps the mode it was created with, so sealing
+ * needs no `lstat` for it. A file written any other way, or one the worker could not
  * read, is read, hashed and checked at publication as usual. A file written here and later
  * changed by other means would keep what was
  * recorded: the fill is the host's own code, and `verify()` re-hashes every file from disk.
@@ -62,8 +60,7 @@ export class TreeWriter {
     const mode = (options.mode ?? 0o644) & 0o111 ? 0o755 : 0o644;
     const size = bytes.byteLength;
     await this.folder(dirname(abs));
-    // Start the write, then hash while the thread pool copies the bytes. `wx` creates the
-    // file, so its mode is the one asked for (less the umask, checked once per mode).
+    // `wx` creates the file, so its mode is the one asked for (less the umask, checked once per mode).
     const created = this.fs.writeFile(abs, bytes, { mode, flag: 'wx' }).then(
       () => true,
       (error: NodeJS.ErrnoException) => {
@@ -71,7 +68,7 @@ export class TreeWriter {
         return false;
       },
     );
-    const inline = !this.readsBack || size < INLINE_HASH_MAX_FILE || this.inlineBytes < INLINE_HASH_BYTES;
+    const inline = !this.readsBack || this.inlineBytes < INLINE_HASH_BYTES;
     if (inline) this.inlineBytes += size;
     const inlineSha256 = inline ? createHash('sha256').update(bytes).digest('hex') : undefined;
     let trustMode = await created;

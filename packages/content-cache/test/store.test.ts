@@ -143,8 +143,8 @@ describe('acquire', () => {
   });
 
   it('hashes a large fill read back on the worker thread exactly as a plain fill, whatever the fill did after a write', async () => {
-    // About 8 MiB: past the first 4 MiB (hashed inline), each file of 1 MiB or more is read
-    // back and hashed on the worker; smaller ones are hashed inline still.
+    // About 8 MiB: past the first 4 MiB (hashed inline), each file is read back and hashed
+    // on the worker, whatever its size.
     const files: Record<string, string> = {};
     for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
     files['d3/big.txt'] = 'x'.repeat(2 * 1024 * 1024 + 7); // more than the worker reads at once
@@ -166,10 +166,19 @@ describe('acquire', () => {
         const call = readBack.mock.calls.findIndex(([abs]) => abs.endsWith(path));
         expect(await readBack.mock.results[call]!.value).toBe(createHash('sha256').update(files[path]!).digest('hex'));
       }
-      expect(readBack.mock.calls.map(([abs]) => abs.split('/').slice(-2).join('/')).sort()).toEqual([
-        'd3/big.txt',
-        'd3/mid.txt',
-      ]);
+      const writes = [
+        ...Object.entries(files),
+        ['d0/f92.txt', 'short'],
+        ['d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8')],
+      ] as const;
+      const pastInline: string[] = [];
+      let inline = 0;
+      for (const [path, text] of writes) {
+        if (inline >= 4 * 1024 * 1024) pastInline.push(path);
+        else inline += text.length;
+      }
+      expect(pastInline).toContain('d2/f94.txt'); // replaced by a folder after it was read back
+      expect(readBack.mock.calls.map(([abs]) => abs.split('/').slice(-2).join('/'))).toEqual(pastInline);
       const final: Record<string, string> = {
         ...files,
         'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
@@ -198,6 +207,34 @@ describe('acquire', () => {
     const plain = await store.acquire(keyFor('all2'), fillWith(files));
     expect(viaWriter.digest).toBe(plain.digest);
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
+  });
+
+  it('lets the event loop run while a fill writes thousands of small files', async () => {
+    // Small files are written synchronously; without turns of the event loop between slices
+    // a fill of thousands would hold it for the whole fill (every step is a microtask).
+    const store = await newStore();
+    let turns = 0;
+    let fillDone = false;
+    const tick = () => {
+      if (fillDone) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    let turnsAtFirstWrite = 0;
+    await store.acquire(keyFor('loop'), async (_destination, ctx) => {
+      setImmediate(tick);
+      const data = Buffer.alloc(16 * 1024, 'x');
+      await ctx.writeFile('d/first.txt', data); // the folder made, the mode checked: no more I/O but the writes
+      turnsAtFirstWrite = turns;
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, lane) => {
+          for (let i = lane; i < 4000; i += 8) await ctx.writeFile(`d/f${i}.txt`, data);
+        }),
+      );
+      fillDone = true;
+    });
+    // 4,000 writes take far longer than one 4 ms slice, so the loop must have turned several times.
+    expect(turns - turnsAtFirstWrite).toBeGreaterThanOrEqual(3);
   });
 
   it('records the mode a file really has when the writer overwrites an existing file', async () => {
