@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { constants, deflateRawSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { readTarGz, writeBundle } from '../src/index.js';
+import { bundleStream, readTarGz, writeBundle } from '../src/index.js';
 
 describe('gzip in independent blocks', () => {
   it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
@@ -40,6 +40,58 @@ describe('gzip in independent blocks', () => {
       })(),
     );
     expect(b.equals(a)).toBe(true);
+  });
+});
+
+describe('memory kept from one bundle for the next', () => {
+  /** The gzip each bundle must be: every 1 MiB of its tar deflated by a fresh zlib stream. */
+  function freshStreams(bundle: Buffer, level: number): Buffer {
+    const tar = gunzipSync(bundle); // also checks the trailer's CRC and size
+    const blocks: Buffer[] = [];
+    for (let offset = 0; offset < tar.length; offset += 1 << 20) {
+      const last = offset + (1 << 20) >= tar.length;
+      blocks.push(
+        deflateRawSync(tar.subarray(offset, offset + (1 << 20)), {
+          level,
+          finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH,
+        }),
+      );
+    }
+    return Buffer.concat([bundle.subarray(0, 10), ...blocks, bundle.subarray(bundle.length - 8)]);
+  }
+  const entries = Array.from({ length: 12 }, (_, i) => ({
+    path: `part${String(i).padStart(2, '0')}.bin`,
+    data: i % 3 === 0 ? randomBytes(700_000) : Buffer.from(`${i} text that compresses `.repeat(30_000)),
+  }));
+
+  it('gives what fresh zlib streams give: bundles at once, at other levels, and after bundles that failed', async () => {
+    const first = await writeBundle(entries);
+    expect(first.equals(freshStreams(first, 6))).toBe(true);
+
+    // Several at once, at three levels, each drawing on the blocks and streams of the others.
+    const levels = [6, 1, 9, 6, 1];
+    const together = await Promise.all(levels.map((level) => writeBundle(entries, { level })));
+    together.forEach((bundle, i) => expect(bundle.equals(freshStreams(bundle, levels[i]!))).toBe(true));
+    expect(together[0]!.equals(first)).toBe(true);
+
+    // A bundle whose reader fails while blocks are compressing, and one whose consumer stops early.
+    let reads = 0;
+    const failing = entries.map((entry) => ({
+      path: entry.path,
+      size: entry.data.length,
+      read: async () => {
+        if (++reads === 8) throw new Error('disk gone');
+        return entry.data;
+      },
+    }));
+    await expect(writeBundle(failing)).rejects.toThrow('disk gone');
+    const stream = bundleStream(entries);
+    for await (const _chunk of stream) break;
+
+    const after = await writeBundle(entries);
+    expect(after.equals(first)).toBe(true);
+    const afterFast = await writeBundle(entries, { level: 1 });
+    expect(afterFast.equals(together[1]!)).toBe(true);
   });
 });
 

@@ -5,6 +5,51 @@ export const GZIP_BLOCK_BYTES = 1 << 20;
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
+/** Idle blocks and deflate streams are kept this long after a bundle, for the next one. */
+const KEEP_IDLE_MS = 10_000;
+/** Blocks kept idle at most: those of one bundle in flight (IN_FLIGHT, the one being filled, the scratch). */
+const KEEP_BLOCKS = IN_FLIGHT + 2;
+
+/**
+ * Blocks and deflate streams shared by the bundles of a process: a host that bundles again
+ * reuses the memory of the last bundle instead of touching fresh pages. Measured on 2,000
+ * files (29 MiB) in a warm process: 2,700-9,800 page faults a bundle (each a fresh page,
+ * ~20-30 µs on this VM) with new blocks and streams every time, 2,300-6,400 with these kept
+ * (the result buffer alone is ~2,150, and zlib's output buffers are fresh as ever).
+ * Whatever is idle for 10 s is released; nothing here keeps the process alive.
+ */
+const shared = {
+  blocks: [] as Buffer[],
+  lanes: new Map<number, DeflateLane[]>(),
+  timer: undefined as NodeJS.Timeout | undefined,
+
+  block(): Buffer {
+    return this.blocks.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+  },
+  lane(level: number): DeflateLane {
+    return this.lanes.get(level)?.pop() ?? new DeflateLane(level);
+  },
+  /** Blocks and healthy lanes of a bundle that ended, kept for the next one. */
+  keep(blocks: Buffer[], lanes: DeflateLane[], level: number): void {
+    for (const block of blocks) if (this.blocks.length < KEEP_BLOCKS) this.blocks.push(block);
+    let idle = this.lanes.get(level);
+    if (!idle) this.lanes.set(level, (idle = []));
+    for (const lane of lanes) {
+      if (idle.length < IN_FLIGHT + 1) idle.push(lane);
+      else lane.close();
+    }
+    if (this.timer) this.timer.refresh();
+    else {
+      this.timer = setTimeout(() => this.release(), KEEP_IDLE_MS);
+      this.timer.unref();
+    }
+  },
+  release(): void {
+    this.timer = undefined;
+    this.blocks.length = 0;
+    for (const lanes of this.lanes.values()) for (const lane of lanes.splice(0)) lane.close();
+  },
+};
 
 /**
  * gzip compressed on every core: the input is cut at fixed 1 MiB offsets, each block
@@ -23,13 +68,13 @@ const OS_UNIX = 3;
 export class ParallelGzip {
   /** Input blocks whose compression finished: reused, so a bundle churns a few MiB, not its size. */
   private readonly spare: Buffer[] = [];
-  private block: Buffer = Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+  private block: Buffer = shared.block();
   private used = 0;
   /** For data that straddles a cut: read whole here, then copied into the blocks. */
   private scratch: Buffer | undefined;
   private crc = 0;
   private size = 0;
-  private readonly jobs: Promise<Buffer>[] = [];
+  private readonly jobs: Promise<Buffer[]>[] = [];
   /** Idle deflate streams, each used again for block after block (see DeflateLane). */
   private readonly lanes: DeflateLane[] = [];
   private ended = false;
@@ -89,7 +134,7 @@ export class ParallelGzip {
     }
     let target: Buffer;
     if (bytes <= GZIP_BLOCK_BYTES) {
-      this.scratch ??= Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+      this.scratch ??= shared.block();
       target = this.scratch.subarray(0, bytes);
     } else {
       target = Buffer.allocUnsafe(bytes);
@@ -122,6 +167,7 @@ export class ParallelGzip {
     this.release();
   }
 
+  /** The gzip, in chunks; a chunk may be a view of memory reused once the next chunk is asked for. */
   async *output(): AsyncGenerator<Buffer> {
     try {
       yield Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, this.level === 9 ? 2 : this.level === 1 ? 4 : 0, OS_UNIX]);
@@ -130,13 +176,13 @@ export class ParallelGzip {
         const job = this.jobs.shift();
         if (job !== undefined) {
           if (this.jobs.length < IN_FLIGHT) this.release();
-          yield await job;
+          yield* await job;
           continue;
         }
         if (this.ended) break;
         await new Promise<void>((resolve) => (this.wake = resolve));
       }
-      this.closeLanes();
+      this.keepForNext();
       const trailer = Buffer.alloc(8);
       trailer.writeUInt32LE(this.crc >>> 0, 0);
       trailer.writeUInt32LE(this.size % 2 ** 32, 4);
@@ -150,7 +196,7 @@ export class ParallelGzip {
   /** The current block is full: it starts compressing, and the writer goes on in a fresh one. */
   private cut(): void {
     this.submit(this.block, false);
-    this.block = this.spare.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
+    this.block = this.spare.pop() ?? shared.block();
     this.used = 0;
     this.notify();
   }
@@ -164,13 +210,14 @@ export class ParallelGzip {
   private submit(data: Buffer, last: boolean): void {
     this.crc = crc32(data, this.crc);
     this.size += data.length;
-    const lane = this.lanes.pop() ?? new DeflateLane(this.level);
+    const lane = this.lanes.pop() ?? shared.lane(this.level);
+    const block = last ? this.block : data;
     const job = lane.deflate(data, last);
     // zlib has read the block once its job settles: only then may it, and its lane, be used again.
     job.then(
       () => {
-        if (!last) this.spare.push(data);
-        if (this.ended || this.failure) lane.close();
+        this.spare.push(block);
+        if (this.failure) lane.close();
         else this.lanes.push(lane);
       },
       () => lane.close(), // Observed by output(); never an unhandled rejection meanwhile.
@@ -180,6 +227,14 @@ export class ParallelGzip {
 
   private closeLanes(): void {
     for (const lane of this.lanes.splice(0)) lane.close();
+  }
+
+  /** Every job has settled (the output read them all): blocks and lanes go to the next bundle. */
+  private keepForNext(): void {
+    const blocks = this.spare.splice(0);
+    if (this.scratch) blocks.push(this.scratch);
+    this.scratch = undefined;
+    shared.keep(blocks, this.lanes.splice(0), this.level);
   }
 
   private notify(): void {
@@ -216,7 +271,11 @@ class DeflateLane {
     this.stream.on('error', (error: Error) => this.failed?.(error));
   }
 
-  deflate(data: Buffer, last: boolean): Promise<Buffer> {
+  /**
+   * The block's compressed bytes, as a rule one chunk: views of the stream's output buffer,
+   * which zlib never writes again (it moves on to a fresh one when it is full).
+   */
+  deflate(data: Buffer, last: boolean): Promise<Buffer[]> {
     return new Promise((resolve, reject) => {
       this.failed = reject;
       this.stream.write(data);
@@ -226,7 +285,7 @@ class DeflateLane {
         this.chunks = [];
         this.failed = undefined;
         this.stream.reset();
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+        resolve(chunks);
       };
       this.stream.flush(last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH, flushed as () => void);
     });
