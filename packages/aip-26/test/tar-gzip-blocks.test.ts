@@ -71,7 +71,7 @@ describe('memory kept from one bundle for the next', () => {
     // Several at once, at three levels, each drawing on the blocks and streams of the others.
     const levels = [6, 1, 9, 6, 1];
     const together = await Promise.all(levels.map((level) => writeBundle(entries, { level })));
-    together.forEach((bundle, i) => expect(bundle.equals(freshStreams(bundle, levels[i]!))).toBe(true));
+    for (const [i, bundle] of together.entries()) expect(bundle.equals(freshStreams(bundle, levels[i]!))).toBe(true);
     expect(together[0]!.equals(first)).toBe(true);
 
     // A bundle whose reader fails while blocks are compressing, and one whose consumer stops early.

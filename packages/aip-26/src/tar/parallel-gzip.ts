@@ -32,8 +32,8 @@ const shared = {
   /** Blocks and healthy lanes of a bundle that ended, kept for the next one. */
   keep(blocks: Buffer[], lanes: DeflateLane[], level: number): void {
     for (const block of blocks) if (this.blocks.length < KEEP_BLOCKS) this.blocks.push(block);
-    let idle = this.lanes.get(level);
-    if (!idle) this.lanes.set(level, (idle = []));
+    const idle = this.lanes.get(level) ?? [];
+    this.lanes.set(level, idle);
     for (const lane of lanes) {
       if (idle.length < IN_FLIGHT + 1) idle.push(lane);
       else lane.close();
