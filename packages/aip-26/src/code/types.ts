@@ -49,7 +49,12 @@ export interface WorkspaceFs {
   readDir(path: string): Promise<WorkspaceEntry[]>;
   /** The manifest of a code-workspace folder (`manifest.yaml` or a lean `CODE.md`), parsed. */
   readManifest(path: string): Promise<Record<string, unknown>>;
-  /** Optional: reads a file of known size into `target`, so the bundle writer can reuse its buffers. */
+  /**
+   * Optional: reads a file of known size into `target`, so the bundle writer can reuse its
+   * buffers. It must fill all of `target` with the file's bytes, or reject: `target` is a
+   * reused buffer, and any byte left unwritten would go into the bundle as it was (bytes of
+   * an earlier bundle).
+   */
   readFileInto?(path: string, target: Buffer): Promise<void>;
   /** Optional: what is at a path, so a huge file is refused before it is read. */
   stat?(path: string): Promise<{ type: 'file' | 'directory'; size: number; executable: boolean } | undefined>;
