@@ -263,6 +263,48 @@ describe('acquire', () => {
   );
 });
 
+describe('the tree digest', () => {
+  it('is SHA-256 over one line per entry, `type mode path NUL payload NUL`, in the byte order of the paths', async () => {
+    const root = join(await tempDir(), 'tree');
+    await mkdir(join(root, 'bin'), { recursive: true });
+    await mkdir(join(root, 'é'), { recursive: true });
+    await writeFile(join(root, 'bin/run'), 'echo\n', { mode: 0o755 });
+    await writeFile(join(root, 'bin-notes.txt'), 'notes');
+    await writeFile(join(root, 'é/ü.md'), 'unicode');
+    await writeFile(join(root, 'Z.txt'), '');
+    await symlink('bin/run', join(root, 'run'));
+    for (const dir of ['', 'bin', 'é']) await chmod(join(root, dir), 0o755);
+    await chmod(join(root, 'bin-notes.txt'), 0o644);
+    await chmod(join(root, 'é/ü.md'), 0o644);
+    await chmod(join(root, 'Z.txt'), 0o644);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const lines: [string, string][] = [
+      ['bin', 'D 755 bin\0\0'],
+      ['bin/run', `F 755 bin/run\0${sha('echo\n')}\0`],
+      ['bin-notes.txt', `F 644 bin-notes.txt\0${sha('notes')}\0`],
+      ['é', 'D 755 é\0\0'],
+      ['é/ü.md', `F 644 é/ü.md\0${sha('unicode')}\0`],
+      ['Z.txt', `F 644 Z.txt\0${sha('')}\0`],
+      ['run', 'L 777 run\0bin/run\0'],
+    ];
+    lines.sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const expected = `sha256:${createHash('sha256')
+      .update(lines.map(([, line]) => line).join(''))
+      .digest('hex')}`;
+    expect(await hashTree(root)).toEqual({ digest: expected, files: 4, bytes: 5 + 5 + 7 });
+    // Published through the fill writer (sealing from what it recorded), the same digest.
+    const store = await newStore();
+    const viaWriter = await store.acquire(keyFor('digest'), async (destination, ctx) => {
+      await ctx.writeFile('bin/run', 'echo\n', { mode: 0o755 });
+      await ctx.writeFile('bin-notes.txt', 'notes');
+      await ctx.writeFile('é/ü.md', 'unicode');
+      await ctx.writeFile('Z.txt', '');
+      await symlink('bin/run', join(destination, 'run'));
+    });
+    expect(viaWriter.digest).toBe(expected);
+  });
+});
+
 describe('modes and links', () => {
   it('keeps execute bits, strips setuid, setgid and sticky bits, and normalises the rest', async () => {
     const store = await newStore();
