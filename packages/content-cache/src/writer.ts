@@ -15,7 +15,7 @@ export interface WriteFileOptions {
  * worker. Past them, each file is read back and hashed on a worker thread once written.
  * Measured on 10,000 files of 1-64 KiB on tmpfs, written synchronously (see store-fs.ts):
  * hashed inline, the main thread did all the work while the second core idled, 1.31-1.47x a
- * plain write; read back on the worker, 1.05-1.20x. (While each write went through the thread
+ * plain write; read back on the worker, 1.05-1.32x. (While each write went through the thread
  * pool, hashing inline was the better one: 1.60x against 1.85x.)
  */
 const INLINE_HASH_BYTES = 4 * 1024 * 1024;

@@ -167,7 +167,7 @@ export class ParallelGzip {
     this.release();
   }
 
-  /** The gzip, in chunks; a chunk may be a view of memory reused once the next chunk is asked for. */
+  /** The gzip, in chunks: views of the deflate streams' output buffers, which zlib never writes again. */
   async *output(): AsyncGenerator<Buffer> {
     try {
       yield Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, this.level === 9 ? 2 : this.level === 1 ? 4 : 0, OS_UNIX]);
