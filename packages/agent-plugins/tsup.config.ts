@@ -4,4 +4,5 @@ import { writeValidators } from './scripts/validators.ts';
 // The pinned schemas' validators, compiled ahead of time into src/generated/validators.ts.
 await writeValidators(import.meta.dirname);
 
-export default packageBuild();
+// modern-tar ships as ESM only: inlined, so the CJS build requires nothing ESM.
+export default packageBuild(['src/index.ts', 'src/browser.ts'], ['modern-tar']);

@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsup.shared.ts';
 
-export default packageBuild();
+export default packageBuild(['src/index.ts', 'src/browser.ts']);

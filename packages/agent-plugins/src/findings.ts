@@ -12,6 +12,7 @@ import { READ_FINDING_CODES } from './read/codes.js';
 import { RUNTIME_FINDING_CODES } from './runtimes/codes.js';
 import { SECRET_FINDING_CODES } from './secrets/codes.js';
 import { SKILL_FINDING_CODES } from './skills/codes.js';
+import { UPLOAD_FINDING_CODES } from './upload/codes.js';
 import { VALIDATE_FINDING_CODES } from './validate/codes.js';
 import { byteOrder } from './text.js';
 
@@ -163,6 +164,7 @@ export const FINDING_CODES = Object.freeze({
   ...SECRET_FINDING_CODES,
   ...BUILD_FINDING_CODES,
   ...VALIDATE_FINDING_CODES,
+  ...UPLOAD_FINDING_CODES,
 });
 
 export type FindingCode = keyof typeof MANIFEST_FINDING_CODES;

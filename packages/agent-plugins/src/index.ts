@@ -16,9 +16,15 @@ export { omittedOf } from './build/sidecar.js';
 export { SIDECAR } from './bundle/include.js';
 export { emitPlugin, readPackageFiles, verifyPlugin, writePlugin } from './write/index.js';
 
-// Read a package folder as a conformant client loads it
+// Read a package folder (or a package held in memory) as a conformant client loads it
 export { validatePlugin } from './validate/index.js';
 export { importPlugin } from './import/index.js';
+
+// Read an upload into a package tree: picked files, a .zip, a .tar.gz (each bounded)
+export { readUploadedFiles } from './upload/files.js';
+export { readZip } from './upload/zip.js';
+export { readTarGz } from './upload/tar-gz.js';
+export { DEFAULT_UPLOAD_LIMITS } from './upload/tree-builder.js';
 
 // Check one part alone: plugin.json, mcp.json, a skill, MCP servers
 export { checkMcpManifestVersion, checkPluginManifest, pluginNameProblem } from './manifest.js';
@@ -64,7 +70,11 @@ export type { BuildOptions, PluginPackage } from './build/build.js';
 export type { Drift, OmittedEntry } from './build/sidecar.js';
 export type { PackageFile } from './bundle/include.js';
 export type { EmitOptions, EmitResult, PluginVerification, WritePluginOptions } from './write/index.js';
-export type { PluginValidation } from './validate/index.js';
+export type { PackageSource, PackageUpload, PluginValidation } from './validate/core.js';
+export type { PackageTree, PackageTreeEntry } from './read/tree.js';
+export type { PackageReadLimits } from './read/reader.js';
+export type { UploadedFile } from './upload/files.js';
+export type { UploadLimits } from './upload/tree-builder.js';
 export type { ImportedPlugin, ImportReportEntry } from './import/index.js';
 export type { McpVersionCheck, PluginManifestCheck } from './manifest.js';
 export type { SkillCheck } from './skills/check.js';
@@ -73,7 +83,7 @@ export type { McpRemoteServer, McpServer, McpServerType, McpStdioServer } from '
 export type { McpServersRead } from './mcp/read.js';
 export type { SecretContext, SecretField, SecretMatch } from './secrets/detect.js';
 export type { SecretRule } from './secrets/rules.js';
-export type { PackageFileHandle, PackageFs } from './read/resolve.js';
+export type { PackageDirent, PackageFileHandle, PackageFs, PackageStats } from './read/resolve.js';
 export type { PluginReaderOptions } from './read/reader.js';
 export type { PushedPlugin, PushPluginOptions } from './oci/push.js';
 export type { PullLimits } from './oci/limits.js';

@@ -1,3 +1,16 @@
+const encoder = new TextEncoder();
+
+/** Byte order of two byte strings (what Buffer.compare gives), with web-standard JavaScript only. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const shorter = Math.min(a.length, b.length);
+  for (let at = 0; at < shorter; at += 1) {
+    const x = a[at] as number;
+    const y = b[at] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return Math.sign(a.length - b.length);
+}
+
 /**
  * Byte order of UTF-8 strings, which is code-point order: the same in every locale and
  * runtime (localeCompare is not, and `<` on UTF-16 code units differs above U+FFFF). Every
@@ -6,7 +19,7 @@
 export function byteOrder(a: string, b: string): number {
   // Without surrogates, UTF-16 code units are in code-point order, so the first one that
   // differs decides, with nothing encoded. A surrogate where they part (a character above
-  // U+FFFF, or a lone one, which UTF-8 spells as U+FFFD) is left to the bytes themselves.
+  // U+FFFF, or a lone one, which UTF-8 spells as U+FFFD) is left to the encoded bytes.
   const shorter = Math.min(a.length, b.length);
   let at = 0;
   while (at < shorter && a.charCodeAt(at) === b.charCodeAt(at)) at += 1;
@@ -14,7 +27,7 @@ export function byteOrder(a: string, b: string): number {
   const y = b.charCodeAt(at);
   const surrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdfff;
   if (surrogate(x) || surrogate(y) || (at > 0 && surrogate(a.charCodeAt(at - 1))))
-    return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+    return compareBytes(encoder.encode(a), encoder.encode(b));
   if (at === shorter) return Math.sign(a.length - b.length);
   return x < y ? -1 : 1;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SIDECAR, buildPlugin, checkPluginManifest, checkSkill, readServers } from '../src/index.js';
-import { contentHash } from '../src/bundle/include.js';
+import { contentHash } from '../src/bundle/hash.js';
 import { driftBetween, parseSidecar } from '../src/build/sidecar.js';
 import { removeProvenanceHeader } from '../src/skills/provenance.js';
 

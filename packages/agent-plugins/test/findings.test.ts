@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FINDING_CODES, type Finding, RULES, RULE_TEXT, explain, sortFindings } from '../src/index.js';
 import { BUILD_FINDING_CODES } from '../src/build/codes.js';
+import { UPLOAD_FINDING_CODES } from '../src/upload/codes.js';
 import { BUNDLE_FINDING_CODES } from '../src/bundle/codes.js';
 import { EXTENSION_FINDING_CODES } from '../src/extensions/codes.js';
 import { MANIFEST_FINDING_CODES } from '../src/findings.js';
@@ -85,6 +86,7 @@ describe("the union of the modules' code tables", () => {
       VALIDATE_FINDING_CODES,
       SECRET_FINDING_CODES,
       BUILD_FINDING_CODES,
+      UPLOAD_FINDING_CODES,
     ];
     const total = parts.reduce((sum, table) => sum + Object.keys(table).length, 0);
     expect(Object.keys(FINDING_CODES)).toHaveLength(total);

@@ -10,7 +10,7 @@ import {
   loadPluginConfig,
   normalizePluginConfig,
 } from '../src/index.js';
-import { contentHash } from '../src/bundle/include.js';
+import { contentHash } from '../src/bundle/hash.js';
 import { parseSidecar } from '../src/build/sidecar.js';
 import { verifyPlugin, writePlugin } from '../src/write/index.js';
 

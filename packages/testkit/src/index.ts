@@ -63,3 +63,5 @@ export type { TarOfEntry } from './tar-of.js';
 export type { TarListed } from './tar-listing.js';
 export { packageDocs, throwsCodes } from './jsdoc.js';
 export type { PackageDocs } from './jsdoc.js';
+export { bundleForBrowser } from './browser-bundle.js';
+export type { BrowserBundle } from './browser-bundle.js';

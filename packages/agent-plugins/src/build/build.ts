@@ -22,7 +22,7 @@ import {
 import { DEFAULT_SPEC_VERSION, type SpecVersion, mcpSchemaId, pluginSchemaId } from '../schemas.js';
 import { addProvenanceHeader, checkSkill, selectSkills } from '../skills/index.js';
 import { renderJson } from './render.js';
-import { renderSidecar } from './sidecar.js';
+import { renderSidecar } from './sidecar-render.js';
 import { readSourceTree } from './source.js';
 
 /** How buildPlugin reads the project and which Agent Plugins version it writes. */

@@ -1,8 +1,8 @@
 import { parseUntrustedJson } from '@agentproto/documents';
-import { type PackageFile, SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
+import { type PackageFile, SIDECAR, byteOrder } from '../bundle/include.js';
 import { type Finding, findingFrom } from '../findings.js';
+import { compareBytes } from '../text.js';
 import { BUILD_FINDING_CODES } from './codes.js';
-import { renderJson } from './render.js';
 
 /**
  * The provenance sidecar: every generated file with its content hash. It is written last,
@@ -27,26 +27,6 @@ export interface Sidecar {
 export interface OmittedEntry {
   code: string;
   path: string;
-}
-
-const GENERATOR = '@agentproto/agent-plugins';
-
-/**
- * The sidecar over `files`. `findings` are the build's: each error among them (a component or
- * field a client would skip, so the build left it out) is recorded under `omitted`.
- */
-export function renderSidecar(
-  spec: string,
-  files: ReadonlyMap<string, PackageFile>,
-  findings: readonly Finding[] = [],
-): PackageFile {
-  const hashes: Record<string, string> = {};
-  for (const path of [...files.keys()].filter((path) => path !== SIDECAR).sort(byteOrder))
-    hashes[path] = contentHash(files.get(path)!.bytes);
-  const sidecar: Sidecar = { generator: GENERATOR, spec, files: hashes };
-  const omitted = omittedOf(findings);
-  if (omitted.length > 0) sidecar.omitted = omitted;
-  return { bytes: renderJson(sidecar), mode: 0o644 };
 }
 
 /** The error findings as omitted entries, each once, sorted by path then code. */
@@ -132,7 +112,7 @@ export function driftBetween(
   for (const [path, file] of expected) {
     const bytes = actual.get(path);
     if (bytes === undefined) missing.push(path);
-    else if (Buffer.compare(Buffer.from(bytes), Buffer.from(file.bytes)) !== 0) changed.push(path);
+    else if (compareBytes(bytes, file.bytes) !== 0) changed.push(path);
   }
   for (const path of actual.keys()) if (!expected.has(path)) unexpected.push(path);
   return { changed: changed.sort(byteOrder), missing: missing.sort(byteOrder), unexpected: unexpected.sort(byteOrder) };

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isDotGit } from '@agentproto/archive';
 import { minimatch } from 'minimatch';
 import { type Finding, findingFrom } from '../findings.js';
@@ -98,9 +97,4 @@ function isReserved(path: string): boolean {
   return (
     RESERVED.includes(path) || RESERVED_TREES.some((tree) => path.startsWith(tree)) || path.split('/').some(isDotGit)
   );
-}
-
-/** `sha256:<hex>` of a file's bytes: what the sidecar records for it. */
-export function contentHash(bytes: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }

@@ -1,2 +1,3 @@
-export { SIDECAR, type PackageFile, contentHash, includeGlobProblem, selectIncluded } from './include.js';
+export { SIDECAR, type PackageFile, includeGlobProblem, selectIncluded } from './include.js';
+export { contentHash } from './hash.js';
 export { rewriteSharedLinks, shareResources } from './shared.js';

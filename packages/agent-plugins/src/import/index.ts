@@ -6,10 +6,12 @@ import type { UnmappedReason } from '../extensions/index.js';
 import type { Finding } from '../findings.js';
 import { buildServers } from '../mcp/build.js';
 import { type McpServer, serverPath } from '../mcp/check.js';
-import type { PluginReaderOptions } from '../read/index.js';
+import type { PluginReaderOptions } from '../read/reader.js';
 import { DEFAULT_SPEC_VERSION, type SpecVersion } from '../schemas.js';
 import { SKILL_FILE, removeProvenanceHeader } from '../skills/index.js';
-import { type LoadedPackage, loadPackage } from '../validate/load.js';
+import type { PackageSource } from '../validate/core.js';
+import { loadPackage } from '../validate/index.js';
+import type { LoadedPackage } from '../validate/load.js';
 import { isRecord } from '../values.js';
 
 /** One thing of the package the configuration cannot express, or carries only in part. */
@@ -55,9 +57,11 @@ const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Reads the plugin directory `dir` back into a configuration and a content root (the seed's
+ * Reads the plugin directory `source` back into a configuration and a content root (the seed's
  * "Import"): building `config` from `content` gives the package again, byte for byte when it
- * was built by buildPlugin. Exactly what a conformant client loads is imported (the same
+ * was built by buildPlugin. `source` may also be a package held in memory (a tree, or an
+ * upload read by readZip, readTarGz or readUploadedFiles), so a web product can show what an
+ * import would produce before anything is written. Exactly what a conformant client loads is imported (the same
  * loader as validatePlugin, so both reach the same verdict); anything else is reported.
  *
  * | Package                         | Imported as |
@@ -84,8 +88,11 @@ const IGNORED_BY_CLIENT: ReadonlySet<string> = new Set([
  *   another file as well; every file outside skills/ in `content` is meant to be included, so
  *   that changes nothing.
  */
-export async function importPlugin(dir: string, options: PluginReaderOptions = {}): Promise<ImportedPlugin> {
-  const loaded = await loadPackage(dir, options);
+export async function importPlugin(
+  source: string | PackageSource,
+  options: PluginReaderOptions = {},
+): Promise<ImportedPlugin> {
+  const loaded = await loadPackage(source, options);
   const state: ImportState = { loaded, report: [], content: new Map() };
   if (loaded.rejected || loaded.manifest === undefined || loaded.spec === undefined) {
     state.report.push({

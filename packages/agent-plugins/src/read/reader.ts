@@ -1,14 +1,17 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readSync, readdirSync, type Stats } from 'node:fs';
+// No `node:` import here: the reader runs over a folder (read/node.ts supplies node:fs and the
+// descriptor checks) and over an in-memory tree (read/tree.ts), in Node and in a browser.
 import { isDotGit } from '@agentproto/archive';
-import { descriptorIsInside, descriptorPath } from '@agentproto/fs-inside';
 import { type Finding, type Severity, findingFrom } from '../findings.js';
 import { byteOrder } from '../text.js';
 import { READ_FINDING_CODES, type ReadFindingCode } from './codes.js';
 import {
+  type AbsoluteTargets,
+  type PackageDirent,
   type PackageFileHandle,
   type PackageFs,
+  type PackageStats,
   type ResolveFailure,
-  nodePackageFs,
+  errnoName,
   packagePathSegments,
   resolveEntry,
 } from './resolve.js';
@@ -162,14 +165,41 @@ type ResolvePathResult =
   | ReadAbsent
   | ReadFailure;
 
-/** How validatePlugin, importPlugin and the package reader read a folder: size limits and the file system. */
-export interface PluginReaderOptions {
+/** The size limits of a package read, wherever it is read from. */
+export interface PackageReadLimits {
   /** Bytes one file may hold; a larger file is refused (a finding) before it is read. Default 10 MiB. */
   maxFileBytes?: number;
   /** Bytes the files read together may hold; past it the package is rejected (AR9O5). Default 256 MiB. */
   maxPackageBytes?: number;
+}
+
+/** How validatePlugin, importPlugin and the package reader read a folder: size limits and the file system. */
+export interface PluginReaderOptions extends PackageReadLimits {
   /** The file system to read through (a host's own, an in-memory one). Default: node:fs/promises. */
   fs?: PackageFs;
+}
+
+/**
+ * What the reader needs of the platform it runs on, beside a PackageFs: read/node.ts gives
+ * node:fs's open flags, synchronous calls for listed entries and the kernel's answer on where
+ * a descriptor is; an in-memory tree needs none of them.
+ */
+export interface ReaderPlatform {
+  fs: PackageFs;
+  /** Flags to open a file with: read only, never following a link, never blocking. */
+  fileFlags: number;
+  /** The same for a folder. */
+  directoryFlags: number;
+  /** Where an absolute link target may lead (resolveEntry). */
+  absoluteTargets: AbsoluteTargets;
+  /** Opens a listed entry at once, without the file system's thread pool (node:fs itself only). */
+  openNow?: (realPath: string, flags: number) => PackageFileHandle;
+  /** Lists a folder at once, for openNow's folders. */
+  readdirNow?: (path: string) => PackageDirent[];
+  /** Whether the descriptor `fd` is `opened`, inside `realRoot` (the kernel's answer). */
+  descriptorIsInside?: (fd: number, realRoot: string, opened: string) => boolean;
+  /** A path naming the descriptor `fd` itself, when the platform has one (Linux: /proc/self/fd). */
+  descriptorPath?: (fd: number) => string | undefined;
 }
 
 export interface PluginReader {
@@ -193,15 +223,10 @@ export interface PluginReader {
   readonly bytesRead: number;
 }
 
-const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 /** How many reads run ahead of the one taken (readAhead): enough to keep the file system's threads busy. */
 const READ_AHEAD = 16;
 export const DEFAULT_MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
-
-// O_NONBLOCK: a file swapped for a pipe after it was checked must not block the open.
-// O_NOFOLLOW: nor may a file swapped for a link be followed.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const DIRECTORY_FLAGS = OPEN_FLAGS | (constants.O_DIRECTORY ?? 0);
 
 const RESOLVE_CODES: Readonly<Record<Exclude<ResolveFailure['reason'], 'missing'>, ReadFindingCode>> = {
   'invalid-path': 'read.path-invalid',
@@ -251,16 +276,18 @@ const refusal = (path: string, code: ReadFindingCode, at: string, use: PathUse, 
  * every path is resolved inside the root one component at a time (resolveInside), only
  * regular files are read, and a file is measured before any of its bytes are read. A failure
  * never throws; it is returned with its finding and the scope a client disables (§4.1), and
- * kept in `findings`.
+ * kept in `findings`. `root` is absolute on `platform.fs`.
  */
-export function openPluginReader(root: string, options: PluginReaderOptions = {}): PluginReader {
-  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const maxPackageBytes = options.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
-  const fs = remembersFolders(options.fs ?? nodePackageFs);
+export function createPluginReader(root: string, limits: PackageReadLimits, platform: ReaderPlatform): PluginReader {
+  const maxFileBytes = limits.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const maxPackageBytes = limits.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
+  const fs = remembersFolders(platform.fs);
+  const OPEN_FLAGS = platform.fileFlags;
+  const DIRECTORY_FLAGS = platform.directoryFlags;
   // Entries a listing found are opened, measured, read and listed with node:fs's synchronous
   // calls when the reader uses node:fs itself: each is a few system calls on a name just
   // listed, cheaper than a round trip to the thread pool per call. A host's own fs is awaited.
-  const listedSync = options.fs === undefined;
+  const { openNow, readdirNow } = platform;
   const findings: Finding[] = [];
   const seen = new Set<string>();
   const counted = new Map<string, number>();
@@ -294,7 +321,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   async function locate(
     relPath: string,
     use: PathUse,
-  ): Promise<{ ok: true; path: string; realPath: string; stats: Stats } | ReadAbsent | Refusal> {
+  ): Promise<{ ok: true; path: string; realPath: string; stats: PackageStats } | ReadAbsent | Refusal> {
     const segments = packagePathSegments(relPath);
     const path = segments === undefined ? relPath : segments.join('/');
     // Refused before anything is touched: a .git folder or gitfile (any spelling git refuses)
@@ -309,7 +336,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
         'is a .git entry (in a spelling git itself refuses), never part of a package',
       );
     }
-    const resolved = await resolveEntry(root, relPath, fs);
+    const resolved = await resolveEntry(root, relPath, fs, platform.absoluteTargets);
     if (resolved.ok) return { ...resolved, path };
     if (resolved.reason === 'missing') return { ok: false, absent: true, path };
     const where =
@@ -389,7 +416,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     let realPath: string;
     let handle: PackageFileHandle;
     /** What resolving the path found there, when it was resolved (not opened where a listing saw it). */
-    let checked: Stats | undefined;
+    let checked: PackageStats | undefined;
     const listed = typeof target === 'string' ? undefined : await openListed(target, OPEN_FLAGS);
     if (listed !== undefined) ({ path, realPath, handle } = listed);
     else {
@@ -496,7 +523,7 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     if (segments === undefined || segments.length === 0 || segments.some(isDotGit)) return undefined;
     let handle: PackageFileHandle;
     try {
-      handle = listedSync ? syncHandle(openSync(listed.realPath, flags)) : await fs.open(listed.realPath, flags);
+      handle = openNow !== undefined ? openNow(listed.realPath, flags) : await fs.open(listed.realPath, flags);
     } catch {
       return undefined;
     }
@@ -538,10 +565,8 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
     const { path, realPath, handle } = opened;
     try {
       if (!(await provenInside(handle, realPath))) return undefined;
-      const here = descriptorPath(handle.fd as number) ?? realPath;
-      const dirents = listedSync
-        ? readdirSync(here, { withFileTypes: true })
-        : await fs.readdir(here, { withFileTypes: true });
+      const here = platform.descriptorPath?.(handle.fd as number) ?? realPath;
+      const dirents = readdirNow !== undefined ? readdirNow(here) : await fs.readdir(here, { withFileTypes: true });
       return { ok: true, path, realPath, entries: entriesOf(dirents) };
     } catch {
       return undefined;
@@ -556,8 +581,8 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
    * a host's own PackageFs without descriptors keeps its own guarantees.
    */
   async function provenInside(handle: PackageFileHandle, opened: string): Promise<boolean> {
-    if (typeof handle.fd !== 'number') return true;
-    return descriptorIsInside(handle.fd, await fs.realpath(root), opened);
+    if (typeof handle.fd !== 'number' || platform.descriptorIsInside === undefined) return true;
+    return platform.descriptorIsInside(handle.fd, await fs.realpath(root), opened);
   }
 
   /**
@@ -565,19 +590,19 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
    * platform names one (Linux), so the names are those of the folder checked, never of one a
    * swapped link led to; undefined when the folder opened is not inside.
    */
-  async function listProven(realPath: string): Promise<Dirent[] | undefined> {
+  async function listProven(realPath: string): Promise<PackageDirent[] | undefined> {
     let handle: PackageFileHandle;
     try {
       handle = await fs.open(realPath, DIRECTORY_FLAGS);
     } catch (error) {
       // A system error (ELOOP: the folder became a link since it was checked) is the
       // listing's failure. Only a host's PackageFs that cannot open folders lists by name.
-      if (typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string') throw error;
+      if (errnoName(error) !== undefined) throw error;
       return fs.readdir(realPath, { withFileTypes: true });
     }
     try {
       if (!(await provenInside(handle, realPath))) return undefined;
-      const here = typeof handle.fd === 'number' ? descriptorPath(handle.fd) : undefined;
+      const here = typeof handle.fd === 'number' ? platform.descriptorPath?.(handle.fd) : undefined;
       return await fs.readdir(here ?? realPath, { withFileTypes: true });
     } finally {
       await handle.close().catch(() => undefined);
@@ -604,18 +629,8 @@ export function openPluginReader(root: string, options: PluginReaderOptions = {}
   };
 }
 
-/** A node:fs descriptor behind the handle interface, every call synchronous. */
-function syncHandle(fd: number): PackageFileHandle {
-  return {
-    fd,
-    stat: async () => fstatSync(fd),
-    read: async (buffer, offset, length, position) => ({ bytesRead: readSync(fd, buffer, offset, length, position) }),
-    close: async () => closeSync(fd),
-  };
-}
-
 /** A listing's entries, sorted by name in byte order (UTF-8 bytes, so code points). */
-function entriesOf(dirents: readonly Dirent[]): PackageDirEntry[] {
+function entriesOf(dirents: readonly PackageDirent[]): PackageDirEntry[] {
   return dirents
     .map(
       (d): PackageDirEntry => ({
@@ -626,7 +641,7 @@ function entriesOf(dirents: readonly Dirent[]): PackageDirEntry[] {
     .sort((a, b) => byteOrder(a.name, b.name));
 }
 
-function kindName(stats: Stats): string {
+function kindName(stats: PackageStats): string {
   if (stats.isDirectory()) return 'a directory';
   if (stats.isFIFO()) return 'a pipe';
   if (stats.isSocket()) return 'a socket';
@@ -635,7 +650,7 @@ function kindName(stats: Stats): string {
 }
 
 function errnoOf(error: unknown): string {
-  return (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+  return errnoName(error) ?? 'unknown error';
 }
 
 /**
@@ -650,7 +665,7 @@ function errnoOf(error: unknown): string {
  */
 function remembersFolders(fs: PackageFs): PackageFs {
   const realPaths = new Map<string, Promise<string>>();
-  const folders = new Map<string, Stats>();
+  const folders = new Map<string, PackageStats>();
   return {
     ...fs,
     realpath(path) {

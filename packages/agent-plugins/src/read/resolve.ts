@@ -1,6 +1,5 @@
-import type { Dirent, Stats } from 'node:fs';
-import * as nodeFs from 'node:fs/promises';
-import { dirname, resolve as absolutePath } from 'node:path';
+// No `node:` import here: the same resolution runs over a folder (read/node.ts) and over an
+// in-memory tree (read/tree.ts), in Node and in a browser.
 
 /** Links followed in total while resolving one path: the limit Linux applies (MAXSYMLINKS). */
 export const MAX_LINK_HOPS = 40;
@@ -44,12 +43,38 @@ export interface ResolveFailure {
 
 export type ResolveResult = { ok: true; realPath: string } | ResolveFailure;
 
-/** The file operations the reader needs; node:fs/promises unless another one is given. */
+/** What the reader asks of an entry's status: the parts of node:fs's Stats it uses. */
+export interface PackageStats {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  size: number;
+  mode: number;
+  dev: number;
+  ino: number;
+}
+
+/** A folder's entry as listed: the parts of node:fs's Dirent the reader uses. */
+export interface PackageDirent {
+  name: string;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/**
+ * The file operations the reader needs; node:fs/promises unless another one is given. A
+ * failure throws an error whose `code` is the errno name (`ENOENT`, `ENOTDIR`, `ELOOP`, ...).
+ */
 export interface PackageFs {
   realpath(path: string): Promise<string>;
-  lstat(path: string): Promise<Stats>;
+  lstat(path: string): Promise<PackageStats>;
   readlink(path: string): Promise<string>;
-  readdir(path: string, options: { withFileTypes: true }): Promise<Dirent[]>;
+  readdir(path: string, options: { withFileTypes: true }): Promise<PackageDirent[]>;
   open(path: string, flags: number): Promise<PackageFileHandle>;
 }
 
@@ -59,18 +84,10 @@ export interface PackageFileHandle {
    * that what it opened is inside the plugin root before reading a byte.
    */
   readonly fd?: number;
-  stat(): Promise<Stats>;
+  stat(): Promise<PackageStats>;
   read(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
   close(): Promise<void>;
 }
-
-export const nodePackageFs: PackageFs = {
-  realpath: (path) => nodeFs.realpath(path),
-  lstat: (path) => nodeFs.lstat(path),
-  readlink: (path) => nodeFs.readlink(path),
-  readdir: (path, options) => nodeFs.readdir(path, options),
-  open: (path, flags) => nodeFs.open(path, flags),
-};
 
 /**
  * The segments of a package path, or undefined when it is not one: relative, `/`-separated,
@@ -89,30 +106,6 @@ export function packagePathSegments(relPath: string): string[] | undefined {
   return segments.includes('..') ? undefined : segments;
 }
 
-/**
- * Resolves `relPath` against the plugin root as the operating system would, but one
- * component at a time: each component is lstat-ed, a link is read and its target spliced
- * into the remaining components, so every intermediate location is judged before anything
- * below it is touched (a realpath of the whole path would already have followed a link out
- * of the root, and could not say which component failed). Containment is judged against
- * the root's own real path (§4.1: "the filesystem-resolved path MUST remain within the
- * filesystem-resolved plugin root"), so a root reached through a link is fine.
- *
- * A link with an absolute target is followed when the target names a place inside the
- * root, spelled from the root's real path or from the root path as given: §4.1 judges where
- * a link resolves, not how it is written ("Symlinks ... MAY resolve to targets within the
- * plugin root"). Such a package stops working when it is moved; that is a packaging
- * concern, not a reason for a client to refuse it. Any other absolute target is outside.
- */
-export async function resolveInside(
-  root: string,
-  relPath: string,
-  fs: PackageFs = nodePackageFs,
-): Promise<ResolveResult> {
-  const resolved = await resolveEntry(root, relPath, fs);
-  return resolved.ok ? { ok: true, realPath: resolved.realPath } : resolved;
-}
-
 interface Pending {
   name: string;
   /** Index of the segment of the asked-for path this one comes from (link targets inherit it). */
@@ -121,18 +114,26 @@ interface Pending {
   viaLink: boolean;
 }
 
+/**
+ * Where an absolute link target may lead. `root`: inside the root when it is spelled from
+ * the root's real path or from `root` as given (an absolute path), as on a disk. `never`:
+ * always outside (an in-memory tree has no place on a disk to be spelled from).
+ */
+export type AbsoluteTargets = 'root' | 'never';
+
 /** resolveInside, also returning the lstat of the entry reached (what the reader checks an opened file against). */
 export async function resolveEntry(
   root: string,
   relPath: string,
-  fs: PackageFs = nodePackageFs,
-): Promise<{ ok: true; realPath: string; stats: Stats } | ResolveFailure> {
+  fs: PackageFs,
+  absoluteTargets: AbsoluteTargets = 'root',
+): Promise<{ ok: true; realPath: string; stats: PackageStats } | ResolveFailure> {
   const segments = packagePathSegments(relPath);
   if (segments === undefined) return { ok: false, reason: 'invalid-path', at: relPath };
   const prefix = (origin: number): string => segments.slice(0, origin + 1).join('/');
 
   let realRoot: string;
-  let rootStats: Stats;
+  let rootStats: PackageStats;
   try {
     realRoot = await fs.realpath(root);
     rootStats = await fs.lstat(realRoot);
@@ -140,7 +141,10 @@ export async function resolveEntry(
     return errnoFailure(error, '', false);
   }
   if (!rootStats.isDirectory()) return { ok: false, reason: 'not-directory', at: '' };
-  const rootSpellings = [...new Set([realRoot, absolutePath(root)])].map(splitAbsolute);
+  const rootSpellings =
+    absoluteTargets === 'never'
+      ? []
+      : [...new Set(root.startsWith('/') ? [realRoot, root] : [realRoot])].map(splitAbsolute);
 
   // Pending components, the next one last; a link's target is pushed in its place.
   const pending: Pending[] = segments.map((name, origin) => ({ name, origin, viaLink: false })).reverse();
@@ -161,11 +165,11 @@ export async function resolveEntry(
     if (item.name === '..') {
       // `current` holds no links, so its lexical parent is its real parent.
       if (current === realRoot) return { ok: false, reason: 'outside-root', at };
-      current = dirname(current);
+      current = parentOf(current);
       continue;
     }
     const candidate = current.endsWith('/') ? `${current}${item.name}` : `${current}/${item.name}`;
-    let stats: Stats;
+    let stats: PackageStats;
     try {
       stats = await fs.lstat(candidate);
     } catch (error) {
@@ -200,6 +204,12 @@ export async function resolveEntry(
   return { ok: true, realPath: current, stats: currentStats };
 }
 
+/** The parent of an absolute path holding no link, `.` or `..` (what path.dirname gives it). */
+function parentOf(path: string): string {
+  const cut = path.lastIndexOf('/');
+  return cut <= 0 ? '/' : path.slice(0, cut);
+}
+
 function splitAbsolute(path: string): string[] {
   return path.split('/').filter((s) => s !== '' && s !== '.');
 }
@@ -214,8 +224,14 @@ function belowRoot(target: string[], rootSpellings: string[][]): string[] | unde
 }
 
 function errnoFailure(error: unknown, at: string, viaLink: boolean): ResolveFailure {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const errno = errnoName(error);
   if (errno === 'ENOENT' || errno === 'ENOTDIR') return { ok: false, reason: viaLink ? 'dangling' : 'missing', at };
   if (errno === 'ELOOP') return { ok: false, reason: 'loop', at };
   return { ok: false, reason: 'unreadable', at, errno: errno ?? 'unknown error' };
+}
+
+/** The errno name (`ENOENT`, ...) of a file system error, or undefined for anything else. */
+export function errnoName(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }

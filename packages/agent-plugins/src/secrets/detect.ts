@@ -340,7 +340,7 @@ function isBase64OfText(run: string): boolean {
   if (!/^[A-Za-z0-9+/_-]+$/.test(run)) return false;
   // Whole groups only: a cut last group would decode to a stray byte.
   const whole = run.slice(0, run.length - (run.length % 4));
-  const bytes = Buffer.from(whole.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  const bytes = base64Bytes(whole.replace(/-/g, '+').replace(/_/g, '/'));
   if (bytes.length < 12) return false;
   let text: string;
   try {
@@ -349,4 +349,12 @@ function isBase64OfText(run: string): boolean {
     return false;
   }
   return /^[\p{L}\p{N}\p{P}\p{S}\p{Zs}\t\r\n]+$/u.test(text);
+}
+
+/** The bytes of standard base64 (whole groups, no padding needed), with web-standard atob only. */
+function base64Bytes(base64: string): Uint8Array {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let at = 0; at < binary.length; at += 1) bytes[at] = binary.charCodeAt(at);
+  return bytes;
 }

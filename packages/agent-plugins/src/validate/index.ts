@@ -1,32 +1,25 @@
-import type { Finding } from '../findings.js';
-import type { PluginReaderOptions } from '../read/index.js';
-import type { SpecVersion } from '../schemas.js';
-import { loadPackage } from './load.js';
-export { loadPackage } from './load.js';
+import { openPluginReader } from '../read/node.js';
+import type { PluginReaderOptions } from '../read/reader.js';
+import { type PackageSource, type PluginValidation, loadPackageSource, verdictOf } from './core.js';
+import { type LoadedPackage, loadPackageWith } from './load.js';
 
-/** What validatePlugin found: whether a client loads the plugin, and which skills and servers it would use. */
-export interface PluginValidation {
-  /** The version plugin.json targets; undefined when it names none this package supports. */
-  spec: SpecVersion | undefined;
-  /** True when a conformant client loads nothing of the plugin. */
-  rejected: boolean;
-  /** Sorted with sortFindings. */
-  findings: Finding[];
-  /** The skills a client loads, in byte order. Empty when rejected. */
-  skills: string[];
-  /** The MCP servers a client loads, in code-point order. Empty when rejected or MCP is disabled. */
-  servers: string[];
-  /** True when mcp.json is present and a client disables MCP for the plugin (§7.2.2); false when rejected. */
-  mcpDisabled: boolean;
-  /** Discovered skills a client skips, in byte order; each has an error finding at `skills/<name>/…`. Empty when rejected. */
-  skippedSkills: string[];
-  /** Entries of mcpServers a client skips, in byte order; each has an error finding at `mcp.json#/mcpServers/<name>…`. Empty when rejected or MCP is disabled. */
-  skippedServers: string[];
+export type { PackageSource, PluginValidation } from './core.js';
+
+/**
+ * Loads a package as a conformant client does (loadPackageWith): the folder `source` names,
+ * through openPluginReader, or a package tree or upload held in memory (loadPackageSource).
+ */
+export function loadPackage(source: string | PackageSource, options: PluginReaderOptions = {}): Promise<LoadedPackage> {
+  if (typeof source === 'string') return loadPackageWith(openPluginReader(source, options));
+  return loadPackageSource(source, { maxFileBytes: options.maxFileBytes, maxPackageBytes: options.maxPackageBytes });
 }
 
 /**
- * Validates the plugin directory `dir` as a conformant client loads it (§4.1, §5, §6, §7,
- * §10.1, §11.3), reading it only through openPluginReader (`options` are its size limits):
+ * Validates the plugin directory `source` as a conformant client loads it (§4.1, §5, §6, §7,
+ * §10.1, §11.3), reading it only through openPluginReader (`options` are its size limits).
+ * `source` may also be a package held in memory: a tree (path → bytes, mode, link target)
+ * or an upload read into one (readUploadedFiles, readZip, readTarGz), read by the same
+ * reader with the same rules, so the findings are those of the folder it was made from:
  *
  * | Package                                             | Outcome |
  * |-----------------------------------------------------|---------|
@@ -55,16 +48,9 @@ export interface PluginValidation {
  * missing folder or plugin.json rejects the package, AR9O0/AR9O5). Only a failure of the
  * host's own `options.fs` reaches the caller.
  */
-export async function validatePlugin(dir: string, options: PluginReaderOptions = {}): Promise<PluginValidation> {
-  const loaded = await loadPackage(dir, options);
-  return {
-    spec: loaded.spec,
-    rejected: loaded.rejected,
-    findings: loaded.findings,
-    skills: [...loaded.skills.keys()],
-    servers: Object.keys(loaded.servers),
-    mcpDisabled: !loaded.rejected && loaded.mcpDisabled,
-    skippedSkills: loaded.skippedSkills,
-    skippedServers: loaded.skippedServers,
-  };
+export async function validatePlugin(
+  source: string | PackageSource,
+  options: PluginReaderOptions = {},
+): Promise<PluginValidation> {
+  return verdictOf(await loadPackage(source, options));
 }

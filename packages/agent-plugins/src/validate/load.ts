@@ -7,14 +7,7 @@ import type { McpServer } from '../mcp/check.js';
 import { commandForm, unbundledCommand } from '../mcp/command.js';
 import { MCP_FINDING_CODES } from '../mcp/codes.js';
 import { readServers } from '../mcp/read.js';
-import {
-  type PluginReader,
-  type PluginReaderOptions,
-  type ReadFailure,
-  type ReadFileResult,
-  type ListedPath,
-  openPluginReader,
-} from '../read/index.js';
+import type { ListedPath, PluginReader, ReadFailure, ReadFileResult } from '../read/reader.js';
 import type { SpecVersion } from '../schemas.js';
 import { SKILL_FILE, checkSkill, selectSkills } from '../skills/index.js';
 import { VALIDATE_FINDING_CODES } from './codes.js';
@@ -62,7 +55,8 @@ const SKILLS_DIR = 'skills';
 const ROOT_PREFIX = '${PLUGIN_ROOT}';
 
 /**
- * Loads the package at `dir` through openPluginReader alone, in the order a client does:
+ * Loads the package `reader` reads (a folder, read/node.ts; a tree, read/tree.ts), through
+ * the reader alone, in the order a client does:
  * plugin.json (§5.1), then mcp.json (§7.2), then the skills (§7.1), then every other file.
  *
  * Every file of the package is read, not only the ones a client uses. A client reads what it
@@ -76,8 +70,10 @@ const ROOT_PREFIX = '${PLUGIN_ROOT}';
  * plugin, `skills` disables every skill, `skill` skips one, `mcp` disables MCP, `mcp-server`
  * skips one server, and `file` denies that path only (a warning).
  */
-export async function loadPackage(dir: string, options: PluginReaderOptions = {}): Promise<LoadedPackage> {
-  const load = startLoad(dir, options);
+export async function loadPackageWith(reader: PluginReader, earlier: readonly Finding[] = []): Promise<LoadedPackage> {
+  const load = startLoad(reader);
+  // What was found before the package could be read (an upload's skipped entries).
+  load.own.push(...earlier);
   // plugin.json: everything else depends on it (§5.1: loaded and validated before discovery).
   const spec = await loadManifest(load);
   if (spec === undefined) return finishLoad(load);
@@ -104,10 +100,20 @@ interface PackageLoad {
   readonly own: Finding[];
 }
 
-function startLoad(dir: string, options: PluginReaderOptions): PackageLoad {
+/**
+ * A package refused before it was read (an upload that is not one, a tree whose entries
+ * cannot be placed): rejected, with `findings` alone.
+ */
+export function refusedPackage(reader: PluginReader, findings: readonly Finding[]): LoadedPackage {
+  const load = startLoad(reader);
+  load.result.rejected = true;
+  load.own.push(...findings);
+  return finishLoad(load);
+}
+
+function startLoad(reader: PluginReader): PackageLoad {
   // The executable bit is the reader's mode: the stat of the very handle the bytes were read
   // through, so no second look at the disk can see another file.
-  const reader = openPluginReader(dir, options);
   const result: LoadedPackage = {
     spec: undefined,
     rejected: false,

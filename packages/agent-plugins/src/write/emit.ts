@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIDECAR, byteOrder } from '../bundle/include.js';
 import { buildPlugin } from '../build/build.js';
-import { renderSidecar } from '../build/sidecar.js';
+import { renderSidecar } from '../build/sidecar-render.js';
 import type { PluginConfig } from '../config/types.js';
 import { type Finding, sortFindings } from '../findings.js';
 import { importPlugin } from '../import/index.js';

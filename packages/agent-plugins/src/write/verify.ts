@@ -1,12 +1,13 @@
 import { parseUntrustedJson } from '@agentproto/documents';
 import { withoutBom } from '../text.js';
-import { SIDECAR, byteOrder, contentHash } from '../bundle/include.js';
+import { contentHash } from '../bundle/hash.js';
+import { SIDECAR, byteOrder } from '../bundle/include.js';
 import { buildPlugin, type BuildOptions } from '../build/build.js';
 import { renderJson } from '../build/render.js';
 import { type Drift, type OmittedEntry, driftBetween, parseSidecar } from '../build/sidecar.js';
 import type { PluginConfig } from '../config/types.js';
 import { isPlainObject } from '../values.js';
-import { openPluginReader } from '../read/reader.js';
+import { openPluginReader } from '../read/node.js';
 import { PACKAGE_JSON, packageJsonDrift } from '../runtimes/package-json.js';
 
 export interface PluginVerification extends Drift {

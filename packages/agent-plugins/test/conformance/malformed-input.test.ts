@@ -12,9 +12,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as plugins from '../../src/index.js';
 import { parseSidecar } from '../../src/build/sidecar.js';
-import { resolveInside } from '../../src/read/resolve.js';
+import { resolveInside } from '../../src/read/node.js';
 import { parseFrontmatter } from '../../src/skills/frontmatter.js';
 import { loadPackage } from '../../src/validate/index.js';
+import { folderTree, tarGzOf, zipOf } from '../support/archives.js';
 
 // Issue 12, "Honest exit statuses and no crashes": "No input may produce 'unexpected error'.
 // [...] feeds [...] every public parse/validate entry point generated malformed documents
@@ -161,11 +162,38 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
     input: damagedPackage,
     call: async (damaged) => plugins.readPackageFiles(await writeDamaged(damaged)),
   },
+  // Uploads: a real archive of the built package, cut, flipped or spliced, or random bytes.
+  readZip: { input: () => damagedArchive(() => archives.zip), call: (bytes) => plugins.readZip(bytes) },
+  readTarGz: { input: () => damagedArchive(() => archives.tarGz), call: (bytes) => plugins.readTarGz(bytes) },
+  readUploadedFiles: {
+    input: damagedPackage,
+    call: async (damaged) => {
+      const dir = await writeDamaged(damaged);
+      const files = [...folderTree(dir)].flatMap(([path, entry]) =>
+        entry.type === 'file' ? [{ path: `acme.tools/${path}`, blob: new Blob([entry.bytes]) }] : [],
+      );
+      return plugins.validatePlugin(await plugins.readUploadedFiles(files));
+    },
+  },
   resolveInside: {
     input: () => fc.oneof(wrongValue, fc.string({ maxLength: 40 }), malformedVariant('scripts/run.sh')),
     call: (path) => resolveInside(packageDir, path),
   },
 };
+
+const archives: { zip: Uint8Array; tarGz: Uint8Array } = { zip: new Uint8Array(0), tarGz: new Uint8Array(0) };
+
+/** Bytes of an archive damaged the ways a hostile upload is: cut short, bytes overwritten, random. */
+const damagedArchive = (archive: () => Uint8Array): fc.Arbitrary<Uint8Array> =>
+  fc.oneof(
+    fc.uint8Array({ maxLength: 4096 }),
+    fc.nat().map((cut) => archive().subarray(0, cut % (archive().length + 1))),
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }).map((flips) => {
+      const bytes = archive().slice();
+      for (const [at, value] of flips) bytes[at % bytes.length] = value;
+      return bytes;
+    }),
+  );
 
 /** Exports that match the pattern but take no document, and why. */
 const NOT_DOCUMENT_INPUT: Record<string, string> = {};
@@ -188,6 +216,8 @@ describe(`Agent Plugins entry points: a malformed document ends in findings or a
     await chmod(join(contentRoot, 'scripts/run.sh'), 0o755);
     packageDir = join(await freshFolder(), 'acme.tools');
     await plugins.emitPlugin(plugins.normalizePluginConfig(CONFIG), packageDir, { contentRoot });
+    archives.zip = zipOf(folderTree(packageDir));
+    archives.tarGz = tarGzOf(packageDir);
     for (const file of ['plugin.json', 'mcp.json', '.agentproto-generated.json'])
       built[file] = JSON.parse(await readFile(join(packageDir, file), 'utf8'));
     built['skills/review/SKILL.md'] = SKILL_FRONTMATTER;

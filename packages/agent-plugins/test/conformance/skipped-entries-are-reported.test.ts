@@ -2,7 +2,7 @@ import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Finding, type PackageFs, importPlugin, validatePlugin } from '../../src/index.js';
-import { nodePackageFs } from '../../src/read/resolve.js';
+import { nodePackageFs } from '../../src/read/node.js';
 import { type PluginSandbox, sandboxesRemovedAfterEach } from '../support/read-fixtures.js';
 import { MCP_100, PACKAGE_CASES, PLUGIN_100, json, skillMd } from '../support/validate-packages.js';
 

@@ -1,0 +1,6 @@
+import { createHash } from 'node:crypto';
+
+/** `sha256:<hex>` of a file's bytes: what the sidecar records for it. */
+export function contentHash(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}

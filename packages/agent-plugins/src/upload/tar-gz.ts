@@ -1,0 +1,68 @@
+// A .tar.gz upload read into a package tree: fflate gunzips (bounded), modern-tar parses the
+// tar (ustar, pax and GNU long names), and every entry is checked here as it is added.
+import { unpackTar } from 'modern-tar';
+import type { PackageUpload } from '../validate/core.js';
+import { gunzipUpload } from './inflate.js';
+import { type UploadLimits, UploadRefused, UploadTree, refuse, refusedUpload } from './tree-builder.js';
+
+const SPECIAL = {
+  fifo: 'fifo',
+  'character-device': 'character-device',
+  'block-device': 'block-device',
+} as const;
+
+/**
+ * Reads a .tar.gz upload (one gzip member holding a tar) into a package tree, bounded by
+ * `limits` (UploadLimits): bytes are counted as they inflate, so a bomb stops at the package
+ * limit or the compression ratio; every name is checked as a package path. Links and pipes
+ * are kept, to be judged as a folder's are; a hard link reads as a copy of the regular file
+ * it names earlier in the archive. A single top folder wrapping the package is dropped.
+ * Never throws on a bad upload: a refusal is a finding (upload.*) and `refused`.
+ *
+ * @example
+ * const upload = await readTarGz(new Uint8Array(await file.arrayBuffer()));
+ * const verdict = await validatePlugin(upload);
+ */
+export async function readTarGz(bytes: Uint8Array, limits: UploadLimits = {}): Promise<PackageUpload> {
+  const tree = new UploadTree(limits, bytes.length);
+  try {
+    const tar = gunzipUpload(bytes, tree);
+    let entries: Awaited<ReturnType<typeof unpackTar>>;
+    try {
+      entries = await unpackTar(tar, { strict: true });
+    } catch (error) {
+      throw refuse(
+        'upload.malformed',
+        '',
+        `holds no readable tar (${error instanceof Error ? error.message : 'damaged'})`,
+      );
+    }
+    for (const { header, data } of entries) {
+      tree.countEntry();
+      const path = tree.pathOf(header.name);
+      const type = header.type ?? 'file';
+      if (type === 'directory') tree.add(path, { type: 'directory' }, header.name);
+      else if (type === 'symlink') tree.add(path, { type: 'symlink', target: header.linkname ?? '' }, header.name);
+      else if (type === 'link') {
+        const target = tree.pathOf(header.linkname ?? '');
+        const earlier = tree.get(target);
+        if (earlier?.type !== 'file')
+          throw refuse('upload.hard-link', path, 'is a hard link to no regular file earlier in the archive');
+        tree.add(path, earlier, header.name);
+      } else if (type in SPECIAL)
+        tree.add(path, { type: 'special', kind: SPECIAL[type as keyof typeof SPECIAL] }, header.name);
+      else if (type === 'file') {
+        const mode = (header.mode ?? 0o644) & 0o7777;
+        const size = data?.length ?? 0;
+        if (size > tree.limits.maxFileBytes)
+          tree.add(path, { type: 'file', bytes: new Uint8Array(0), mode, size }, header.name);
+        else tree.add(path, { type: 'file', bytes: data ?? new Uint8Array(0), mode }, header.name);
+      } else
+        throw refuse('upload.entry-unsupported', path, `is a tar entry of type ${type}, which a package cannot hold`);
+    }
+    return tree.finish();
+  } catch (error) {
+    if (error instanceof UploadRefused) return refusedUpload(error.finding);
+    throw error;
+  }
+}
