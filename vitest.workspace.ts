@@ -17,6 +17,7 @@ export const projects = [
   'examples/custom-provider',
   'examples/tool-host',
   'examples/embed-validation',
+  'examples/validate-in-browser',
   'test/demo',
   'test/packaging',
   'test/docs',

@@ -2,7 +2,7 @@
 // The tests start real git and OpenSSH servers and a CNCF distribution registry, make
 // the registry's token-signing certificate with openssl, compile the racing link swapper
 // with cc (packages/testkit), and run git fetches under prlimit and bundles under unshare
-// (util-linux), and run the CLI's completion scripts in zsh and fish, so they need these programs (and the
+// (util-linux), run the CLI's completion scripts in zsh and fish and the browser example in Chromium, so they need these programs (and the
 // bundling bench compares with pigz). Missing ones are installed when we can (root with apt-get, as in CI and fresh
 // containers); otherwise we name the command and fail: tests are never skipped silently.
 import { spawnSync } from 'node:child_process';
@@ -29,6 +29,8 @@ const REQUIRED = [
   { program: 'socat', pkg: 'socat' },
   // bench/aip-26.bench.ts compares bundling with `tar | pigz` (parallel gzip).
   { program: 'pigz', pkg: 'pigz' },
+  // examples/validate-in-browser is tested in Debian's Chromium, driven by playwright-core.
+  { program: 'chromium', pkg: 'chromium', also: ['/usr/bin/chromium'] },
 ];
 
 function isExecutable(path) {
