@@ -8,8 +8,9 @@ export { readZip } from './upload/zip.js';
 export { readTarGz } from './upload/tar-gz.js';
 export { DEFAULT_UPLOAD_LIMITS } from './upload/tree-builder.js';
 
-// Validate a package tree or an upload as a conformant client loads it
+// Validate a package tree or an upload as a conformant client loads it; show what an import would give
 export { validatePackage as validatePlugin } from './validate/core.js';
+export { importPackage as importPlugin } from './import/core.js';
 
 // Check one part alone: plugin.json, mcp.json, a skill
 export { checkMcpManifestVersion, checkPluginManifest, pluginNameProblem } from './manifest.js';
@@ -25,6 +26,9 @@ export type { PackageReadLimits } from './read/reader.js';
 export type { UploadedFile } from './upload/files.js';
 export type { UploadLimits } from './upload/tree-builder.js';
 export type { PackageSource, PackageUpload, PluginValidation } from './validate/core.js';
+export type { ImportedPlugin, ImportReportEntry } from './import/core.js';
+export type { AuthorConfig, McpServerConfig, PluginConfig } from './config/types.js';
+export type { PackageFile } from './bundle/include.js';
 export type { McpVersionCheck, PluginManifestCheck } from './manifest.js';
 export type { SkillCheck } from './skills/check.js';
 export type { PinnedSchemas, SpecVersion } from './schemas.js';

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { createContext, runInContext } from 'node:vm';
 import { bundleForBrowser } from '@agentproto/testkit';
 import { describe, expect, it } from 'vitest';
-import { validatePlugin } from '../src/index.js';
+import { type ImportedPlugin, importPlugin, validatePlugin } from '../src/index.js';
 import { folderTree, tarGzOf, zipOf } from './support/archives.js';
 
 // Issue 17: "A browser export condition (ESM, web-standard APIs only: Uint8Array, TextDecoder,
@@ -33,8 +33,9 @@ describe('the browser bundle of validation', () => {
     expect([...bundle.inputs.keys()].filter((input) => nodeOnly.test(input))).toEqual([]);
   });
 
-  it('runs with web globals alone and gives the verdicts of validatePlugin on the folder', async () => {
-    const bundle = await bundleForBrowser(ENTRY, root, { ...SOURCES, format: 'iife', globalName: 'agentPlugins' });
+  it('runs with web globals alone and gives the verdicts, and the import, of the folder', async () => {
+    const whole = `export * from '@agentproto/agent-plugins';`;
+    const bundle = await bundleForBrowser(whole, root, { ...SOURCES, format: 'iife', globalName: 'agentPlugins' });
     // A realm with the web platform's globals a worker has, and none of Node's.
     const realm = createContext({
       ...{ TextEncoder, TextDecoder, atob, btoa, Blob, URL, console, queueMicrotask, structuredClone },
@@ -47,5 +48,11 @@ describe('the browser bundle of validation', () => {
     expect(plain(await api.validatePlugin(api.readZip(inRealm(zipOf(folderTree(golden))))))).toEqual(plain(folder));
     expect(plain(await api.validatePlugin(await api.readTarGz(inRealm(tarGzOf(golden)))))).toEqual(plain(folder));
     expect(runInContext('typeof process + typeof Buffer + typeof require', realm)).toBe('undefinedundefinedundefined');
+    // What an import of the upload would give: the folder's import, configuration, content and report.
+    const shown = (imported: ImportedPlugin) =>
+      plain({ ...imported, content: [...imported.content].map(([path, file]) => [path, [...file.bytes], file.mode]) });
+    expect(shown(await api.importPlugin(api.readZip(inRealm(zipOf(folderTree(golden))))))).toEqual(
+      shown(await importPlugin(golden)),
+    );
   });
 });
