@@ -27,6 +27,12 @@ export async function readTarGz(bytes: Uint8Array, limits: UploadLimits = {}): P
   const tree = new UploadTree(limits, bytes.length);
   try {
     const tar = gunzipUpload(bytes, tree);
+    const end = endOfArchive(tar);
+    if (end === undefined) throw refuse('upload.malformed', '', 'holds a tar without its end-of-archive marker');
+    // What a lenient extractor would still find after the marker is not in the upload's verdict
+    // either: anything but zeros there refuses the upload, as the safe tar reader refuses it.
+    if (tar.subarray(end).some((byte) => byte !== 0))
+      throw refuse('upload.malformed', '', 'holds data after its end-of-archive marker');
     let entries: Awaited<ReturnType<typeof unpackTar>>;
     try {
       entries = await unpackTar(tar, { strict: true });
@@ -65,4 +71,39 @@ export async function readTarGz(bytes: Uint8Array, limits: UploadLimits = {}): P
     if (error instanceof UploadRefused) return refusedUpload(error.finding);
     throw error;
   }
+}
+
+/**
+ * The offset just past the tar's end-of-archive marker (two zero blocks; one at the very end
+ * of the data is taken too, as GNU tar takes it), found by walking the headers' sizes; undefined
+ * when the walk runs off the end first. modern-tar parses the entries; this only finds the end.
+ */
+function endOfArchive(tar: Uint8Array): number | undefined {
+  let at = 0;
+  while (at + 512 <= tar.length) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((byte) => byte === 0)) {
+      const next = tar.subarray(at + 512, at + 1024);
+      return next.every((byte) => byte === 0) ? Math.min(tar.length, at + 1024) : undefined;
+    }
+    const size = headerSize(header);
+    if (size === undefined) return undefined;
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return undefined;
+}
+
+/** The size field of a tar header: octal text, or base-256 when its first byte has the high bit. */
+function headerSize(header: Uint8Array): number | undefined {
+  const field = header.subarray(124, 136);
+  if (((field[0] as number) & 0x80) !== 0) {
+    let value = 0;
+    for (let i = 1; i < field.length; i += 1) value = value * 256 + (field[i] as number);
+    return Number.isSafeInteger(value) ? value : undefined;
+  }
+  const text = new TextDecoder()
+    .decode(field)
+    .replace(/[\0 ]+$/, '')
+    .trim();
+  return /^[0-7]*$/.test(text) ? Number.parseInt(text || '0', 8) : undefined;
 }

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { gzipSync, zipSync } from 'fflate';
 import { packTar } from 'modern-tar';
 import { describe, expect, it } from 'vitest';
-import { type PackageUpload, readTarGz, readUploadedFiles, readZip, validatePlugin } from '../src/index.js';
-import { zipOf } from './support/archives.js';
+import { type PackageUpload, readTarGz, readUploadedFiles, readZip, validatePlugin } from '../../src/index.js';
+import { zipOf } from '../support/archives.js';
 
 // Issue 17: readers for what people upload, "each bounded (bytes, files, path length,
 // compression ratio) with typed findings, and the same link, .git and traversal rules as the
@@ -170,6 +170,21 @@ describe('archives that are not what they claim', () => {
       },
     ],
     ['gzip of something not a tar', async () => gzipSync(new Uint8Array(2048).fill(0x41))],
+    [
+      'an entry hidden after the end-of-archive marker',
+      async () => {
+        const shown = await packTar([{ header: { name: 'plugin.json', size: PLUGIN.length }, body: PLUGIN }]);
+        const hidden = await packTar([{ header: { name: 'mcp.json', size: 2 }, body: '{}' }]);
+        return gzipSync(new Uint8Array([...shown, ...hidden]));
+      },
+    ],
+    [
+      'a tar without its end-of-archive marker',
+      async () => {
+        const tar = await packTar([{ header: { name: 'plugin.json', size: PLUGIN.length }, body: PLUGIN }]);
+        return gzipSync(tar.subarray(0, 1024));
+      },
+    ],
   ])('%s as a tar.gz is upload.malformed', async (_name, bytes) => {
     refusedWith(await readTarGz(await bytes()), 'upload.malformed');
   });
