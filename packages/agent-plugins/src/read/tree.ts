@@ -29,7 +29,7 @@ export type PackageTree = ReadonlyMap<string, PackageTreeEntry>;
 
 /** Why a tree's entry could not be placed; the tree is refused as a whole (see openTreeReader). */
 export interface TreeProblem {
-  kind: 'path-invalid' | 'duplicate' | 'file-dir-conflict';
+  kind: 'path-invalid' | 'duplicate' | 'file-dir-conflict' | 'entry-unsupported';
   /** The path as the tree spells it, control characters escaped. */
   path: string;
 }
@@ -83,8 +83,12 @@ function buildTree(tree: PackageTree): { root: TreeNode; problems: TreeProblem[]
   const placed = new Set<string>();
   for (const [path, entry] of entries) {
     const segments = packagePathSegments(path);
-    if (segments === undefined || segments.length === 0 || typeof entry !== 'object' || entry === null) {
+    if (segments === undefined || segments.length === 0) {
       problems.push({ kind: 'path-invalid', path: shownPath(String(path)) });
+      continue;
+    }
+    if (!isTreeEntry(entry)) {
+      problems.push({ kind: 'entry-unsupported', path: shownPath(path) });
       continue;
     }
     const key = segments.join('/');
@@ -119,6 +123,27 @@ function buildTree(tree: PackageTree): { root: TreeNode; problems: TreeProblem[]
   return { root, problems };
 }
 
+const SPECIAL_KINDS = new Set(['fifo', 'socket', 'character-device', 'block-device']);
+const isCount = (value: unknown) => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
+
+/** Whether a value from a host is one of the entry shapes (bytes from any realm: a view of one byte per element). */
+function isTreeEntry(entry: unknown): entry is PackageTreeEntry {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const { type } = entry as { type?: unknown };
+  if (type === 'directory') return true;
+  if (type === 'symlink') return typeof (entry as { target?: unknown }).target === 'string';
+  if (type === 'special') return SPECIAL_KINDS.has((entry as { kind?: unknown }).kind as string);
+  if (type !== 'file') return false;
+  const { bytes, mode, size } = entry as { bytes?: unknown; mode?: unknown; size?: unknown };
+  return (
+    ArrayBuffer.isView(bytes) &&
+    (bytes as Uint8Array).BYTES_PER_ELEMENT === 1 &&
+    isCount(mode) &&
+    isCount(size) &&
+    (size === undefined || (size as number) >= (bytes as Uint8Array).length)
+  );
+}
+
 function nodeOf(entry: PackageTreeEntry, ino: number): TreeNode {
   switch (entry.type) {
     case 'file':
@@ -128,7 +153,7 @@ function nodeOf(entry: PackageTreeEntry, ino: number): TreeNode {
     case 'symlink':
       return { ino, mode: TYPE_BITS.symlink | 0o777, entry, children: undefined };
     default:
-      return { ino, mode: (TYPE_BITS[entry.kind] ?? TYPE_BITS.fifo) | 0o644, entry, children: undefined };
+      return { ino, mode: TYPE_BITS[entry.kind] | 0o644, entry, children: undefined };
   }
 }
 

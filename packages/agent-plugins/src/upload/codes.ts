@@ -40,7 +40,7 @@ export const UPLOAD_FINDING_CODES = Object.freeze({
   'upload.entry-unsupported': {
     rule: 'AR9O5',
     severity: 'error',
-    text: `An entry is of a kind a package cannot hold: an encrypted zip entry, a compression method other than stored or deflate, a tar entry type this reader does not know. ${REFUSED}`,
+    text: `An entry is of a kind a package cannot hold: an encrypted zip entry, a compression method other than stored or deflate, a tar entry type this reader does not know, a package tree's value that is no file, folder, link or special entry. ${REFUSED}`,
   },
   'upload.too-many-entries': {
     rule: 'AR9O5',

@@ -46,6 +46,7 @@ const TREE_MESSAGES: Readonly<Record<TreeProblem['kind'], string>> = {
   'path-invalid': 'is not a package path: it is empty or absolute, or holds "..", a backslash, NUL or a drive letter',
   duplicate: 'names a package path another entry names too',
   'file-dir-conflict': 'lies below a file or link of the package, or is a file where another entry makes a folder',
+  'entry-unsupported': 'is not a file (bytes, mode, size), folder, link (target) or special entry of a package tree',
 };
 
 /** The findings of a tree's problems: each refuses the tree (upload.*). */
@@ -62,7 +63,8 @@ function isUpload(source: PackageSource): source is PackageUpload {
 /**
  * Loads a package tree, or an upload, as a conformant client loads a folder (loadPackageWith
  * over openTreeReader). A refused upload, or a tree with an entry that cannot be placed
- * (upload.path-invalid, upload.duplicate, upload.file-dir-conflict), is rejected unread.
+ * (upload.path-invalid, upload.duplicate, upload.file-dir-conflict, upload.entry-unsupported
+ * for a value of no entry shape), is rejected unread.
  */
 export async function loadPackageSource(source: PackageSource, limits: PackageReadLimits = {}): Promise<LoadedPackage> {
   const upload = isUpload(source) ? source : undefined;

@@ -2,7 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { gzipSync, zipSync } from 'fflate';
 import { packTar } from 'modern-tar';
 import { describe, expect, it } from 'vitest';
-import { type PackageUpload, readTarGz, readUploadedFiles, readZip, validatePlugin } from '../../src/index.js';
+import {
+  type PackageTree,
+  type PackageUpload,
+  readTarGz,
+  readUploadedFiles,
+  readZip,
+  validatePlugin,
+} from '../../src/index.js';
 import { zipOf } from '../support/archives.js';
 
 // Issue 17: readers for what people upload, "each bounded (bytes, files, path length,
@@ -271,5 +278,28 @@ describe('files picked in a browser', () => {
     );
     refusedWith(upload, 'upload.too-large');
     expect(read).toBe(0);
+  });
+});
+
+describe('a package tree from a host', () => {
+  it('with an entry of no known shape is rejected with a finding, never a TypeError', async () => {
+    for (const bad of [
+      { type: 'file', bytes: 'not bytes' },
+      { type: 'file', bytes: new Uint16Array(2) },
+      { type: 'file', bytes: PLUGIN, mode: -1 },
+      { type: 'file', bytes: PLUGIN, size: 1 },
+      { type: 'symlink' },
+      { type: 'special', kind: 'door' },
+      { type: 'elsewhere' },
+      null,
+    ]) {
+      const tree = new Map<string, unknown>([
+        ['plugin.json', { type: 'file', bytes: PLUGIN }],
+        ['docs/x', bad],
+      ]) as unknown as PackageTree;
+      const verdict = await validatePlugin(tree);
+      expect(verdict.rejected).toBe(true);
+      expect(verdict.findings.map((f) => [f.code, f.path])).toEqual([['upload.entry-unsupported', 'docs/x']]);
+    }
   });
 });
