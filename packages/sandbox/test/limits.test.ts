@@ -77,10 +77,18 @@ describe('limits (per-process rlimits)', () => {
     const watch = setInterval(() => {
       most = Math.max(most, sleepers(tag).length);
     }, 50);
-    // Once the loop is done, every sleep it could start is running: count, then end it.
-    child.stdout.on('data', (chunk: Buffer) => {
+    // Once the loop is done every sleep it could start is forked, but a fork may not have run
+    // its exec yet (a loaded machine): count until the count holds still for 500 ms, then end it.
+    child.stdout.on('data', async (chunk: Buffer) => {
       if (!chunk.toString().includes('spawned')) return;
-      most = Math.max(most, sleepers(tag).length);
+      let last = -1;
+      for (let still = 0, polls = 0; still < 10 && polls < 200; polls += 1) {
+        const now = sleepers(tag).length;
+        most = Math.max(most, now);
+        still = now === last ? still + 1 : 0;
+        last = now;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       child.kill();
     });
     await child.exited;
