@@ -183,6 +183,17 @@ describe('the page, in Debian Chromium under a CSP without unsafe-eval', () => {
     });
   }
 
+  it('validates an archive dropped on the drop zone', async () => {
+    const zip = zipOf(folderTree(golden('1.1.0')));
+    const dataTransfer = await page.evaluateHandle(`(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(${JSON.stringify([...zip])})], 'dropped.zip'));
+      return transfer;
+    })()`);
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer });
+    expect(await renderedVerdict('dropped.zip')).toEqual(expected(await validatePlugin(golden('1.1.0'))));
+  });
+
   it('explains a finding on demand, from the keyboard', async () => {
     const box = pluginSandbox();
     scratch.push(box.base);
