@@ -8,13 +8,8 @@ export type { ArchiveSource, ArchiveLimits, ReadArchiveOptions, ArchiveFile, Arc
 export { GunzipOneMember } from './gunzip-one-member.js';
 export { TarEndMarker } from './tar-end.js';
 
-// Entry rules: safe names, links that stay inside, git metadata, the one archive order
-export { safeEntrySegments } from './entry-name.js';
-export { linkStaysInside } from './link-target.js';
-export { gitPathProblem, isDotGit, isDotGitmodules } from './git-name.js';
-export type { GitPathProblem } from './git-name.js';
-export { sortInArchiveOrder } from './entry-order.js';
+// Entry rules (safe names, links that stay inside, git metadata) and errors: what a browser gets too (browser.ts)
+export * from './browser.js';
 
-// Errors
-export { ArchiveError } from './errors.js';
-export type { ArchiveProblem } from './errors.js';
+// The one archive order
+export { sortInArchiveOrder } from './entry-order.js';

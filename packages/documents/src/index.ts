@@ -1,27 +1,8 @@
 // Parsing documents nobody vouches for (front matter, manifests, plugin configs,
 // declarations): one implementation, one parser configuration, for every package.
 
-// Parse a document within its limits: size, depth and node count checked before and while parsing
-export { parseUntrustedYaml, parseYamlDocument, yamlDocumentValue } from './yaml.js';
-export type { YamlParseOptions } from './yaml.js';
-export { parseUntrustedJson } from './json.js';
-export type { JsonParseOptions } from './json.js';
-export { parseUntrustedToml } from './toml.js';
-export type { TomlParseOptions } from './toml.js';
-export { findFrontmatter } from './frontmatter.js';
-export type { FrontmatterBlock } from './frontmatter.js';
+// Every parser, its limits and its errors: what a browser gets too (browser.ts)
+export * from './browser.js';
+
+// Read a document from a disk, bounded before a byte past the limit is read
 export { readBoundedFile } from './read.js';
-
-// The limits every parser applies unless a caller passes its own
-export { DOCUMENT_LIMITS, FRONTMATTER_LIMITS } from './limits.js';
-export type { DocumentLimits } from './limits.js';
-
-// Errors
-export {
-  DocumentError,
-  DocumentSyntaxError,
-  DocumentTooComplexError,
-  DocumentTooDeepError,
-  DocumentTooLargeError,
-} from './errors.js';
-export type { DocumentErrorCode, DocumentFormat } from './errors.js';
