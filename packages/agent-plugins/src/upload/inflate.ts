@@ -1,6 +1,6 @@
 // Bounded inflation over fflate's streaming decoders: the input is pushed a slice at a time and
 // every chunk of output is counted before it is kept, so a bomb stops within a slice's worth.
-import { Gunzip, Inflate } from 'fflate';
+import { Gunzip, Inflate, inflateSync } from 'fflate';
 import { type UploadTree, UploadRefused, refuse } from './tree-builder.js';
 
 /** Input bytes pushed at a time: at most ~1,032 times this comes out of one push. */
@@ -22,10 +22,34 @@ function message(error: unknown): string {
 }
 
 /**
+ * Compressed entries up to this size are inflated in one call into a buffer of their declared
+ * size plus one byte: what inflates past it is dropped, never kept, and the work is bounded by
+ * the input (deflate expands at most 1,032 times). Larger ones stream, stopping at the first
+ * chunk past the declared size. One call is ~10× faster for the small files packages are made of.
+ */
+const ONE_CALL = 64 * 1024;
+
+/**
  * The raw deflate data `data` inflated: exactly `size` bytes, counted against the upload's
- * limits as they come out. More or fewer bytes than `size`, or damaged data, refuse the upload.
+ * limits before they are held. More or fewer bytes than `size`, or damaged data, refuse the upload.
  */
 export function inflateEntry(data: Uint8Array, size: number, tree: UploadTree, name: string): Uint8Array {
+  if (data.length <= ONE_CALL) {
+    tree.unpack(size);
+    let out: Uint8Array;
+    try {
+      out = inflateSync(data, { out: new Uint8Array(size + 1) });
+    } catch (error) {
+      throw refuse('upload.malformed', name, `holds damaged deflate data (${message(error)})`);
+    }
+    if (out.length !== size)
+      throw refuse(
+        'upload.malformed',
+        name,
+        `inflates to ${out.length > size ? 'more than' : out.length} bytes, not the ${size} it declares`,
+      );
+    return out;
+  }
   const chunks: Uint8Array[] = [];
   let length = 0;
   let ended = false;
