@@ -79,7 +79,7 @@ function buildTree(tree: PackageTree): { root: TreeNode; problems: TreeProblem[]
   const root = folder();
   const problems: TreeProblem[] = [];
   // Sorted first, so what is refused does not depend on the order the map was filled in.
-  const entries = [...tree.entries()].sort(([a], [b]) => byteOrder(a, b));
+  const entries = [...tree.entries()].sort(([a], [b]) => byteOrder(String(a), String(b)));
   const placed = new Set<string>();
   for (const [path, entry] of entries) {
     const segments = packagePathSegments(path);

@@ -316,4 +316,14 @@ describe('a package tree from a host', () => {
       expect(verdict.findings.map((f) => [f.code, f.path])).toEqual([['upload.entry-unsupported', 'docs/x']]);
     }
   });
+
+  it('with a key that is not a string is rejected with upload.path-invalid', async () => {
+    const tree = new Map<unknown, unknown>([
+      ['plugin.json', { type: 'file', bytes: PLUGIN }],
+      [42, { type: 'file', bytes: PLUGIN }],
+    ]) as unknown as PackageTree;
+    const verdict = await validatePlugin(tree);
+    expect(verdict.rejected).toBe(true);
+    expect(verdict.findings.map((f) => [f.code, f.path])).toEqual([['upload.path-invalid', '42']]);
+  });
 });
