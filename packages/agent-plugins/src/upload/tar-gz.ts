@@ -27,7 +27,10 @@ export async function readTarGz(bytes: Uint8Array, limits: UploadLimits = {}): P
   const tree = new UploadTree(limits, bytes.length);
   try {
     const tar = gunzipUpload(bytes, tree);
-    const end = endOfArchive(tar);
+    // Headers are counted before modern-tar parses anything: an entry has at most three (a pax
+    // header, a GNU long name and long link name, itself), so past three times the entry limit
+    // the upload is refused without an object made for any of them.
+    const end = endOfArchive(tar, 3 * tree.limits.maxEntries);
     if (end === undefined) throw refuse('upload.malformed', '', 'holds a tar without its end-of-archive marker');
     // What a lenient extractor would still find after the marker is not in the upload's verdict
     // either: anything but zeros there refuses the upload, as the safe tar reader refuses it.
@@ -76,16 +79,25 @@ export async function readTarGz(bytes: Uint8Array, limits: UploadLimits = {}): P
 /**
  * The offset just past the tar's end-of-archive marker (two zero blocks; one at the very end
  * of the data is taken too, as GNU tar takes it), found by walking the headers' sizes; undefined
- * when the walk runs off the end first. modern-tar parses the entries; this only finds the end.
+ * when the walk runs off the end first. Refuses the upload past `maxHeaders` headers.
+ * modern-tar parses the entries; this only finds the end and counts.
  */
-function endOfArchive(tar: Uint8Array): number | undefined {
+function endOfArchive(tar: Uint8Array, maxHeaders: number): number | undefined {
   let at = 0;
+  let headers = 0;
   while (at + 512 <= tar.length) {
     const header = tar.subarray(at, at + 512);
     if (header.every((byte) => byte === 0)) {
       const next = tar.subarray(at + 512, at + 1024);
       return next.every((byte) => byte === 0) ? Math.min(tar.length, at + 1024) : undefined;
     }
+    headers += 1;
+    if (headers > maxHeaders)
+      throw refuse(
+        'upload.too-many-entries',
+        '',
+        `holds more than ${maxHeaders} tar headers (entries, pax and long-name headers)`,
+      );
     const size = headerSize(header);
     if (size === undefined) return undefined;
     at += 512 + Math.ceil(size / 512) * 512;

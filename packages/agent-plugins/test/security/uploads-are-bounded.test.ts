@@ -73,6 +73,20 @@ describe('names: what a folder cannot hold refuses the upload', () => {
     );
   });
 
+  it('a tar with more headers than three per allowed entry is refused before any header is parsed', async () => {
+    const many = await packTar(
+      Array.from({ length: 20 }, (_, i) => ({ header: { name: `docs/${i}.md`, size: 1 }, body: 'x' })),
+    );
+    // A header with a bad checksum after them: parsed, it would make the upload malformed instead.
+    const tar = new Uint8Array([
+      ...many.subarray(0, 20 * 1024),
+      ...new Uint8Array(512).fill(0x31),
+      ...new Uint8Array(1024),
+    ]);
+    refusedWith(await readTarGz(gzipSync(tar), { maxEntries: 5 }), 'upload.too-many-entries');
+    refusedWith(await readTarGz(gzipSync(tar), { maxEntries: 100 }), 'upload.malformed');
+  });
+
   it('more entries than the limit are refused from the central directory, before any is inflated', () => {
     const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`docs/${i}.md`, text('x')]));
     refusedWith(readZip(zipSync({ 'plugin.json': PLUGIN, ...many }), { maxEntries: 40 }), 'upload.too-many-entries');
