@@ -2,6 +2,14 @@ import * as zlib from 'node:zlib';
 
 /** Bytes of the tar stream compressed as one independent block run. Fixed: part of the output's identity. */
 export const GZIP_BLOCK_BYTES = 1 << 20;
+/**
+ * zlib's memLevel for every block: 9, zlib's fastest (a hash table of 64 Ki heads where 8 has
+ * 32 Ki, so fewer match candidates collide). Part of the output's identity, with the level.
+ * Measured single-threaded on 1 MiB blocks at level 6: a 31 MiB tar of generated source,
+ * 1,750 ms of CPU at memLevel 8 and 1,664 ms at 9 (output 0.08% smaller); 71 MiB of real
+ * JavaScript and TypeScript from node_modules, 1,493 ms and 1,418 ms (output 0.2% larger).
+ */
+const GZIP_MEM_LEVEL = 9;
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
@@ -265,6 +273,7 @@ class DeflateLane {
   constructor(level: number) {
     this.stream = zlib.createDeflateRaw({
       level,
+      memLevel: GZIP_MEM_LEVEL,
       chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, outputBound(GZIP_BLOCK_BYTES)),
     });
     this.stream.on('data', (chunk: Buffer) => this.chunks.push(chunk));

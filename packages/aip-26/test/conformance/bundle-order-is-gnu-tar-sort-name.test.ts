@@ -130,10 +130,11 @@ describe('ADAPTER.md "Overlay merge": "The tar entry order SHOULD be sorted (lex
 /**
  * ADAPTER.md, "Conformance rules" 3: "Given the same source list and SHA-pinned github refs,
  * `defineCode` MUST produce a byte-identical tarball." A store kept across an upgrade still
- * holds bundles laid out in the earlier order (full paths by their bytes, layout 1); handing
- * one out would make the same sources give two tarballs, depending on what the store holds.
+ * holds bundles of earlier layouts (layout 1 sorted full paths by their bytes, layout 2
+ * deflated at memLevel 8); handing one out would make the same sources give two tarballs,
+ * depending on what the store holds.
  */
-describe('ADAPTER.md conformance rule 3: a bundle the store kept from the earlier order is never handed out', () => {
+describe('ADAPTER.md conformance rule 3: a bundle the store kept from an earlier layout is never handed out', () => {
   const layouts: [string, (workspaceRoot: string) => Promise<unknown>][] = [
     [
       'a plan of pinned sources (kept with its report)',
@@ -165,16 +166,22 @@ describe('ADAPTER.md conformance rule 3: a bundle the store kept from the earlie
       .filter((key) => key.provider.startsWith('aip-26-'));
     expect(bundleKeys.length).toBeGreaterThan(0);
 
-    // Another store, upgraded from the layout-1 writer, holding an older tarball under each
-    // key that writer used: declaration { format: 1, gzipLevel: 6 }, content id the digest.
+    // Another store, upgraded from earlier writers, holding an older tarball under each key
+    // they used. Layout 1: declaration { format: 1, gzipLevel: 6 }, content id the digest.
+    // Layout 2 (deflated at memLevel 8): format 2, content id `<digest>;layout=2;gzip=6`.
     const upgraded = await openContentStore({ root: join(workspaceRoot, 'upgraded') });
-    const stale = await writeBundle([{ path: 'stale.txt', data: Buffer.from('made by layout 1') }]);
+    const stale = await writeBundle([{ path: 'stale.txt', data: Buffer.from('made by an earlier layout') }]);
     for (const { provider, version } of bundleKeys) {
-      const earlier: CacheKey = { provider, declaration: { format: 1, gzipLevel: 6 }, version, contentId: version };
-      await upgraded.acquire(earlier, async (_destination, ctx) => {
-        await ctx.writeFile('bundle.tar.gz', stale);
-        await ctx.writeFile('report.json', `${JSON.stringify({ sha256: 'stale', sources: [] })}\n`);
-      });
+      const earlier: CacheKey[] = [
+        { provider, declaration: { format: 1, gzipLevel: 6 }, version, contentId: version },
+        { provider, declaration: { format: 2, gzipLevel: 6 }, version, contentId: `${version};layout=2;gzip=6` },
+      ];
+      for (const key of earlier) {
+        await upgraded.acquire(key, async (_destination, ctx) => {
+          await ctx.writeFile('bundle.tar.gz', stale);
+          await ctx.writeFile('report.json', `${JSON.stringify({ sha256: 'stale', sources: [] })}\n`);
+        });
+      }
     }
     const { bundle } = await defineCodeWithReport({ workspaceRoot, code, cache: upgraded });
     expect(bundle.equals(fresh)).toBe(true);
