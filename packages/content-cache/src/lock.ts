@@ -1,5 +1,17 @@
-import lockfile from 'proper-lockfile';
 import { LockCompromisedError, StoreIOError } from './errors.js';
+
+type ProperLockfile = typeof import('proper-lockfile');
+let loaded: Promise<ProperLockfile> | undefined;
+
+/**
+ * proper-lockfile, loaded at the first lock: importing it (and graceful-fs, retry and
+ * signal-exit behind it) took 19-27 ms here, which a process that never fills a store (a
+ * CLI bundling without a cache, a host that only reads) need not pay at start-up.
+ */
+function properLockfile(): Promise<ProperLockfile> {
+  loaded ??= import('proper-lockfile').then((module) => (module as { default?: ProperLockfile }).default ?? module);
+  return loaded;
+}
 
 export interface LockOptions {
   /** A lock whose holder has not refreshed it for this long belongs to a dead writer. Default 10 s. */
@@ -26,6 +38,7 @@ export async function takeLock(path: string, lockPath: string, options: LockOpti
   let compromised: LockCompromisedError | undefined;
   let release: () => Promise<void>;
   try {
+    const lockfile = await properLockfile();
     release = await lockfile.lock(path, {
       lockfilePath: lockPath,
       realpath: false,
@@ -63,6 +76,7 @@ export async function takeLock(path: string, lockPath: string, options: LockOpti
  */
 export async function isLockHeld(path: string, lockPath: string, staleMs: number): Promise<boolean> {
   try {
+    const lockfile = await properLockfile();
     return await lockfile.check(path, { lockfilePath: lockPath, realpath: false, stale: staleMs });
   } catch {
     return true;
