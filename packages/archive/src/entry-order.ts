@@ -24,7 +24,12 @@ export function sortInArchiveOrder<T>(items: readonly T[], nameOf: (item: T) => 
   return keyed.map(({ item }) => item);
 }
 
-function archiveOrderKey(name: string): Buffer {
+/**
+ * The key `sortInArchiveOrder` compares (with `Buffer.compare`): for a writer that takes
+ * names one by one and checks they arrive in archive order. Two different names that a
+ * writer accepts never have equal keys.
+ */
+export function archiveOrderKey(name: string): Buffer {
   const key = Buffer.from(name, 'utf8');
   for (let slash = key.indexOf(0x2f); slash !== -1; slash = key.indexOf(0x2f, slash + 1)) key[slash] = 0;
   return key;

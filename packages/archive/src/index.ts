@@ -12,4 +12,4 @@ export { TarEndMarker } from './tar-end.js';
 export * from './browser.js';
 
 // The one archive order
-export { sortInArchiveOrder } from './entry-order.js';
+export { archiveOrderKey, sortInArchiveOrder } from './entry-order.js';

@@ -1,4 +1,5 @@
 import { readBundleEntries } from '../tar/index.js';
+import type { BundleEntry } from '../tar/bundle-plan.js';
 import { writeBundleWithDigest } from '../tar/write-bundle.js';
 import type { BundleFile } from './overlay.js';
 
@@ -28,11 +29,12 @@ export async function buildArchive(files: ReadonlyMap<string, BundleFile>): Prom
 export function buildArchiveWithDigest(
   files: ReadonlyMap<string, BundleFile>,
 ): Promise<{ bundle: Buffer; sha256: string }> {
-  return writeBundleWithDigest(
-    [...files].map(([path, file]) =>
-      'data' in file
-        ? { path, data: file.data, executable: file.executable }
-        : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable },
-    ),
-  );
+  return writeBundleWithDigest([...files].map(([path, file]) => bundleEntryOf(path, file)));
+}
+
+/** A merged file as the archive writer takes it. */
+export function bundleEntryOf(path: string, file: BundleFile): BundleEntry {
+  return 'data' in file
+    ? { path, data: file.data, executable: file.executable }
+    : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable };
 }

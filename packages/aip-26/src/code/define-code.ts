@@ -5,9 +5,9 @@ import { readArchive } from '@agentproto/archive';
 import type { ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
-import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';
+import { BUNDLE_LAYOUT, OrderedBundleWriter } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
-import { buildArchive, buildArchiveWithDigest } from './archive.js';
+import { buildArchive, buildArchiveWithDigest, bundleEntryOf } from './archive.js';
 import { SourceResolutionError } from './errors.js';
 import { type BundleFile, Overlay, contentOf } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
@@ -166,10 +166,39 @@ async function build(
   fs: WorkspaceFs,
   plan: CodePlan,
 ): Promise<{ bundle: Buffer; report: BundleReport }> {
+  if (!args.cache && plan.sources.length === 1 && plan.sources[0]!.kind === 'local')
+    return buildWhileListing(args, fs, plan);
   const { overlay, report } = await materialize(args, fs, plan);
   const { bundle, sha256 } = args.cache
     ? await digested(cachedArchive(args.cache, overlay.files))
     : await buildArchiveWithDigest(overlay.files);
+  return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
+}
+
+/**
+ * A plan of one workspace source: its files come in archive order as the folder is listed
+ * (see OrderedBundleWriter), so they are packed and compressed while the listing goes on.
+ * Every check runs as in `build`, in the same order: a source or limit refusal, a missing
+ * run file or case twins are thrown before any packing error, and the bundle is only
+ * returned once they all passed. Files that do not come in order (names beyond ASCII may
+ * list in another order) are packed the usual way once listed: the same bytes.
+ */
+async function buildWhileListing(
+  args: DefineCodeOptions,
+  fs: WorkspaceFs,
+  plan: CodePlan,
+): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const writer = new OrderedBundleWriter();
+  let materialized: Awaited<ReturnType<typeof materialize>>;
+  try {
+    materialized = await materialize(args, fs, plan, (path, file) => writer.add(bundleEntryOf(path, file)));
+  } catch (error) {
+    writer.stop();
+    throw error;
+  }
+  const { overlay, report } = materialized;
+  writer.end();
+  const { bundle, sha256 } = writer.declined ? await buildArchiveWithDigest(overlay.files) : await writer.result();
   return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
 }
 
@@ -288,9 +317,10 @@ async function materialize(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
+  added?: (path: string, file: BundleFile) => void,
 ): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
-  const overlay = new Overlay(limits);
+  const overlay = new Overlay(limits, added);
   const sources: SourceReport[] = [];
   for (const source of plan.sources) {
     args.signal?.throwIfAborted();

@@ -30,7 +30,11 @@ export class Overlay {
   /** Every folder implied by a file path → the first source that implied it. */
   private readonly folders = new Map<string, string>();
   private bytes = 0;
-  constructor(private readonly limits: Required<BundleLimits>) {}
+  /** `added`: told of every file once it is in (a later one with the same path included). */
+  constructor(
+    private readonly limits: Required<BundleLimits>,
+    private readonly added?: (path: string, file: BundleFile) => void,
+  ) {}
 
   get totalBytes(): number {
     return this.bytes;
@@ -66,6 +70,7 @@ export class Overlay {
     this.bytes = bytes;
     this.files.set(path, file);
     for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);
+    this.added?.(path, file);
   }
 }
 

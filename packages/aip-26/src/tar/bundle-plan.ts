@@ -114,26 +114,28 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
     }
   }
 
-  const items: TarItem[] = files.map((entry) =>
-    'data' in entry
-      ? {
-          name: entry.path,
-          type: 'file',
-          mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
-          data: asBuffer(entry.data),
-          size: entry.data.length,
-        }
-      : {
-          name: entry.path,
-          type: 'file',
-          mode: entry.executable ? EXECUTABLE_MODE : FILE_MODE,
-          data: undefined,
-          size: entry.size,
-          read: entry.read,
-          readInto: entry.readInto,
-        },
-  );
-  for (const directory of directories)
-    items.push({ name: `${directory}/`, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 });
+  const items: TarItem[] = files.map(fileItem);
+  for (const directory of directories) items.push(directoryItem(directory));
   return sortInArchiveOrder(items, (item) => item.name);
+}
+
+/** The tar item of a file entry (its path already checked). */
+export function fileItem(entry: BundleEntry): TarItem {
+  const mode = entry.executable ? EXECUTABLE_MODE : FILE_MODE;
+  return 'data' in entry
+    ? { name: entry.path, type: 'file', mode, data: asBuffer(entry.data), size: entry.data.length }
+    : {
+        name: entry.path,
+        type: 'file',
+        mode,
+        data: undefined,
+        size: entry.size,
+        read: entry.read,
+        readInto: entry.readInto,
+      };
+}
+
+/** The tar item of the folder `path` (no trailing "/"). */
+export function directoryItem(path: string): TarItem {
+  return { name: `${path}/`, type: 'directory', mode: DIRECTORY_MODE, data: undefined, size: 0 };
 }

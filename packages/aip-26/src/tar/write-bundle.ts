@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { planBundle, type BundleEntry, type TarItem } from './bundle-plan.js';
+import { archiveOrderKey } from '@agentproto/archive';
+import {
+  type BundleEntry,
+  type TarItem,
+  bundlePathProblem,
+  directoryItem,
+  fileItem,
+  planBundle,
+} from './bundle-plan.js';
 import { BundleEntryError } from './errors.js';
 import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 import { headerBytes, writeHeader } from './tar-header.js';
@@ -99,6 +107,155 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
   return Readable.from(bundle(), { objectMode: false });
 }
 
+/**
+ * A bundle packed while its entries are still being found. A workspace folder is listed
+ * name by name, depth-first, which is the archive's own order: its first blocks can be
+ * compressing while the rest is listed, instead of one core listing while the others wait
+ * (10,000 files: ~200 ms of listing and planning before the first block, most of a core
+ * idle meanwhile).
+ *
+ * It writes the bytes `writeBundleWithDigest` writes for the same entries, or none: an entry
+ * that does not come strictly after the one before it in archive order (`archiveOrderKey`,
+ * parent folders included), or that `planBundle` would refuse (an invalid path, a file that
+ * is also a folder), makes it `declined`; it stops, and the caller writes the bundle the
+ * usual way, which sorts, checks and reports as always.
+ */
+export class OrderedBundleWriter {
+  private readonly gzip: ParallelGzip;
+  private readonly queue: TarItem[] = [];
+  private next = 0;
+  /** Folders whose entry is written or queued. */
+  private readonly folders = new Set<string>();
+  private last: { key: Buffer; item: TarItem } | undefined;
+  private tarBytes = 1024; // end-of-archive marker
+  private ended = false;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private readonly written: Promise<void>;
+  private readonly collected: Promise<{ bundle: Buffer; sha256: string }>;
+
+  constructor(options: WriteBundleOptions = {}) {
+    this.gzip = new ParallelGzip(checkLevel(options.level));
+    this.written = this.write();
+    this.collected = this.collect();
+    // Observed by result(); never an unhandled rejection meanwhile.
+    this.written.catch(() => {});
+    this.collected.catch(() => {});
+  }
+
+  /** True once an entry came out of order or would be refused: nothing more is written. */
+  get declined(): boolean {
+    return this.stopped;
+  }
+
+  /** The next entry, with its parent folders' entries before it when they are new. */
+  add(entry: BundleEntry): void {
+    if (this.stopped || this.ended) return;
+    if (bundlePathProblem(entry.path) !== undefined) {
+      this.stop();
+      return;
+    }
+    const items: TarItem[] = [];
+    for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
+      const folder = entry.path.slice(0, slash);
+      if (!this.folders.has(folder)) items.push(directoryItem(folder));
+    }
+    items.push(fileItem(entry));
+    for (const item of items) {
+      const key = archiveOrderKey(item.name);
+      if (this.last && Buffer.compare(key, this.last.key) <= 0) {
+        this.stop();
+        return;
+      }
+      // A file that is also a folder: in archive order, the folder comes right after it.
+      if (
+        item.type === 'directory' &&
+        this.last?.item.type === 'file' &&
+        this.last.item.name === item.name.slice(0, -1)
+      ) {
+        this.stop();
+        return;
+      }
+      this.last = { key, item };
+    }
+    for (const item of items) {
+      if (item.type === 'directory') this.folders.add(item.name.slice(0, -1));
+      this.tarBytes += itemBound(item);
+      this.queue.push(item);
+    }
+    this.notify();
+  }
+
+  /** Every entry was added: the archive is finished. */
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  /** Stops writing and drops what was compressed; `result()` rejects. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.gzip.fail(new Error('bundle writing stopped'));
+    this.notify();
+  }
+
+  /** The bundle and its SHA-256, once `end()` was called and every entry is written. */
+  async result(): Promise<{ bundle: Buffer; sha256: string }> {
+    await this.written;
+    return this.collected;
+  }
+
+  private async write(): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopped) throw new Error('bundle writing stopped');
+        if (this.next < this.queue.length) {
+          const item = this.queue[this.next]!;
+          this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
+          await writeItem(item, this.gzip);
+          continue;
+        }
+        if (this.ended) break;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+      this.gzip.zeros(1024); // end-of-archive marker
+      this.gzip.end();
+    } catch (error) {
+      this.gzip.fail(error as Error);
+      throw error;
+    }
+  }
+
+  /**
+   * The output, in one buffer sized from the archive's bound once every entry is known;
+   * chunks that come before that are held until then.
+   */
+  private async collect(): Promise<{ bundle: Buffer; sha256: string }> {
+    const digest = createHash('sha256');
+    const early: Buffer[] = [];
+    let output: OutputBuffer | undefined;
+    for await (const chunk of this.gzip.output()) {
+      digest.update(chunk);
+      if (output === undefined && this.ended) {
+        output = new OutputBuffer(gzipBound(this.tarBytes));
+        for (const held of early.splice(0)) output.append(held);
+      }
+      if (output) output.append(chunk);
+      else early.push(chunk);
+    }
+    output ??= new OutputBuffer(gzipBound(this.tarBytes));
+    for (const held of early) output.append(held);
+    return { bundle: output.bytes(), sha256: digest.digest('hex') };
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
+
 function checkLevel(level: number | undefined): number {
   if (level === undefined) return DEFAULT_GZIP_LEVEL;
   if (!Number.isInteger(level) || level < 0 || level > 9)
@@ -132,48 +289,51 @@ function gzipTar(items: readonly TarItem[], level: number): Readable {
  * thread busier than compressing did.
  */
 async function writeTar(items: readonly TarItem[], gzip: ParallelGzip): Promise<void> {
-  for (const item of items) {
-    const headerSize = headerBytes(item.name);
-    const place = (size: number) => {
-      const view = gzip.reserve(headerSize);
-      if (view) {
-        writeHeader(view, 0, item.name, item.type, item.mode, size);
-        gzip.commit(headerSize);
-      } else {
-        const header = Buffer.allocUnsafe(headerSize);
-        writeHeader(header, 0, item.name, item.type, item.mode, size);
-        gzip.append(header);
-      }
-    };
-    if (item.data !== undefined || !item.read) {
-      place(item.data?.length ?? 0);
-      if (item.data !== undefined) {
-        gzip.append(item.data);
-        gzip.zeros(padding(item.data.length));
-      }
-    } else if (item.readInto && item.size > 0) {
-      // Read only now, just before it is packed, into exactly the size it was laid out
-      // with: the reader refuses a file whose size changed since.
-      place(item.size);
-      await gzip.fill(item.size, item.readInto);
-      gzip.zeros(padding(item.size));
-    } else {
-      // A lazily read file must still have the size it had when the archive was laid out.
-      const data = await item.read();
-      if (data?.length !== item.size) {
-        throw new BundleEntryError(
-          'size-changed',
-          item.name,
-          `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`,
-        );
-      }
-      place(data.length);
-      gzip.append(data);
-      gzip.zeros(padding(data.length));
-    }
-    await gzip.room();
-  }
+  for (const item of items) await writeItem(item, gzip);
   gzip.zeros(1024); // end-of-archive marker
+}
+
+/** One entry: its header, its bytes and their padding; then waits for room. */
+async function writeItem(item: TarItem, gzip: ParallelGzip): Promise<void> {
+  const headerSize = headerBytes(item.name);
+  const place = (size: number) => {
+    const view = gzip.reserve(headerSize);
+    if (view) {
+      writeHeader(view, 0, item.name, item.type, item.mode, size);
+      gzip.commit(headerSize);
+    } else {
+      const header = Buffer.allocUnsafe(headerSize);
+      writeHeader(header, 0, item.name, item.type, item.mode, size);
+      gzip.append(header);
+    }
+  };
+  if (item.data !== undefined || !item.read) {
+    place(item.data?.length ?? 0);
+    if (item.data !== undefined) {
+      gzip.append(item.data);
+      gzip.zeros(padding(item.data.length));
+    }
+  } else if (item.readInto && item.size > 0) {
+    // Read only now, just before it is packed, into exactly the size it was laid out
+    // with: the reader refuses a file whose size changed since.
+    place(item.size);
+    await gzip.fill(item.size, item.readInto);
+    gzip.zeros(padding(item.size));
+  } else {
+    // A lazily read file must still have the size it had when the archive was laid out.
+    const data = await item.read();
+    if (data?.length !== item.size) {
+      throw new BundleEntryError(
+        'size-changed',
+        item.name,
+        `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`,
+      );
+    }
+    place(data.length);
+    gzip.append(data);
+    gzip.zeros(padding(data.length));
+  }
+  await gzip.room();
 }
 
 function padding(size: number): number {
@@ -183,13 +343,15 @@ function padding(size: number): number {
 /** At least the tar size of `items` (a pax header is counted for every name that might need one). */
 function tarBound(items: readonly TarItem[]): number {
   let bytes = 1024; // end-of-archive marker
-  for (const item of items) {
-    const size = item.size;
-    bytes += 512 + roundUp512(size);
-    const nameBytes = Buffer.byteLength(item.name);
-    if (nameBytes > 100 || nameBytes !== item.name.length) bytes += 1024 + roundUp512(nameBytes + 32);
-  }
+  for (const item of items) bytes += itemBound(item);
   return bytes;
+}
+
+/** At least the tar bytes of one item. */
+function itemBound(item: TarItem): number {
+  const nameBytes = Buffer.byteLength(item.name);
+  const pax = nameBytes > 100 || nameBytes !== item.name.length ? 1024 + roundUp512(nameBytes + 32) : 0;
+  return 512 + roundUp512(item.size) + pax;
 }
 
 /** At least zlib's deflateBound for gzip output of `bytes` input (stored blocks, header, trailer). */

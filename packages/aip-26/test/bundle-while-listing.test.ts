@@ -1,0 +1,192 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { sortInArchiveOrder } from '@agentproto/archive';
+import { openContentStore } from '@agentproto/content-cache';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BundleSizeError, RunFileMissingError, defineCodeWithReport, nodeWorkspaceFs } from '../src/index.js';
+import type { BundleEntry } from '../src/tar/bundle-plan.js';
+import { readBundleEntries } from '../src/tar/index.js';
+import { OrderedBundleWriter, writeBundleWithDigest } from '../src/tar/write-bundle.js';
+import { listNames } from './fixtures/tar/craft.js';
+import { makeWorkspace } from './support/workspace.js';
+
+/** The writer fed `entries` in the order given; undefined when it declined them. */
+async function written(entries: readonly BundleEntry[]): Promise<{ bundle: Buffer; sha256: string } | undefined> {
+  const writer = new OrderedBundleWriter();
+  for (const entry of entries) writer.add(entry);
+  writer.end();
+  if (writer.declined) return undefined;
+  return writer.result();
+}
+
+const text = (path: string, content = `${path}\n`, executable = false): BundleEntry => ({
+  path,
+  data: Buffer.from(content),
+  executable,
+});
+
+/** A lazily read entry, as a workspace file is: size first, bytes when the archive reaches it. */
+const lazy = (path: string, data: Buffer): BundleEntry => ({
+  path,
+  size: data.length,
+  read: async () => data,
+  readInto: async (target) => {
+    data.copy(target);
+  },
+});
+
+describe('OrderedBundleWriter: entries packed as they come, in archive order', () => {
+  it('writes the bytes writeBundle writes for the same entries: folders, pax names, blocks, lazy files', async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024 + 77);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251;
+    const entries = sortInArchiveOrder(
+      [
+        text('x/a.txt'),
+        text('x-y.txt'),
+        text('x.txt'),
+        text('bin/run', '#!/bin/sh\n', true),
+        text('empty', ''),
+        lazy('deep/er/big.bin', big),
+        lazy('deep/er/small.js', Buffer.from('export {};\n')),
+        text(`long/${'n'.repeat(140)}.md`),
+        text('naïve/été.txt'),
+      ],
+      (entry) => entry.path,
+    );
+    const streamed = await written(entries);
+    const sorted = await writeBundleWithDigest(entries);
+    expect(streamed).toBeDefined();
+    expect(streamed!.sha256).toBe(sorted.sha256);
+    expect(streamed!.bundle.equals(sorted.bundle)).toBe(true);
+    expect(listNames(gunzipSync(streamed!.bundle)).map((e) => e.name)).toEqual([
+      'bin/',
+      'bin/run',
+      'deep/',
+      'deep/er/',
+      'deep/er/big.bin',
+      'deep/er/small.js',
+      'empty',
+      'long/',
+      `long/${'n'.repeat(140)}.md`,
+      'naïve/',
+      'naïve/été.txt',
+      'x/',
+      'x/a.txt',
+      'x-y.txt',
+      'x.txt',
+    ]);
+  });
+
+  it('an empty bundle is the end-of-archive marker alone, as writeBundle writes it', async () => {
+    const streamed = await written([]);
+    expect(streamed!.bundle.equals((await writeBundleWithDigest([])).bundle)).toBe(true);
+  });
+
+  it('declines whatever planBundle would sort or refuse: out of order, twice, an invalid path, a file that is a folder', async () => {
+    expect(await written([text('b'), text('a')])).toBeUndefined();
+    expect(await written([text('x.txt'), text('x/a')])).toBeUndefined(); // "x/" sorts before "x.txt"
+    expect(await written([text('a'), text('a')])).toBeUndefined();
+    expect(await written([text('a'), text('b//c')])).toBeUndefined();
+    expect(await written([text('a'), text('a/b')])).toBeUndefined();
+    expect(await written([text('z'), text('\u00e9'), text('\u{1f600}')])).toBeDefined();
+    // JavaScript's sort puts U+1F600 (a surrogate pair) before U+E000; UTF-8 puts it after.
+    expect(await written([text('\u{1f600}'), text('\ue000')])).toBeUndefined();
+  });
+
+  it('matches writeBundle for any set of paths given in archive order, and declines any other order', async () => {
+    const segment = fc.constantFrom('a', 'b', 'a-b', 'a.b', 'B', '_', '\u00e9', '\ue000', '\u{1f600}', 'n'.repeat(60));
+    const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => segments.join('/'));
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(path, { maxLength: 12 }), fc.integer(), async (paths, seed) => {
+        // planBundle's refusal of a file that is also a folder is not what this is about.
+        const files = paths.filter((p) => !paths.some((q) => q.startsWith(`${p}/`)));
+        const entries = files.map((p) => text(p, `${p}:${seed}`));
+        const ordered = sortInArchiveOrder(entries, (entry) => entry.path);
+        const streamed = await written(ordered);
+        expect(streamed!.bundle.equals((await writeBundleWithDigest(entries)).bundle)).toBe(true);
+        const shuffled = [...entries].sort((a, b) => ((a.path.length * seed) % 7) - ((b.path.length * seed) % 7));
+        const inOrder = shuffled.every((entry, i) => entry === ordered[i]);
+        expect((await written(shuffled)) !== undefined).toBe(inOrder);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a read that fails rejects the result with its error; stop() rejects it without an unhandled rejection', async () => {
+    const broken = new Error('disk gone');
+    const writer = new OrderedBundleWriter();
+    writer.add(text('a'));
+    writer.add({ path: 'b', size: 4, read: async () => Buffer.alloc(4), readInto: async () => Promise.reject(broken) });
+    writer.end();
+    await expect(writer.result()).rejects.toBe(broken);
+
+    const stopped = new OrderedBundleWriter();
+    stopped.add(lazy('a', Buffer.alloc(5 * 1024 * 1024, 1)));
+    stopped.stop();
+    expect(stopped.declined).toBe(true);
+    await expect(stopped.result()).rejects.toThrow('stopped');
+  });
+});
+
+describe('defineCode of one workspace folder: packed while it is listed', () => {
+  it('gives the bytes of the sorted writer (the path a cached build takes)', async () => {
+    const spec: Record<string, string | { content: string; mode: number }> = {
+      'src/x/a.txt': 'a',
+      'src/x-y.txt': 'xy',
+      'src/x.txt': 'x',
+      'src/bin/run': { content: '#!/bin/sh\n', mode: 0o755 },
+      [`src/long/${'n'.repeat(140)}.md`]: 'long',
+    };
+    for (let i = 0; i < 300; i++)
+      spec[`src/gen/${String(i).padStart(3, '0')}/file.js`] = `export const v = ${i};\n`.repeat(i);
+    const root = await makeWorkspace(spec);
+    const code = { sources: [{ local: 'src/' }] };
+    const streamed = await defineCodeWithReport({ workspaceRoot: root, code });
+    const cache = await openContentStore({ root: join(await makeWorkspace({}), 'cache') });
+    const sorted = await defineCodeWithReport({ workspaceRoot: root, code, cache });
+    expect(streamed.bundle.equals(sorted.bundle)).toBe(true);
+    expect(streamed.report).toEqual(sorted.report);
+  });
+
+  it('names that list in another order than the archive are packed the usual way: the same bytes', async () => {
+    // The listing sorts U+1F600 before U+E000 (UTF-16), the archive after (UTF-8).
+    const root = await makeWorkspace({ 'src/\u{1f600}.txt': 'smile', 'src/\ue000.txt': 'private', 'src/a.txt': 'a' });
+    const { bundle } = await defineCodeWithReport({ workspaceRoot: root, code: { sources: [{ local: 'src/' }] } });
+    const entries = await readBundleEntries(bundle, { maxBytes: 1 << 20, maxFiles: 10 });
+    expect(entries.map((e) => e.path)).toEqual(['src/a.txt', 'src/\ue000.txt', 'src/\u{1f600}.txt']);
+    expect(bundle.equals((await writeBundleWithDigest(entries)).bundle)).toBe(true);
+  });
+
+  it('refusals that come after the listing still win over the bundle: limits, the run file', async () => {
+    const spec: Record<string, string> = {};
+    for (let i = 0; i < 50; i++) spec[`src/f${String(i).padStart(2, '0')}.txt`] = 'x'.repeat(100_000);
+    const root = await makeWorkspace(spec);
+    const code = { sources: [{ local: 'src/' }] };
+    await expect(defineCodeWithReport({ workspaceRoot: root, code, limits: { maxFiles: 40 } })).rejects.toBeInstanceOf(
+      BundleSizeError,
+    );
+    await expect(defineCodeWithReport({ workspaceRoot: root, code, run: 'src/main.py' })).rejects.toBeInstanceOf(
+      RunFileMissingError,
+    );
+  });
+
+  it('a file that grows after it was listed is refused, not packed at either size', async () => {
+    const root = await makeWorkspace({ 'src/a.txt': 'a', 'src/b.txt': 'b'.repeat(10) });
+    const fs = nodeWorkspaceFs(root);
+    const listed = fs.readDir.bind(fs);
+    // The file grows right after its folder was listed, before its bytes are read.
+    const growing = {
+      ...fs,
+      readDir: async (rel: string) => {
+        const entries = await listed(rel);
+        if (rel.replace(/\/$/, '') === 'src') await writeFile(join(root, 'src/b.txt'), 'b'.repeat(20));
+        return entries;
+      },
+    };
+    await expect(
+      defineCodeWithReport({ workspaceRoot: root, fs: growing, code: { sources: [{ local: 'src/' }] } }),
+    ).rejects.toMatchObject({ code: 'AIP26_SOURCE_UNRESOLVED', reason: 'read-failed' });
+  });
+});
