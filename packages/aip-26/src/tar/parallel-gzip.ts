@@ -10,6 +10,17 @@ export const GZIP_BLOCK_BYTES = 1 << 20;
  * JavaScript and TypeScript from node_modules, 1,493 ms and 1,418 ms (output 0.2% larger).
  */
 const GZIP_MEM_LEVEL = 9;
+/**
+ * A block shorter than this may not deflate as a fresh stream would on a stream used before
+ * (reset): zlib reads up to 258 bytes past the end of the input when it compares matches,
+ * and zeroes them only in a fresh stream (its "high water" mark survives a reset). In a
+ * window (2 x 32 KiB) the block did not fill, those bytes are left from the stream's earlier
+ * blocks, so the same block could deflate to other bytes after other bundles (same length,
+ * other matches: found in 1 of 300 short blocks after a random 1 MiB history). A block of
+ * at least 2 x 32 KiB + 258 bytes writes its whole window itself. Only the last block of a
+ * bundle can be short; it gets a fresh stream.
+ */
+const SHORT_BLOCK_BYTES = 2 * 32 * 1024 + 258;
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
@@ -218,7 +229,9 @@ export class ParallelGzip {
   private submit(data: Buffer, last: boolean): void {
     this.crc = crc32(data, this.crc);
     this.size += data.length;
-    const lane = this.lanes.pop() ?? shared.lane(this.level);
+    // A block shorter than the deflate window (only the last can be) gets a fresh stream: see SHORT_BLOCK_BYTES.
+    const lane =
+      data.length < SHORT_BLOCK_BYTES ? new DeflateLane(this.level) : (this.lanes.pop() ?? shared.lane(this.level));
     const block = last ? this.block : data;
     const job = lane.deflate(data, last);
     // zlib has read the block once its job settles: only then may it, and its lane, be used again.
@@ -256,7 +269,7 @@ export class ParallelGzip {
  * A raw deflate stream used for one block after another: each block is written, then
  * flushed (a sync flush, or the finish for the last one), then the stream is reset, so the
  * next block starts a new independent deflate exactly as a fresh stream would (the same
- * bytes). One stream per lane, not one per block: a fresh zlib stream allocates its state
+ * bytes, for a block that fills the window: see SHORT_BLOCK_BYTES). One stream per lane, not one per block: a fresh zlib stream allocates its state
  * and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29 states and 29 buffers of
  * fresh memory, and the external memory they report made V8 run full collections.
  *
