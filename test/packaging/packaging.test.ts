@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtFiles, needsBuild } from '../../scripts/workspace-builds.mjs';
@@ -668,7 +668,58 @@ describe('a project outside the workspace that installs the tarballs', () => {
     };
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
   });
+
+  // The bin sets --max-opt=1 for `code bundle` at run time; V8 11 (Node 20) honours a tiering
+  // flag set then, V8 12 and later read theirs at start (there the bin's call changes nothing).
+  it.runIf(Number(process.versions.v8.split('.')[0]) <= 11)(
+    "code bundle's own process optimizes nothing with TurboFan, while a host's main() call keeps its V8 as it is",
+    async () => {
+      const workspace = await bundleWorkspace();
+      const cli = join(project, 'node_modules', '@agentproto', 'cli', 'dist');
+      const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
+      const optimized = (output: { stdout: string; stderr: string }) =>
+        (output.stdout + output.stderr).split('\n').filter((line) => line.startsWith('[completed optimizing')).length;
+      const bin = await run(testNode.path, ['--trace-opt', join(cli, 'bin.js'), ...args], {
+        cwd: project,
+        timeout: RUN_TIMEOUT,
+      });
+      const hosted = await run(
+        testNode.path,
+        [
+          '--trace-opt',
+          '--input-type=module',
+          '-e',
+          `const { main } = await import(${JSON.stringify(pathToFileURL(join(cli, 'index.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`,
+        ],
+        { cwd: project, timeout: RUN_TIMEOUT },
+      );
+      expect(bin.stdout).toMatch(/out\.tar\.gz: 600 files, .* sha256 [0-9a-f]{64}\n/);
+      expect(hosted.stdout).toMatch(/out\.tar\.gz: 600 files, .* sha256 [0-9a-f]{64}\n/);
+      expect({ bin: optimized(bin), hostedAtLeastOne: optimized(hosted) > 0 }).toEqual({
+        bin: 0,
+        hostedAtLeastOne: true,
+      });
+    },
+  );
 });
+
+/** A workspace of 600 small files and a manifest bundling it, made once. */
+let madeWorkspace: Promise<string> | undefined;
+function bundleWorkspace(): Promise<string> {
+  madeWorkspace ??= (async () => {
+    const workspace = join(project, 'bundle-workspace');
+    for (let i = 0; i < 600; i++) {
+      await mkdir(join(workspace, 'src', `d${i % 20}`), { recursive: true });
+      await writeFile(
+        join(workspace, 'src', `d${i % 20}`, `f${i}.js`),
+        `export const value${i} = ${'"x".repeat(40);\n'.repeat(1 + (i % 50))}`,
+      );
+    }
+    await writeFile(join(workspace, 'tool.yaml'), 'code:\n  sources:\n    - local: src/\n');
+    return workspace;
+  })();
+  return madeWorkspace;
+}
 
 function cliVersion(): string | undefined {
   return packed.find(({ name }) => name === '@agentproto/cli')?.manifest.version;
@@ -767,6 +818,21 @@ function consumerChecks(node: () => NodeBinary): void {
       usage: expect.stringMatching(/^Usage: agentproto /),
       stderr: '',
     });
+  });
+
+  it('runs agentproto code bundle from node_modules/.bin: a bundle GNU tar lists, and nothing on stderr', async () => {
+    const { version } = node();
+    const workspace = await bundleWorkspace();
+    const out = join(workspace, `out-${version}.tar.gz`);
+    const bundled = await agentproto(['code', 'bundle', join(workspace, 'tool.yaml'), '--out', out], node());
+    expect({ version, stderr: bundled.stderr }).toEqual({ version, stderr: '' });
+    const { stdout: listing } = await run('tar', ['-tzf', out], { cwd: project, timeout: RUN_TIMEOUT });
+    expect({ version, files: listing.split('\n').filter((line) => !line.endsWith('/') && line !== '').length }).toEqual(
+      {
+        version,
+        files: 600,
+      },
+    );
   });
 }
 

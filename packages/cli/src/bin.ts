@@ -1,6 +1,16 @@
 #!/usr/bin/env node
+import { setFlagsFromString } from 'node:v8';
 import type { CliIO } from './io.js';
-import { main } from './main.js';
+import { main, nativeBound } from './main.js';
+
+const argv = process.argv.slice(2);
+
+// A command whose work runs in native code on the thread pool (zlib) gets no optimizing
+// compiler: on two cores, TurboFan compiled ~100 functions in the background during a
+// `code bundle` of 2,000 files (~0.28 s of CPU taken from compression) for JavaScript that
+// is a tenth of the work. Set here, not in main: this process is the command's own, while a
+// host calling main() keeps its V8 as it is.
+if (nativeBound(argv)) setFlagsFromString('--max-opt=1');
 
 // The real streams, and whether each is a terminal: colour and progress need stderr to be one.
 const io: CliIO = {
@@ -10,7 +20,7 @@ const io: CliIO = {
 };
 
 // No top-level await: tsup also emits this entry as CommonJS.
-main(process.argv.slice(2), io).then(
+main(argv, io).then(
   (code) => {
     // exitCode, not exit(): stdout may still be draining into a pipe.
     process.exitCode = code;

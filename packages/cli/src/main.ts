@@ -52,6 +52,17 @@ function print(term: Terminal, text: string): number {
   return EXIT_OK;
 }
 
+/**
+ * Whether the command line runs a command whose work is native (compression on the thread
+ * pool), for which a process of its own does better without V8's optimizing compiler: `code
+ * bundle`. Measured on 2,000 files (29 MiB), 16 alternating rounds: 1.52 s and 2.68 s of CPU
+ * without it against 1.62 s and 2.96 s with it; on 10,000 files (97 MiB) no difference.
+ */
+export function nativeBound(argv: readonly string[]): boolean {
+  const [group, sub] = outputOptions(argv).args.filter((arg) => arg !== '--json');
+  return group === 'code' && sub === 'bundle';
+}
+
 /** The group and subcommand a failure belongs to, as far as the command line names them. */
 function contextOf(args: readonly string[]): FailureContext {
   const [group, sub] = args;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { run } from './support/run.js';
+import { nativeBound } from '../src/main.js';
 
 const GROUPS = ['cache', 'code', 'skills', 'plugin'];
 
@@ -63,5 +64,24 @@ describe('agentproto', () => {
     expect(lines.slice(1)).toEqual([`Run '${pointer.join(' ')} --help' for usage.`, '']);
     // node's parser words never reach the user.
     expect(outcome.stderr).not.toMatch(/Unknown option|argument missing|Unexpected argument|ERR_PARSE_ARGS/);
+  });
+});
+
+describe('nativeBound: the command lines whose own process runs without the optimizing compiler', () => {
+  it('is code bundle, wherever --verbose and --json stand', () => {
+    expect(nativeBound(['code', 'bundle', 'tool.yaml', '--out', 'tool.tar.gz'])).toBe(true);
+    expect(nativeBound(['--verbose', 'code', 'bundle', 'tool.yaml'])).toBe(true);
+    expect(nativeBound(['--json', 'code', 'bundle', 'tool.yaml'])).toBe(true);
+    expect(nativeBound(['code', '--json', 'bundle', 'tool.yaml'])).toBe(true);
+  });
+
+  it('is no other command, and nothing after --', () => {
+    expect(nativeBound(['code', 'check', 'tool.yaml'])).toBe(false);
+    expect(nativeBound(['code', 'run', 'bundle'])).toBe(false);
+    expect(nativeBound(['cache', 'bundle'])).toBe(false);
+    expect(nativeBound(['code', '--', 'bundle'])).toBe(false);
+    expect(nativeBound(['--', 'code', 'bundle'])).toBe(false);
+    expect(nativeBound(['code'])).toBe(false);
+    expect(nativeBound([])).toBe(false);
   });
 });
