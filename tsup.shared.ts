@@ -1,11 +1,23 @@
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { defineConfig } from 'tsup';
+
+/** Where the licences of the dependencies a package's dist inlines are shipped. */
+const INLINED_LICENSES = 'dist/THIRD-PARTY-LICENSES.md';
 
 /**
  * The build every public package shares: ESM, CJS and declarations for Node 20.
- * `bundle` names ESM-only dependencies to inline: before Node 20.19 the CJS build could
- * not `require` them.
+ * `bundle` names dependencies to inline: ESM-only ones (before Node 20.19 the CJS build could
+ * not `require` them), and ones made of many small modules, which load several times faster
+ * as one. `aliases` maps a dependency to the file of it to inline (a build of its own that
+ * suits one file better). Each inlined dependency's licence ships in INLINED_LICENSES.
  */
-export function packageBuild(entry: string[] = ['src/index.ts'], bundle: string[] = []) {
+export function packageBuild(
+  entry: string[] = ['src/index.ts'],
+  bundle: string[] = [],
+  aliases: Record<string, string> = {},
+) {
   return defineConfig({
     entry,
     noExternal: bundle,
@@ -16,5 +28,45 @@ export function packageBuild(entry: string[] = ['src/index.ts'], bundle: string[
     target: 'node20',
     // import.meta.url in the CJS build (a lazy createRequire): tsup's shim makes it this file's URL.
     shims: true,
+    esbuildOptions(options) {
+      if (Object.keys(aliases).length > 0) options.alias = { ...options.alias, ...aliases };
+    },
+    async onSuccess() {
+      if (bundle.length > 0) writeFileSync(INLINED_LICENSES, inlinedLicenses(bundle));
+    },
   });
+}
+
+/** The folder of dependency `name` as this package (the working directory) resolves it. */
+export function dependencyFolder(name: string): string {
+  const require = createRequire(join(process.cwd(), 'package.json'));
+  // Its entry, then up to the package.json that names it: not every package exports ./package.json.
+  let folder = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      if ((JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name?: string }).name === name)
+        return folder;
+    } catch {
+      // No package.json here: go up.
+    }
+    const parent = dirname(folder);
+    if (parent === folder) throw new Error(`no package.json of ${name} above ${require.resolve(name)}`);
+    folder = parent;
+  }
+}
+
+/** Each inlined dependency: name, version, licence and the text of its licence file. */
+function inlinedLicenses(names: string[]): string {
+  const sections = names.map((name) => {
+    const folder = dependencyFolder(name);
+    const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as {
+      version: string;
+      license?: string;
+    };
+    const file = readdirSync(folder).find((entry) => /^licen[cs]e(\.(md|txt))?$/i.test(entry));
+    if (file === undefined) throw new Error(`${name} ships no licence file to inline with it`);
+    const text = readFileSync(join(folder, file), 'utf8').trim();
+    return `## ${name} ${manifest.version} (${manifest.license ?? 'see below'})\n\n\`\`\`\n${text}\n\`\`\`\n`;
+  });
+  return `# Licences of the dependencies inlined in this package's dist/\n\n${sections.join('\n')}`;
 }

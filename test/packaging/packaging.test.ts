@@ -5,12 +5,14 @@
 // src/), the project's LICENSE, and the same repository, homepage and issue tracker. The consumer
 // checks run under the Node that runs the tests and again under Node 22, 24 and the newest release
 // (the npm `node` package's binaries, fetched once into npm's cache as npx does), on the one install.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtFiles, needsBuild } from '../../scripts/workspace-builds.mjs';
 
@@ -500,6 +502,40 @@ describe('the packed packages', () => {
     expect(different).toEqual([]);
   });
 
+  it('ship the licence of every dependency their dist/ inlines, in dist/THIRD-PARTY-LICENSES.md', async () => {
+    const inlined: Record<string, string[]> = {
+      '@agentproto/agent-plugins': ['modern-tar', 'yaml'],
+      '@agentproto/documents': ['yaml'],
+      '@agentproto/skill-providers': ['p-limit', 'yocto-queue'],
+    };
+    const shipping = packed
+      .filter(({ entries }) => entries.includes('dist/THIRD-PARTY-LICENSES.md'))
+      .map(({ name }) => name)
+      .sort();
+    expect(shipping).toEqual(Object.keys(inlined).sort());
+    for (const [name, dependencies] of Object.entries(inlined)) {
+      const shipped = await readFile(
+        join(project, 'node_modules', ...name.split('/'), 'dist', 'THIRD-PARTY-LICENSES.md'),
+        'utf8',
+      );
+      const folder = join(ROOT, packed.find((pkg) => pkg.name === name)!.directory);
+      for (const dependency of dependencies) {
+        // The licence file of the version this package resolves, word for word.
+        const resolved = createRequire(join(folder, 'package.json')).resolve(dependency);
+        let root = dirname(resolved);
+        while (!(await readdir(root)).includes('package.json')) root = dirname(root);
+        const licence = (await readdir(root)).find((entry) => /^licen[cs]e(\.(md|txt))?$/i.test(entry))!;
+        const version = (await readJson<{ version: string }>(join(root, 'package.json'))).version;
+        expect({ name, dependency, heading: shipped.includes(`## ${dependency} ${version} (`) }).toEqual({
+          name,
+          dependency,
+          heading: true,
+        });
+        expect(shipped).toContain((await readFile(join(root, licence), 'utf8')).trim());
+      }
+    }
+  });
+
   it('name the same repository, homepage and issue tracker, each at its own folder, with keywords', () => {
     const wrong = packed.flatMap(({ name, directory, manifest }) => {
       const found = {
@@ -667,6 +703,62 @@ describe('a project outside the workspace that installs the tarballs', () => {
       objects: { objectId: string }[];
     };
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
+  });
+
+  it('parse YAML with the yaml they inline as the yaml package itself does: values, errors, positions', async () => {
+    type Documents = typeof import('../../packages/documents/src/index.ts');
+    const installed = (await import(
+      pathToFileURL(join(project, 'node_modules', '@agentproto', 'documents', 'dist', 'index.js')).href
+    )) as Documents;
+    // The workspace's source, which imports the yaml package as it is published (CommonJS).
+    const source = (await import('../../packages/documents/src/index.ts')) as Documents;
+    const outcome = (documents: Documents, text: string) => {
+      try {
+        return { value: documents.parseUntrustedYaml(text, { source: 'doc.yaml' }) };
+      } catch (error) {
+        const { name, message, code, line, column } = error as Record<string, unknown>;
+        return { error: { name, message, code, line, column } };
+      }
+    };
+    const texts = [
+      'code:\n  sources:\n    - local: src/\n',
+      'a: &x [1, 2]\nb: *x\nc: { d: "e\\u00e9", f: 0x1F, g: .inf, h: ~, i: 2001-12-14 }\n',
+      'key: value\nkey: again\n',
+      '- [unclosed\n',
+      'a:\n\t- tab\n',
+      '!!binary aGVsbG8=\n',
+      '? [complex]\n: key\n',
+      '--- a\n--- b\n',
+      '%YAML 1.1\n---\nyes: no\n',
+      `${'['.repeat(60)}${']'.repeat(60)}\n`,
+      'x: "unterminated\n',
+      '|\n  literal\n   block\n',
+    ];
+    // Every YAML file of the repository, whole and cut short at a few places.
+    const yamlFiles = execFileSync('git', ['ls-files', '*.yaml', '*.yml'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line !== '');
+    for (const file of yamlFiles) {
+      const text = await readFile(join(ROOT, file), 'utf8');
+      texts.push(
+        text,
+        ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((tenths) => text.slice(0, Math.floor((text.length * tenths) / 10))),
+      );
+    }
+    expect(texts.length).toBeGreaterThan(20);
+    const differing = texts.filter(
+      (text) => JSON.stringify(outcome(installed, text)) !== JSON.stringify(outcome(source, text)),
+    );
+    expect(differing).toEqual([]);
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'ab: -[]{},&*!|>\'"#\n\t?%@`'.split('')), maxLength: 80 }),
+        (text) => {
+          expect(outcome(installed, text)).toEqual(outcome(source, text));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 
   // The bin sets --max-opt=1 for `code bundle` at run time; V8 11 (Node 20) honours a tiering
