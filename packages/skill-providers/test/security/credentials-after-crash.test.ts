@@ -130,8 +130,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Kills `rounds` preparations with SIGKILL: every other one as soon as a credential file is
- * on disk plus a random delay, the others at a random point after start. Returns how many
- * private folders were left behind (the test is worth something only if some were).
+ * on disk plus a random delay, the others at a random point after start, and the last one the
+ * moment a credential file is on disk. Each preparation sweeps what the dead ones before it
+ * left, so what is left at the end is the last one's: killed at a random point, it could
+ * finish first and leave nothing. Returns how many private folders were left behind (the
+ * test is worth something only if some were).
  */
 async function killRounds(
   rounds: number,
@@ -143,10 +146,11 @@ async function killRounds(
   for (let round = 0; round < rounds; round += 1) {
     const child = start(preparer, [storeRoot, JSON.stringify(s.declaration(round))], { ...s.env, TMPDIR: tmp });
     await child.ready;
-    if (round % 2 === 0) {
+    const last = round === rounds - 1;
+    if (round % 2 === 0 || last) {
       const until = Date.now() + 10_000;
       while (Date.now() < until && !(await credentialFileExists(privateRoot))) await sleep(5);
-      await sleep(Math.random() * 400);
+      if (!last) await sleep(Math.random() * 400);
     } else {
       await sleep(Math.random() * 2500);
     }
