@@ -9,12 +9,12 @@ import { execFile, execFileSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtFiles, needsBuild } from '../../scripts/workspace-builds.mjs';
+import { dependencyFolder } from '../../tsup.shared.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -521,9 +521,7 @@ describe('the packed packages', () => {
       const folder = join(ROOT, packed.find((pkg) => pkg.name === name)!.directory);
       for (const dependency of dependencies) {
         // The licence file of the version this package resolves, word for word.
-        const resolved = createRequire(join(folder, 'package.json')).resolve(dependency);
-        let root = dirname(resolved);
-        while (!(await readdir(root)).includes('package.json')) root = dirname(root);
+        const root = dependencyFolder(dependency, folder);
         const licence = (await readdir(root)).find((entry) => /^licen[cs]e(\.(md|txt))?$/i.test(entry))!;
         const version = (await readJson<{ version: string }>(join(root, 'package.json'))).version;
         expect({ name, dependency, heading: shipped.includes(`## ${dependency} ${version} (`) }).toEqual({
