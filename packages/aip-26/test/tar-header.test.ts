@@ -1,4 +1,7 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { pack } from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import { bundleStream, writeBundle } from '../src/index.js';
@@ -55,6 +58,52 @@ describe('tar headers', () => {
     const actual = Buffer.alloc(length, 0xa5);
     expect(writeHeader(actual, 0, name, type, mode, size)).toBe(length);
     expect(actual.toString('hex')).toBe(expected.subarray(0, length).toString('hex'));
+  });
+});
+
+/** tar-stream's own header encoder (not in its package exports: loaded by its file). */
+const require = createRequire(import.meta.url);
+const tarStreamHeaders = require(join(dirname(require.resolve('tar-stream')), 'headers.js')) as {
+  encode(header: Record<string, unknown>): Buffer | null;
+};
+
+describe('tar headers against tar-stream, any name, mode and size', () => {
+  const segment = fc.stringMatching(/^[!-.0-~ ]{1,60}$/); // printable ASCII, no slash
+  it('gives the bytes of its encoder for every header ustar can hold', () => {
+    fc.assert(
+      fc.property(
+        fc.array(segment, { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 0o177777 }),
+        fc.oneof(
+          fc.integer({ min: 0, max: 2 ** 20 }),
+          fc.integer({ min: 0, max: 2 ** 48 }),
+          fc.constant(8 ** 11 - 1),
+          fc.constant(8 ** 11),
+        ),
+        (segments, folder, mode, anySize) => {
+          const name = segments.join('/') + (folder ? '/' : '');
+          const size = folder ? 0 : anySize;
+          const expected = tarStreamHeaders.encode({
+            name,
+            type: folder ? 'directory' : 'file',
+            mode,
+            size,
+            mtime: new Date(0),
+            uid: 0,
+            gid: 0,
+            uname: '',
+            gname: '',
+          });
+          if (expected === null) return; // a pax name: covered by the cases above
+          expect(headerBytes(name)).toBe(512);
+          const actual = Buffer.alloc(512, 0xa5);
+          writeHeader(actual, 0, name, folder ? 'directory' : 'file', mode, size);
+          expect(actual.toString('hex')).toBe(expected.toString('hex'));
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });
 

@@ -79,6 +79,38 @@ function paxPath(name: string): string {
   return `${length + digits}${body}`;
 }
 
+/**
+ * The bytes every header block of one type and mode shares: mode, uid, gid, mtime, typeflag,
+ * magic, version and device numbers, encoded once, with the checksum of those bytes (the
+ * checksum field counted as eight spaces, the name, prefix and size as zeros). A header is
+ * then one copy of its template, its name, prefix and size written over it, and the
+ * checksum of only what was written: measured on 2,000 files in the CLI (no optimizing
+ * compiler there), ten `Buffer.write` calls and a 500-byte checksum loop per header took
+ * ~110 ms of the main thread. At most one template per type and mode (3 x 4,096).
+ */
+const templates = new Map<number, { block: Buffer; sum: number }>();
+
+function template(typeflag: number, mode: number): { block: Buffer; sum: number } {
+  const key = typeflag * 0o10000 + mode;
+  let found = templates.get(key);
+  if (!found) {
+    const block = Buffer.alloc(BLOCK);
+    block.write(octal(mode, 6), 100, 'latin1');
+    block.write(octal(0, 6), 108, 'latin1'); // uid
+    block.write(octal(0, 6), 116, 'latin1'); // gid
+    block.write(octal(0, 11), 136, 'latin1'); // mtime
+    block[156] = typeflag;
+    block.write('ustar\u000000', 257, 'latin1'); // magic "ustar\0", version "00"
+    block.write(octal(0, 6), 329, 'latin1'); // devmajor
+    block.write(octal(0, 6), 337, 'latin1'); // devminor
+    let sum = 8 * 0x20; // the checksum field counts as eight spaces
+    for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i]!;
+    found = { block, sum };
+    templates.set(key, found);
+  }
+  return found;
+}
+
 function writeBlock(
   target: Buffer,
   offset: number,
@@ -88,22 +120,40 @@ function writeBlock(
   mode: number,
   size: number,
 ): void {
-  target.fill(0, offset, offset + BLOCK);
-  target.write(name, offset, 'latin1');
-  target.write(octal(mode & 0o7777, 6), offset + 100, 'latin1');
-  target.write(octal(0, 6), offset + 108, 'latin1'); // uid
-  target.write(octal(0, 6), offset + 116, 'latin1'); // gid
-  writeSize(target, offset + 124, size);
-  target.write(octal(0, 11), offset + 136, 'latin1'); // mtime
-  target[offset + 156] = typeflag;
-  target.write('ustar\u000000', offset + 257, 'latin1'); // magic "ustar\0", version "00"
-  target.write(octal(0, 6), offset + 329, 'latin1'); // devmajor
-  target.write(octal(0, 6), offset + 337, 'latin1'); // devminor
-  if (prefix) target.write(prefix, offset + 345, 'latin1');
-  let sum = 8 * 0x20; // the checksum field counts as eight spaces
-  for (let i = offset; i < offset + 148; i++) sum += target[i]!;
-  for (let i = offset + 156; i < offset + BLOCK; i++) sum += target[i]!;
-  target.write(octal(sum, 6), offset + 148, 'latin1');
+  const { block, sum: fixed } = template(typeflag, mode & 0o7777);
+  target.set(block, offset);
+  let sum = fixed + writeAscii(target, offset, name);
+  if (prefix) sum += writeAscii(target, offset + 345, prefix);
+  sum += writeSize(target, offset + 124, size);
+  writeOctal(target, offset + 148, sum, 6);
+}
+
+/** Writes an ASCII (or latin1) string's characters as bytes; returns their sum. */
+function writeAscii(target: Buffer, offset: number, text: string): number {
+  let sum = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i) & 0xff;
+    target[offset + i] = code;
+    sum += code;
+  }
+  return sum;
+}
+
+/**
+ * `n` octal digits of `value` (which fits them) and a space, as tar-stream writes numbers;
+ * returns the sum of the bytes written.
+ */
+function writeOctal(target: Buffer, offset: number, value: number, n: number): number {
+  let rest = value;
+  let sum = 0x20;
+  for (let i = n - 1; i >= 0; i--) {
+    const digit = ZERO + (rest % 8);
+    target[offset + i] = digit;
+    sum += digit;
+    rest = Math.floor(rest / 8);
+  }
+  target[offset + n] = 0x20;
+  return sum;
 }
 
 /** `n` octal digits and a space (all sevens when it does not fit), as tar-stream writes numbers. */
@@ -113,18 +163,18 @@ function octal(value: number, n: number): string {
   return `${digits.padStart(n, '0')} `;
 }
 
-/** 11 octal digits, or base-256 for a size of 8 GiB and more. */
-function writeSize(target: Buffer, offset: number, size: number): void {
-  if (size.toString(8).length <= 11) {
-    target.write(octal(size, 11), offset, 'latin1');
-    return;
-  }
+/** 11 octal digits, or base-256 for a size of 8 GiB and more; returns the sum of the bytes written. */
+function writeSize(target: Buffer, offset: number, size: number): number {
+  if (size < 8 ** 11) return writeOctal(target, offset, size, 11);
+  let sum = 0x80;
   target[offset] = 0x80;
   let rest = size;
   for (let i = 11; i > 0; i--) {
     target[offset + i] = rest & 0xff;
+    sum += rest & 0xff;
     rest = Math.floor(rest / 0x100);
   }
+  return sum;
 }
 
 function roundUp512(n: number): number {
