@@ -4,8 +4,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BundleEntryError, bundleStream, writeBundle, type InMemoryEntry as BundleEntry } from '../src/tar/index.js';
+import {
+  BundleEntryError,
+  bundlePathProblem,
+  bundleStream,
+  writeBundle,
+  type InMemoryEntry as BundleEntry,
+} from '../src/tar/index.js';
 import { listHeaders, listNames, paxRecords } from './fixtures/tar/craft.js';
 import { sampleEntries, sha256, shuffled } from './fixtures/tar/sample-bundle.js';
 import { tempDir } from './fixtures/tar/temp.js';
@@ -305,6 +312,32 @@ describe('writeBundle: refused input', () => {
     expect(error).toBeInstanceOf(BundleEntryError);
     expect(error).toMatchObject({ reason: 'invalid-path', path });
     expect((error as Error).message).toContain(JSON.stringify(path));
+  });
+
+  it('takes a printable ASCII path through its fast path to the verdict of every check', () => {
+    // The checks in full, each on every path: the model the fast path must agree with.
+    const model = (path: string): boolean =>
+      path !== '' &&
+      !path.includes('\0') &&
+      !path.includes('\\') &&
+      !path.startsWith('/') &&
+      !/^[A-Za-z]:/.test(path) &&
+      !/[\uD800-\uDFFF]/u.test(path) &&
+      path.normalize('NFC') === path &&
+      path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+    const pieces = fc.constantFrom('a', 'B', '/', '.', '..', '\\', ':', '\0', '\u0301', 'é', '\uD800', ' ', '~', 'C:');
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.array(pieces).map((p) => p.join('')),
+        ),
+        (path) => {
+          expect(bundlePathProblem(path) === undefined).toBe(model(path));
+        },
+      ),
+      { numRuns: 5000 },
+    );
   });
 
   it('reports refused input as the stream error of bundleStream', async () => {

@@ -37,6 +37,7 @@ const DIRECTORY_MODE = 0o755;
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const DRIVE_LETTER = /^[A-Za-z]:/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * What is wrong with a bundle path, or undefined when it is a normalised bundle path. The
@@ -46,14 +47,16 @@ const DRIVE_LETTER = /^[A-Za-z]:/;
 export function bundlePathProblem(path: unknown): string | undefined {
   if (typeof path !== 'string') return 'the path is not a string';
   if (path === '') return 'the path is empty';
-  if (path.includes('\0')) return 'the path holds NUL';
+  // Printable ASCII (nearly every real path) holds no NUL and no surrogate, and NFC leaves it as it is.
+  const ascii = PRINTABLE_ASCII.test(path);
+  if (!ascii && path.includes('\0')) return 'the path holds NUL';
   if (path.includes('\\')) return 'the path holds a backslash';
   if (path.startsWith('/')) return 'the path is absolute';
   if (DRIVE_LETTER.test(path)) return 'the path starts with a drive letter';
-  if (LONE_SURROGATE.test(path)) return 'the path is not well-formed Unicode (lone surrogate)';
+  if (!ascii && LONE_SURROGATE.test(path)) return 'the path is not well-formed Unicode (lone surrogate)';
   // Not normalised here on purpose: two spellings of one name folding into one entry
   // would be a silent overwrite; the caller normalises, this only checks.
-  if (path.normalize('NFC') !== path) return 'the path is not in Unicode NFC form';
+  if (!ascii && path.normalize('NFC') !== path) return 'the path is not in Unicode NFC form';
   for (const segment of path.split('/')) {
     if (segment === '') return 'the path has an empty segment (leading, trailing or double "/")';
     if (segment === '.' || segment === '..') return `the path has a "${segment}" segment`;
