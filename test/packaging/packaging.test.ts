@@ -505,7 +505,7 @@ describe('the packed packages', () => {
   it('ship the licence of every dependency their dist/ inlines, in dist/THIRD-PARTY-LICENSES.md', async () => {
     const inlined: Record<string, string[]> = {
       '@agentproto/agent-plugins': ['modern-tar', 'yaml'],
-      '@agentproto/documents': ['yaml'],
+      '@agentproto/documents': ['yaml', 'smol-toml'],
       '@agentproto/skill-providers': ['p-limit', 'yocto-queue'],
     };
     const shipping = packed
@@ -755,6 +755,46 @@ describe('a project outside the workspace that installs the tarballs', () => {
           expect(outcome(installed, text)).toEqual(outcome(source, text));
         },
       ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('parse TOML with the smol-toml they inline as the smol-toml package itself does: values, errors, positions', async () => {
+    type Documents = typeof import('../../packages/documents/src/index.ts');
+    const installed = (await import(
+      pathToFileURL(join(project, 'node_modules', '@agentproto', 'documents', 'dist', 'index.js')).href
+    )) as Documents;
+    const source = (await import('../../packages/documents/src/index.ts')) as Documents;
+    const outcome = (documents: Documents, text: string) => {
+      try {
+        // Dates are smol-toml's own date objects: compared by their text.
+        return { value: JSON.stringify(documents.parseUntrustedToml(text, { source: 'doc.toml' })) };
+      } catch (error) {
+        const { name, message, code, line, column, description } = error as Record<string, unknown>;
+        return { error: { name, message, code, line, column, description } };
+      }
+    };
+    const texts = [
+      '[project]\nname = "tool"\nversion = "1.0"\n[project.scripts]\nrun = "tool:main"\n',
+      'a = 1979-05-27T07:32:00Z\nb = 07:32:00\nc = 1979-05-27\nd = inf\ne = nan\nf = 0x1F\n',
+      'a.b.c = 1\n[a]\nd = [1, [2, [3]], {e = "f"}]\n',
+      'a = 1\na = 2\n',
+      'a = "unterminated\n',
+      's = """\nmulti\nline"""\nt = \'\'\'lit\'\'\'\n',
+      '[[t]]\nx = 1\n[[t]]\nx = 2\n',
+      `a = ${'['.repeat(60)}${']'.repeat(60)}\n`,
+      'key = \n',
+    ];
+    const differing = texts.filter(
+      (text) => JSON.stringify(outcome(installed, text)) !== JSON.stringify(outcome(source, text)),
+    );
+    expect(differing).toEqual([]);
+    // The cases above hold values and errors both.
+    expect(texts.filter((text) => 'error' in outcome(source, text)).length).toBeGreaterThan(1);
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'ab=1.[]{},"\'#\n TZ:-'.split('')), maxLength: 60 }), (text) => {
+        expect(outcome(installed, text)).toEqual(outcome(source, text));
+      }),
       { numRuns: 2_000 },
     );
   });
