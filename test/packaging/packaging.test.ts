@@ -703,13 +703,20 @@ describe('a project outside the workspace that installs the tarballs', () => {
     expect(ls.objects.map(({ objectId }) => objectId)).toEqual([put.objectId]);
   });
 
-  it('parse YAML with the yaml they inline as the yaml package itself does: values, errors, positions', async () => {
-    type Documents = typeof import('../../packages/documents/src/index.ts');
-    const installed = (await import(
+  type Documents = typeof import('../../packages/documents/src/index.ts');
+  /**
+   * The installed @agentproto/documents (its dist/ inlines yaml and smol-toml) and the
+   * workspace's source, which imports both packages as they are published.
+   */
+  const installedAndSource = async (): Promise<{ installed: Documents; source: Documents }> => ({
+    installed: (await import(
       pathToFileURL(join(project, 'node_modules', '@agentproto', 'documents', 'dist', 'index.js')).href
-    )) as Documents;
-    // The workspace's source, which imports the yaml package as it is published (CommonJS).
-    const source = (await import('../../packages/documents/src/index.ts')) as Documents;
+    )) as Documents,
+    source: (await import('../../packages/documents/src/index.ts')) as Documents,
+  });
+
+  it('parse YAML with the yaml they inline as the yaml package itself does: values, errors, positions', async () => {
+    const { installed, source } = await installedAndSource();
     const outcome = (documents: Documents, text: string) => {
       try {
         return { value: documents.parseUntrustedYaml(text, { source: 'doc.yaml' }) };
@@ -760,11 +767,7 @@ describe('a project outside the workspace that installs the tarballs', () => {
   });
 
   it('parse TOML with the smol-toml they inline as the smol-toml package itself does: values, errors, positions', async () => {
-    type Documents = typeof import('../../packages/documents/src/index.ts');
-    const installed = (await import(
-      pathToFileURL(join(project, 'node_modules', '@agentproto', 'documents', 'dist', 'index.js')).href
-    )) as Documents;
-    const source = (await import('../../packages/documents/src/index.ts')) as Documents;
+    const { installed, source } = await installedAndSource();
     const outcome = (documents: Documents, text: string) => {
       try {
         // Dates are smol-toml's own date objects: compared by their text.
