@@ -48,6 +48,10 @@ describe('crash safety', () => {
         const child = spawnWorker([root, 'loop', String(t + 1)]);
         const exited = new Promise<string | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
         await printed(child, 'ready');
+        // Every other writer is let finish one acquisition first, however slow the machine:
+        // the trials must exercise real publications, not only kills during a first fill
+        // (on a loaded machine a writer could take longer than 250 ms over its first one).
+        if (t % 2 === 1) await printed(child, 'acquired');
         // A random moment within the next few acquisitions: filling, sealing, renaming,
         // writing the key record, replacing the link, sweeping or collecting.
         await new Promise((resolve) => setTimeout(resolve, random(250)));

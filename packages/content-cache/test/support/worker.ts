@@ -1,6 +1,7 @@
 /**
  * A separate process acquiring into a store, for the crash and concurrency tests.
- *   worker.ts <root> loop <seed>            acquire forever (until killed); prints "ready"
+ *   worker.ts <root> loop <seed>            acquire forever (until killed); prints "ready", then
+ *                                           "acquired" after each acquisition
  *   worker.ts <root> batch <seed> <count> <startAt>
  *                                           `count` acquisitions over 5 keys, starting at the
  *                                           epoch millisecond `startAt`; prints the object ids
@@ -24,6 +25,7 @@ if (mode === 'loop') {
     // adoption), now and then a gc, across a few declarations whose links keep moving.
     const contentId = random(4) === 0 ? `shared-${random(3)}` : `c-${seedText}-${i}`;
     await store.acquire(keyOf(contentId, random(3)), slowFill(contentId));
+    process.stdout.write('acquired\n');
     if (random(10) === 0) await store.gc();
   }
 } else {
