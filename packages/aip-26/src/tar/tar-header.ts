@@ -11,7 +11,6 @@
 
 const BLOCK = 512;
 const ZERO = 0x30;
-const SEVENS = '7777777777777777777';
 const TYPE_FILE = ZERO; // '0'
 const TYPE_DIRECTORY = ZERO + 5; // '5'
 const TYPE_PAX = 0x78; // 'x'
@@ -95,14 +94,14 @@ function template(typeflag: number, mode: number): { block: Buffer; sum: number 
   let found = templates.get(key);
   if (!found) {
     const block = Buffer.alloc(BLOCK);
-    block.write(octal(mode, 6), 100, 'latin1');
-    block.write(octal(0, 6), 108, 'latin1'); // uid
-    block.write(octal(0, 6), 116, 'latin1'); // gid
-    block.write(octal(0, 11), 136, 'latin1'); // mtime
+    writeOctal(block, 100, mode, 6);
+    writeOctal(block, 108, 0, 6); // uid
+    writeOctal(block, 116, 0, 6); // gid
+    writeOctal(block, 136, 0, 11); // mtime
     block[156] = typeflag;
     block.write('ustar\u000000', 257, 'latin1'); // magic "ustar\0", version "00"
-    block.write(octal(0, 6), 329, 'latin1'); // devmajor
-    block.write(octal(0, 6), 337, 'latin1'); // devminor
+    writeOctal(block, 329, 0, 6); // devmajor
+    writeOctal(block, 337, 0, 6); // devminor
     let sum = 8 * 0x20; // the checksum field counts as eight spaces
     for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i]!;
     found = { block, sum };
@@ -154,13 +153,6 @@ function writeOctal(target: Buffer, offset: number, value: number, n: number): n
   }
   target[offset + n] = 0x20;
   return sum;
-}
-
-/** `n` octal digits and a space (all sevens when it does not fit), as tar-stream writes numbers. */
-function octal(value: number, n: number): string {
-  const digits = value.toString(8);
-  if (digits.length > n) return `${SEVENS.slice(0, n)} `;
-  return `${digits.padStart(n, '0')} `;
 }
 
 /** 11 octal digits, or base-256 for a size of 8 GiB and more; returns the sum of the bytes written. */
