@@ -31,7 +31,9 @@ started = performance.now();
 const again = await defineCode({ workspaceRoot: workspaceRoot!, code });
 const warmMs = performance.now() - started;
 if (createHash('sha256').update(again).digest('hex') !== digest)
-  throw new Error('the second bundle of the same workspace differs from the first');
+  throw new Error(
+    `the second bundle of the same workspace differs from the first (${again.length} bytes, the first ${bundleBytes})`,
+  );
 process.stdout.write(
   `${JSON.stringify({ ms, warmMs, bundleBytes, baselineMiB: baseline / 2 ** 20, peakAboveMiB: (peak - baseline) / 2 ** 20 })}\n`,
 );

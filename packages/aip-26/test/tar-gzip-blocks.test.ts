@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, deflateRawSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { bundleStream, readTarGz, writeBundle } from '../src/index.js';
+import { DeflateLane, GZIP_BLOCK_BYTES, LANE_OUTPUT_BYTES } from '../src/tar/parallel-gzip.js';
 
 describe('gzip in independent blocks', () => {
   it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
@@ -66,6 +67,8 @@ describe('memory kept from one bundle for the next', () => {
           level,
           memLevel: 9,
           finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH,
+          // Room for the whole output: a sync flush that fills the buffer exactly is written twice.
+          chunkSize: 2 << 20,
         }),
       );
     }
@@ -137,6 +140,58 @@ describe('memory kept from one bundle for the next', () => {
       const short = await writeBundle([{ path: 'short.js', data: text(seed, 20_000 + ((seed * 7919) % 40_000)) }]);
       expect(short.equals(freshStreams(short, 6))).toBe(true);
     }
+  });
+});
+
+describe('a deflate stream used for block after block', () => {
+  /** A block deflated by a fresh stream with room for all of it: the bytes every block must get. */
+  const fresh = (block: Buffer) =>
+    deflateRawSync(block, { level: 6, memLevel: 9, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: 2 << 20 });
+
+  it('gives the bytes of a fresh stream for a block whose flush marker ends exactly at the end of its output buffer', async () => {
+    // A block B, and a block A whose output leaves exactly B's output of room in the stream's
+    // buffer: A is zeros ending in k random bytes, k found by bisection (the output grows with k).
+    const random = randomBytes(GZIP_BLOCK_BYTES);
+    let found: { a: Buffer; b: Buffer } | undefined;
+    for (let half = GZIP_BLOCK_BYTES / 2; !found && half < GZIP_BLOCK_BYTES / 2 + 64; half++) {
+      const b = Buffer.alloc(GZIP_BLOCK_BYTES);
+      random.copy(b, 0, 0, half);
+      const room = LANE_OUTPUT_BYTES - fresh(b).length;
+      const a = (k: number) => {
+        const block = Buffer.alloc(GZIP_BLOCK_BYTES);
+        random.copy(block, GZIP_BLOCK_BYTES - k, GZIP_BLOCK_BYTES - k);
+        return block;
+      };
+      let [low, high] = [0, GZIP_BLOCK_BYTES];
+      while (low <= high) {
+        const k = (low + high) >> 1;
+        const size = fresh(a(k)).length;
+        if (size === room) {
+          found = { a: a(k), b };
+          break;
+        }
+        if (size < room) low = k + 1;
+        else high = k - 1;
+      }
+    }
+    expect(found).toBeDefined();
+    const { a, b } = found!;
+
+    // Deflated as it comes, B gets a second flush marker: the case this test is about.
+    const plain = new DeflateLane(6);
+    await plain.deflate(a, false);
+    const repeated = Buffer.concat(await plain.deflate(b, false, false));
+    plain.close();
+    expect(repeated.length).toBe(fresh(b).length + 5);
+    // The marker (LEN 0, NLEN 0xffff), then on the byte boundary it left, the same again.
+    expect(repeated.subarray(-9).toString('hex')).toBe('0000ffff000000ffff');
+
+    const lane = new DeflateLane(6);
+    await lane.deflate(a, false);
+    expect(Buffer.concat(await lane.deflate(b, false)).equals(fresh(b))).toBe(true);
+    // And the stream goes on giving a fresh stream's bytes.
+    expect(Buffer.concat(await lane.deflate(a, false)).equals(fresh(a))).toBe(true);
+    lane.close();
   });
 });
 

@@ -21,6 +21,17 @@ const GZIP_MEM_LEVEL = 9;
  * bundle can be short; it gets a fresh stream.
  */
 const SHORT_BLOCK_BYTES = 2 * 32 * 1024 + 258;
+/**
+ * A deflate lane's output buffer: room for a whole compressed block (at least zlib's
+ * deflateBound of GZIP_BLOCK_BYTES, plus a sync-flush marker), so a fresh stream never
+ * fills it.
+ */
+export const LANE_OUTPUT_BYTES = Math.max(zlib.constants.Z_MIN_CHUNK, outputBound(GZIP_BLOCK_BYTES));
+/**
+ * An empty stored block on a byte boundary: what a sync flush writes again when zlib is
+ * called once more after its first marker exactly filled the output (see DeflateLane).
+ */
+const REPEATED_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
@@ -268,9 +279,10 @@ export class ParallelGzip {
 /**
  * A raw deflate stream used for one block after another: each block is written, then
  * flushed (a sync flush, or the finish for the last one), then the stream is reset, so the
- * next block starts a new independent deflate exactly as a fresh stream would (the same
- * bytes, for a block that fills the window: see SHORT_BLOCK_BYTES). One stream per lane, not one per block: a fresh zlib stream allocates its state
- * and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29 states and 29 buffers of
+ * next block starts a new independent deflate exactly as a fresh stream would: the same
+ * bytes, for a block that fills the window (see SHORT_BLOCK_BYTES) and whose flush marker
+ * is written once (see `deflate`). One stream per lane, not one per block: a fresh zlib
+ * stream allocates its state and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29 states and 29 buffers of
  * fresh memory, and the external memory they report made V8 run full collections.
  *
  * Its output buffer has room for a whole compressed block, so a block is one trip through
@@ -278,17 +290,13 @@ export class ParallelGzip {
  * without a copy (zlib's default 16 KiB chunks took ~20 trips a block, each back through the
  * main thread; 100 MiB: main thread active 10-11 s against 1.6-1.9 s).
  */
-class DeflateLane {
+export class DeflateLane {
   private readonly stream: zlib.DeflateRaw;
   private chunks: Buffer[] = [];
   private failed: ((error: Error) => void) | undefined;
 
-  constructor(level: number) {
-    this.stream = zlib.createDeflateRaw({
-      level,
-      memLevel: GZIP_MEM_LEVEL,
-      chunkSize: Math.max(zlib.constants.Z_MIN_CHUNK, outputBound(GZIP_BLOCK_BYTES)),
-    });
+  constructor(private readonly level: number) {
+    this.stream = zlib.createDeflateRaw({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: LANE_OUTPUT_BYTES });
     this.stream.on('data', (chunk: Buffer) => this.chunks.push(chunk));
     this.stream.on('error', (error: Error) => this.failed?.(error));
   }
@@ -296,8 +304,20 @@ class DeflateLane {
   /**
    * The block's compressed bytes, as a rule one chunk: views of the stream's output buffer,
    * which zlib never writes again (it moves on to a fresh one when it is full).
+   *
+   * A used stream writes each block after the output of the blocks before it, so its buffer
+   * fills at offsets a fresh stream never reaches. When a sync flush's marker ends exactly
+   * at the end of the buffer, zlib returns for more room, Node calls it again with the same
+   * flush, and zlib writes a second marker: 5 more bytes, after which the output is still
+   * valid but no longer the bytes a fresh stream gives (measured: a block deflated after
+   * one whose output left exactly its size of room came out 525,158 bytes, not 525,153).
+   * Which stream a block lands on depends on timing, so such a block would make a bundle's
+   * digest vary from run to run. A block whose output ends in a chunk of only that marker
+   * is deflated again on a fresh stream, which its whole output fits; where the marker was
+   * not repeated (a single marker split by the buffer's end), that gives the same bytes.
+   * `again: false` is that fresh stream's call: it is not deflated a third time.
    */
-  deflate(data: Buffer, last: boolean): Promise<Buffer[]> {
+  deflate(data: Buffer, last: boolean, again = true): Promise<Buffer[]> {
     return new Promise((resolve, reject) => {
       this.failed = reject;
       this.stream.write(data);
@@ -307,6 +327,14 @@ class DeflateLane {
         this.chunks = [];
         this.failed = undefined;
         this.stream.reset();
+        if (again && !last && chunks.length > 1 && chunks[chunks.length - 1]!.equals(REPEATED_FLUSH_MARKER)) {
+          const fresh = new DeflateLane(this.level);
+          fresh
+            .deflate(data, last, false)
+            .then(resolve, reject)
+            .finally(() => fresh.close());
+          return;
+        }
         resolve(chunks);
       };
       this.stream.flush(last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH, flushed as () => void);
