@@ -1,4 +1,4 @@
-import { type ContentStoreOptions, type OciRemote, ociRemote } from '@agentproto/content-cache';
+import type { ContentStoreOptions, OciRemote } from '@agentproto/content-cache';
 import { printable } from './format.js';
 import { registryAuthFromEnv } from './registry-env.js';
 import { type Invocation, flagOption, textOption } from './table.js';
@@ -11,8 +11,12 @@ interface RemoteFlags {
   'insecure-http'?: boolean;
 }
 
-/** The registry of `--remote` and `--repository`; credentials from the environment only. */
-export function openRemote(command: string, values: RemoteFlags): OciRemote {
+/**
+ * The registry of `--remote` and `--repository`; credentials from the environment only. The
+ * content store's client is loaded here, not at start: a command without `--remote` (a
+ * workspace-only `code bundle`) never loads it.
+ */
+export async function openRemote(command: string, values: RemoteFlags): Promise<OciRemote> {
   const { remote: url, repository } = values;
   if (url === undefined || url === '') throw new UsageError(`${command} needs --remote URL (https://host[:port])`);
   if (repository === undefined || repository === '') throw new UsageError(`${command} needs --repository NAME`);
@@ -20,6 +24,7 @@ export function openRemote(command: string, values: RemoteFlags): OciRemote {
   if (/^http:/i.test(url) && !insecure)
     throw new UsageError(`${command}: --remote ${url} is plain http; pass --insecure-http to allow it`);
   const auth = registryAuthFromEnv();
+  const { ociRemote } = await import('@agentproto/content-cache');
   return ociRemote({ url, repository, allowInsecureHttp: insecure, ...(auth === undefined ? {} : { auth }) });
 }
 
@@ -29,11 +34,11 @@ export function openRemote(command: string, values: RemoteFlags): OciRemote {
  * the first of each code (a registry that is down or sends bad content never fails the
  * command).
  */
-export function remoteTier(
+export async function remoteTier(
   command: string,
   values: RemoteFlags,
   term: Terminal,
-): Pick<ContentStoreOptions, 'remote' | 'onEvent'> {
+): Promise<Pick<ContentStoreOptions, 'remote' | 'onEvent'>> {
   if (values.remote === undefined) {
     if (values.repository !== undefined) throw new UsageError(`${command}: --repository needs --remote`);
     return {};
@@ -42,7 +47,7 @@ export function remoteTier(
   // every pull, push and fact the command touches while it is bypassed.
   const shown = new Set<string>();
   return {
-    remote: openRemote(command, values),
+    remote: await openRemote(command, values),
     onEvent: (event) => {
       if (event.type !== 'remote-warning' || shown.has(event.code)) return;
       shown.add(event.code);

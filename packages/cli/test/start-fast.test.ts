@@ -73,6 +73,31 @@ describe('start fast: --version and help load no command group', () => {
       expect(agentprotoPackages(loaded)).not.toContain(name);
   });
 
+  it('code bundle of workspace files loads no store, git or registry client; a github source loads them', async () => {
+    const workspace = await scratch();
+    const manifest = join(workspace, 'manifest.yaml');
+    await writeFile(join(workspace, 'main.py'), 'print(1)\n');
+    await writeFile(manifest, 'code:\n  sources:\n    - local: main.py\n');
+    const local = await modulesLoaded(['code', 'bundle', manifest, '--out', join(workspace, 'local.tar.gz')]);
+    expect(agentprotoPackages(local)).toContain('aip-26');
+    for (const name of ['content-cache', 'git', 'oci']) expect(agentprotoPackages(local)).not.toContain(name);
+
+    // The same command line with a github source (its host refuses the connection: exit 1).
+    await writeFile(manifest, 'code:\n  sources:\n    - github: { repo: acme/tools, ref: main }\n');
+    const github = await modulesLoaded([
+      'code',
+      'bundle',
+      manifest,
+      '--out',
+      join(workspace, 'github.tar.gz'),
+      '--github-url',
+      'http://127.0.0.1:9',
+      '--store',
+      join(workspace, 'store'),
+    ]);
+    expect(agentprotoPackages(github)).toEqual(expect.arrayContaining(['content-cache', 'git']));
+  });
+
   it('a command loads its group and the packages it needs (the check above can fail)', async () => {
     const store = join(await scratch(), 'store');
     const loaded = await modulesLoaded(['cache', 'ls', '--store', store]);

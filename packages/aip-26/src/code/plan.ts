@@ -2,7 +2,7 @@ import { DocumentError } from '@agentproto/documents';
 import { SourceResolutionError } from './errors.js';
 import { safePath, safeWorkspacePath } from './path-rules.js';
 import { validateCode } from './validate.js';
-import { refNameProblem } from '@agentproto/git';
+import { loadGit } from '../github/lazy.js';
 import { WorkspaceLinkError, WorkspaceManifestError } from '../workspace/node-workspace-fs.js';
 import type { Code, Source, WorkspaceFs } from './types.js';
 import { PATH_LIMITS } from '../paths/limits.js';
@@ -17,13 +17,13 @@ const GITHUB_REPO = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z
  * only then takes it as an abbreviated commit. 40 hex digits with upper case are refused:
  * git reads 40 hex digits as an object id in either case, and git never creates such refs.
  */
-function checkGithubRef(ref: string, label: string, source: Source): void {
+async function checkGithubRef(ref: string, label: string, source: Source): Promise<void> {
   const bad = (detail: string): never => {
     throw new SourceResolutionError(label, source, 'ref-unresolved', `ref ${JSON.stringify(ref)}: ${detail}`);
   };
   if (/^[0-9a-fA-F]{40}$/.test(ref) && ref !== ref.toLowerCase())
     bad(`a commit id must be lowercase (${ref.toLowerCase()})`);
-  const problem = refNameProblem(ref);
+  const problem = (await loadGit()).refNameProblem(ref);
   if (problem) bad(problem);
 }
 
@@ -117,7 +117,7 @@ async function planSources(
 ): Promise<void> {
   for (const [index, source] of sources.entries()) {
     const label = `${prefix}sources[${index}]`;
-    const planned = planOne(source, label, base);
+    const planned = await planOne(source, label, base);
     if (planned) {
       plan.sources.push(planned);
       continue;
@@ -155,7 +155,7 @@ async function planSources(
   }
 }
 
-function planOne(source: Source, label: string, base: string): PlannedSource | undefined {
+async function planOne(source: Source, label: string, base: string): Promise<PlannedSource | undefined> {
   const guard = <T>(run: () => T): T => {
     try {
       return run();
@@ -217,7 +217,7 @@ function planOne(source: Source, label: string, base: string): PlannedSource | u
         `repo ${JSON.stringify(repo)} is not owner/name with GitHub's characters`,
       );
     }
-    checkGithubRef(ref, label, source);
+    await checkGithubRef(ref, label, source);
     return {
       kind: 'github',
       label,

@@ -1,25 +1,14 @@
 import * as fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
-import { type ContentStore, defaultCacheRoot, openContentStore } from '@agentproto/content-cache';
-import {
-  GitAbbreviatedShaError,
-  type GitAuth,
-  GitCommitNotFoundError,
-  type RemoteOptions,
-  directoryTreeId,
-  expandCommit,
-  fetchDirectory,
-  folderTreeId,
-  isFullCommitId,
-  listRefs,
-  resolveRef,
-} from '@agentproto/git';
+import type { ContentStore } from '@agentproto/content-cache';
+import type { GitAuth, RemoteOptions } from '@agentproto/git';
 import type { GithubAccess } from '../code/types.js';
 import { PATH_LIMITS } from '../paths/limits.js';
 import { DEFAULT_GZIP_LEVEL, writeBundle } from '../tar/index.js';
 import { BUNDLE_LAYOUT } from '../tar/write-bundle.js';
+import { loadContentCache, loadGit } from './lazy.js';
 
 /** What a floating ref resolved to, for the host to record (AIP-26: "record the resolved SHA"). */
 export interface ResolvedGithubRef {
@@ -149,14 +138,18 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
   const baseUrl = (options.baseUrl ?? 'https://github.com').replace(/\/+$/, '');
   const clock = options.clock ?? Date.now;
   const tags = new Map<string, { commit: string; at: number }>();
-  // The folder is fixed now (a later change of XDG_CACHE_HOME does not move it); the store
-  // is opened on the first fetch, so a connector that only resolves refs creates nothing.
-  const defaultRoot = options.cache === undefined ? defaultCacheRoot() : undefined;
+  // The folder is fixed now (a later change of XDG_CACHE_HOME does not move it): what names
+  // it is read now, and it is named once the content store is loaded. The store is opened on
+  // the first fetch, so a connector that only resolves refs creates nothing.
+  const rootFrom =
+    options.cache === undefined ? { env: { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME }, home: homedir() } : undefined;
   let defaultStore: Promise<ContentStore> | undefined;
   const storeOf = (): Promise<ContentStore> | undefined => {
     if (options.cache === false) return undefined;
     if (options.cache !== undefined) return Promise.resolve(options.cache);
-    defaultStore ??= openContentStore({ root: defaultRoot! });
+    defaultStore ??= loadContentCache().then(({ defaultCacheRoot, openContentStore }) =>
+      openContentStore({ root: defaultCacheRoot(rootFrom!.env, rootFrom!.home) }),
+    );
     return defaultStore;
   };
   const auth: GitAuth = async () => {
@@ -168,6 +161,8 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
 
   return {
     async resolveRef(repo, ref) {
+      const { GitAbbreviatedShaError, GitCommitNotFoundError, expandCommit, isFullCommitId, listRefs, resolveRef } =
+        await loadGit();
       if (isFullCommitId(ref)) return ref;
       if (options.requirePin) throw new PinRequiredError(repo, ref);
       const cacheKey = `${repo}\0${ref}`;
@@ -198,6 +193,7 @@ export function githubConnector(options: GithubConnectorOptions = {}): GithubAcc
     },
 
     async fetch(repo, commit, subpath, limits) {
+      const { fetchDirectory, isFullCommitId } = await loadGit();
       if (!isFullCommitId(commit)) throw new PinRequiredError(repo, commit);
       const path = subpath ?? '';
       // The bundle's caps hold while fetching (GIT_LIMIT_EXCEEDED, before anything past them
@@ -275,6 +271,7 @@ async function proveTree(
   tree: string,
   options: RemoteOptions,
 ): Promise<void> {
+  const { directoryTreeId, folderTreeId } = await loadGit();
   const [expected, actual] = await Promise.all([
     directoryTreeId(url, commit, path, options).then((found) => found.tree),
     folderTreeId(tree, { signal: options.signal }),

@@ -178,7 +178,7 @@ interface KeyFailure extends KeyOutcome {
  * still go. Exit 1 when any failed.
  */
 async function push(invocation: Invocation, term: Terminal): Promise<number> {
-  const remote = openRemote('cache push', remoteFlags(invocation));
+  const remote = await openRemote('cache push', remoteFlags(invocation));
   const store = await openStore(invocation, { remote });
   const pushed: KeyOutcome[] = [];
   const failed: KeyFailure[] = [];
@@ -219,7 +219,7 @@ async function push(invocation: Invocation, term: Terminal): Promise<number> {
  * Exit 1 when any failed.
  */
 async function pull(invocation: Invocation, term: Terminal): Promise<number> {
-  const remote = openRemote('cache pull', remoteFlags(invocation));
+  const remote = await openRemote('cache pull', remoteFlags(invocation));
   // A remote failure during acquire is an event (the store then tries the fill): kept here by
   // object, to report the registry's reason rather than the fill's refusal.
   const reasons = new Map<string, { code: string; message: string }>();

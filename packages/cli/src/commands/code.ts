@@ -16,12 +16,7 @@ import {
   parseRun,
   scanCode,
 } from '@agentproto/aip-26';
-import {
-  type ContentStore,
-  type ContentStoreOptions,
-  defaultCacheRoot,
-  openContentStore,
-} from '@agentproto/content-cache';
+import type { ContentStore, ContentStoreOptions } from '@agentproto/content-cache';
 import { readCodeMdFrontmatter } from '../read-code-md.js';
 import { readYamlFile } from '../read-yaml.js';
 import { CommandError } from '../command-error.js';
@@ -68,7 +63,7 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
   const { github, idle } = connector(
     textOption(invocation, 'github-url'),
     textOption(invocation, 'store'),
-    remoteTier(`code ${sub}`, remoteFlags(invocation), term),
+    await remoteTier(`code ${sub}`, remoteFlags(invocation), term),
   );
 
   if (sub === 'check') {
@@ -152,7 +147,8 @@ function codeOf(
 /**
  * GitHub sources go through a connector; the token comes from GITHUB_TOKEN and never leaves
  * it. The cache is opened on first use, so a manifest without github sources touches no
- * store; with `--remote` it shares what it fetched through the registry.
+ * store (and never loads the store's code); with `--remote` it shares what it fetched
+ * through the registry.
  */
 function connector(
   baseUrl: string | undefined,
@@ -163,7 +159,9 @@ function connector(
   let access: Promise<GithubAccess> | undefined;
   const get = (): Promise<GithubAccess> => {
     if (access === undefined) {
-      store = openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot), ...tier });
+      store = import('@agentproto/content-cache').then(({ defaultCacheRoot, openContentStore }) =>
+        openContentStore({ root: cacheRoot === undefined ? defaultCacheRoot() : resolve(cacheRoot), ...tier }),
+      );
       access = store.then((cache) => githubConnector({ baseUrl, cache, getToken: () => process.env.GITHUB_TOKEN }));
     }
     return access;

@@ -40,7 +40,7 @@ export async function runSkills(invocation: Invocation, term: Terminal): Promise
   const store = textOption(invocation, 'store');
   const cache = await openContentStore({
     root: store === undefined ? defaultCacheRoot() : resolve(store),
-    ...remoteTier(`skills ${sub}`, remoteFlags(invocation), term),
+    ...(await remoteTier(`skills ${sub}`, remoteFlags(invocation), term)),
   });
   // Which providers exist is the host's decision (these flags), never the declaration's.
   const localRoots = listOption(invocation, 'local-root').map((root) => resolve(root));
