@@ -33,7 +33,7 @@ const CORES = availableParallelism();
 const TAR_FLAGS = ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0'];
 const CHILD = fileURLToPath(new URL('./aip-26-define-code.child.ts', import.meta.url));
 const BIN = resolve(
-  process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.js', import.meta.url)),
+  process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.cjs', import.meta.url)),
 );
 
 const work = await mkdtemp(join(tmpdir(), 'agentproto-bench-aip26-'));

@@ -6,7 +6,7 @@
  *
  * Each is a fresh node process, as a user's shell starts one: wall time from spawn to exit.
  * The command and the baseline alternate every round (the order flips each round), and one
- * untimed round of each warms the page cache. The bin is packages/cli/dist/bin.js (run
+ * untimed round of each warms the page cache. The bin is packages/cli/dist/bin.cjs (run
  * `pnpm build` first), or the file AGENTPROTO_BIN names, to measure another build.
  */
 import { spawnSync } from 'node:child_process';
@@ -20,7 +20,7 @@ import { median, report } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BIN = resolve(
-  process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.js', import.meta.url)),
+  process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.cjs', import.meta.url)),
 );
 
 if (!existsSync(BIN)) {

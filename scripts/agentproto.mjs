@@ -6,9 +6,10 @@
 // `@agentproto/source` condition, as the tests do. AGENTPROTO_FROM_SOURCE=1 always takes src/.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { staleBuilds } from './workspace-builds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -23,10 +24,11 @@ const stale =
     : await staleBuilds(root, ['@agentproto/cli']);
 
 if (stale.length === 0) {
-  const bin = join(cli, 'dist', 'bin.js');
+  // The bin the package installs: the CommonJS build (see packages/cli/src/bin.ts).
+  const bin = join(cli, 'dist', 'bin.cjs');
   process.chdir(cwd);
   process.argv = [process.argv[0], bin, ...args];
-  await import(pathToFileURL(bin).href);
+  createRequire(import.meta.url)(bin);
 } else {
   if (process.stderr.isTTY)
     process.stderr.write(

@@ -590,8 +590,8 @@ describe('the packed packages', () => {
 
   it('name the agentproto bin, a dist/ file that starts with a node shebang', async () => {
     const cli = packed.find(({ name }) => name === '@agentproto/cli');
-    expect(cli?.manifest.bin).toEqual({ agentproto: './dist/bin.js' });
-    const bin = await readFile(join(project, 'node_modules', '@agentproto', 'cli', 'dist', 'bin.js'), 'utf8');
+    expect(cli?.manifest.bin).toEqual({ agentproto: './dist/bin.cjs' });
+    const bin = await readFile(join(project, 'node_modules', '@agentproto', 'cli', 'dist', 'bin.cjs'), 'utf8');
     expect(bin.split('\n', 1)[0]).toBe('#!/usr/bin/env node');
   });
 
@@ -812,7 +812,7 @@ describe('a project outside the workspace that installs the tarballs', () => {
       const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
       const optimized = (output: { stdout: string; stderr: string }) =>
         (output.stdout + output.stderr).split('\n').filter((line) => line.startsWith('[completed optimizing')).length;
-      const bin = await run(testNode.path, ['--trace-opt', join(cli, 'bin.js'), ...args], {
+      const bin = await run(testNode.path, ['--trace-opt', join(cli, 'bin.cjs'), ...args], {
         cwd: project,
         timeout: RUN_TIMEOUT,
       });

@@ -20,7 +20,10 @@ const io: CliIO = {
   env: process.env,
 };
 
-// No top-level await: tsup also emits this entry as CommonJS.
+// No top-level await: the installed bin is this entry's CommonJS build (package.json "bin":
+// dist/bin.cjs), which loads the CommonJS builds of the packages. Node starts that without its
+// ES module loader: a one-file `code bundle` took 206-246 ms against 236-307 ms for the ES
+// module build (medians of 21 alternating runs, three times), the same bytes out.
 main(argv, io).then(
   (code) => {
     // exitCode, not exit(): stdout may still be draining into a pipe.
