@@ -71,10 +71,7 @@ const writeFile: typeof fsp.writeFile = (file, data, options) => {
   if (typeof file !== 'string' || !plainData || !plainOptions) return fsp.writeFile(file, data, options);
   const bytes = typeof data === 'string' ? Buffer.byteLength(data) : (data as NodeJS.ArrayBufferView).byteLength;
   if (bytes <= SYNC_WRITE_MAX) return writeFileInSlice(file, data as string | NodeJS.ArrayBufferView, options);
-  return new Promise<void>((resolve, reject) => {
-    const done = (error: NodeJS.ErrnoException | null) => (error ? reject(error) : resolve());
-    fs.writeFile(file, data as string | NodeJS.ArrayBufferView, (options ?? {}) as fs.WriteFileOptions, done);
-  });
+  return pooledWriteFile(file, data, options);
 };
 
 async function writeFileInSlice(
@@ -87,6 +84,38 @@ async function writeFileInSlice(
     sliceStart = performance.now();
   }
   fs.writeFileSync(file, data, (options ?? {}) as fs.WriteFileOptions);
+}
+
+/**
+ * `writeFile` through libuv's thread pool only, whatever the size: for a folder on a disk,
+ * where the kernel's part of a write (page cache, block allocation, journal) is most of its
+ * cost and runs on the calling thread. Measured on 10,000 files (1-64 KiB, 317 MiB) on this
+ * project's VM disk, the fill writer against a plain write of 32 files at a time: written
+ * synchronously, the main thread spent 3.7 s of CPU in the kernel while the other core idled
+ * (1.72x the plain write); through the pool, 1.39x. On tmpfs the same change went from 1.11x
+ * to 1.64x, so TreeWriter takes this one only where the folder is not in memory.
+ */
+export const pooledWriteFile: typeof fsp.writeFile = (file, data, options) => {
+  const plainData = typeof data === 'string' || ArrayBuffer.isView(data);
+  const plainOptions = options === undefined || options === null || typeof options === 'string' || !options.signal;
+  if (typeof file !== 'string' || !plainData || !plainOptions) return fsp.writeFile(file, data, options);
+  return new Promise<void>((resolve, reject) => {
+    const done = (error: NodeJS.ErrnoException | null) => (error ? reject(error) : resolve());
+    fs.writeFile(file, data as string | NodeJS.ArrayBufferView, (options ?? {}) as fs.WriteFileOptions, done);
+  });
+};
+
+/** Linux's magic numbers (statfs f_type) of the filesystems whose files live in memory. */
+const MEMORY_FILESYSTEMS = new Set([0x01021994 /* tmpfs */, 0x858458f6 /* ramfs */]);
+
+/** Whether `folder` is on a filesystem held in memory (tmpfs, ramfs); false when that cannot be told. */
+export function inMemoryFilesystem(folder: string): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    return MEMORY_FILESYSTEMS.has(fs.statfsSync(folder).type);
+  } catch {
+    return false;
+  }
 }
 
 export const nodeStoreFs: StoreFs = {

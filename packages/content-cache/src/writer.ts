@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { FillOutsideDestinationError } from './errors.js';
 import { fileHasher } from './file-hasher.js';
-import { type StoreFs, nodeStoreFs } from './store-fs.js';
+import { type StoreFs, inMemoryFilesystem, nodeStoreFs, pooledWriteFile } from './store-fs.js';
 import type { KnownFile } from './tree.js';
 
 export interface WriteFileOptions {
@@ -44,6 +44,8 @@ export class TreeWriter {
   private readonly modeHolds = new Map<number, Promise<boolean>>();
   /** Only Node's own filesystem writes where the worker reads; another StoreFs is hashed inline. */
   private readonly readsBack: boolean;
+  /** How files are written (see fillWriteFile). */
+  private readonly write: StoreFs['writeFile'];
   private inlineBytes = 0;
 
   constructor(
@@ -51,6 +53,8 @@ export class TreeWriter {
     readonly destination: string,
   ) {
     this.readsBack = fs.writeFile === nodeStoreFs.writeFile;
+    // The destination's folder: the destination itself may not be made yet.
+    this.write = fillWriteFile(fs, dirname(destination));
   }
 
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
@@ -61,7 +65,7 @@ export class TreeWriter {
     const size = bytes.byteLength;
     await this.folder(dirname(abs));
     // `wx` creates the file, so its mode is the one asked for (less the umask, checked once per mode).
-    const created = this.fs.writeFile(abs, bytes, { mode, flag: 'wx' }).then(
+    const created = this.write(abs, bytes, { mode, flag: 'wx' }).then(
       () => true,
       (error: NodeJS.ErrnoException) => {
         if (error.code !== 'EEXIST') throw error;
@@ -73,7 +77,7 @@ export class TreeWriter {
     const inlineSha256 = inline ? createHash('sha256').update(bytes).digest('hex') : undefined;
     let trustMode = await created;
     if (!trustMode)
-      await this.fs.writeFile(abs, bytes); // An overwrite keeps the old mode: seal reads it.
+      await this.write(abs, bytes); // An overwrite keeps the old mode: seal reads it.
     else trustMode = await this.modeHoldsFor(mode, abs);
     // Read back only once the write is complete, so the hash is of what the file holds.
     const sha256 = inlineSha256 ?? fileHasher.hash(abs, size);
@@ -112,6 +116,16 @@ export class TreeWriter {
     }
     return made;
   }
+}
+
+/**
+ * How a fill writes into `folder`: with Node's own filesystem, small files synchronously
+ * where the folder is in memory (tmpfs) and every file through the thread pool elsewhere
+ * (see pooledWriteFile); with another StoreFs, its own `writeFile`.
+ */
+export function fillWriteFile(fs: StoreFs, folder: string): StoreFs['writeFile'] {
+  if (fs.writeFile !== nodeStoreFs.writeFile) return fs.writeFile;
+  return inMemoryFilesystem(folder) ? fs.writeFile : pooledWriteFile;
 }
 
 /** A path relative to the destination, with `/` separators, that cannot leave it. */
