@@ -92,8 +92,10 @@ async function writeFileInSlice(
  * cost and runs on the calling thread. Measured on 10,000 files (1-64 KiB, 317 MiB) on this
  * project's VM disk, the fill writer against a plain write of 32 files at a time: written
  * synchronously, the main thread spent 3.7 s of CPU in the kernel while the other core idled
- * (1.72x the plain write); through the pool, 1.39x. On tmpfs the same change went from 1.11x
- * to 1.64x, so TreeWriter takes this one only where the folder is not in memory.
+ * (`pnpm bench content-cache`: 1.72x the plain write); three side-by-side runs gave 1.65x,
+ * 1.24x and 1.19x written synchronously, 1.35x, 1.08x and 0.98x through the pool. On tmpfs
+ * the pool measured 2.00x where synchronous writes measured 1.51x in the same run, so
+ * TreeWriter takes this one only where the folder is not in memory (see fillWriteFile).
  */
 export const pooledWriteFile: typeof fsp.writeFile = (file, data, options) => {
   const plainData = typeof data === 'string' || ArrayBuffer.isView(data);

@@ -282,8 +282,9 @@ export class ParallelGzip {
  * next block starts a new independent deflate exactly as a fresh stream would: the same
  * bytes, for a block that fills the window (see SHORT_BLOCK_BYTES) and whose flush marker
  * is written once (see `deflate`). One stream per lane, not one per block: a fresh zlib
- * stream allocates its state and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29 states and 29 buffers of
- * fresh memory, and the external memory they report made V8 run full collections.
+ * stream allocates its state and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29
+ * states and 29 buffers of fresh memory, and the external memory they report made V8 run
+ * full collections.
  *
  * Its output buffer has room for a whole compressed block, so a block is one trip through
  * the thread pool and, as a rule, one output chunk: a view of that buffer, handed on
