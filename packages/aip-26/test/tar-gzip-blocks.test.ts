@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, deflateRawSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { bundleStream, readTarGz, writeBundle } from '../src/index.js';
-import { DeflateLane, GZIP_BLOCK_BYTES, LANE_OUTPUT_BYTES } from '../src/tar/parallel-gzip.js';
+import { DeflateLane, GZIP_BLOCK_BYTES, LANE_OUTPUT_BYTES, ParallelGzip } from '../src/tar/parallel-gzip.js';
 
 describe('gzip in independent blocks', () => {
   it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
@@ -78,6 +78,22 @@ describe('memory kept from one bundle for the next', () => {
     path: `part${String(i).padStart(2, '0')}.bin`,
     data: i % 3 === 0 ? randomBytes(700_000) : Buffer.from(`${i} text that compresses `.repeat(30_000)),
   }));
+
+  it('a finished gzip, kept for the life of the process as the shape of the next, holds none of its memory', async () => {
+    const input = randomBytes(3 * GZIP_BLOCK_BYTES + 12_345);
+    const gzip = new ParallelGzip(6);
+    gzip.append(input);
+    gzip.end();
+    const chunks: Buffer[] = [];
+    for await (const chunk of gzip.output()) chunks.push(chunk);
+    expect(gunzipSync(Buffer.concat(chunks)).equals(input)).toBe(true);
+    // Every buffer the instance still reaches through its fields (arrays included): none holds a byte.
+    const held: Buffer[] = [];
+    for (const value of Object.values(gzip))
+      for (const item of Array.isArray(value) ? value : [value]) if (Buffer.isBuffer(item)) held.push(item);
+    expect(held.length).toBeGreaterThan(0); // the finished block, replaced by an empty one
+    expect(held.map((buffer) => buffer.length)).toEqual(held.map(() => 0));
+  });
 
   it('gives what fresh zlib streams give: bundles at once, at other levels, and after bundles that failed', async () => {
     const first = await writeBundle(entries);

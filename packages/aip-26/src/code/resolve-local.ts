@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { Minimatch } from 'minimatch';
 import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
-import type { Overlay } from './overlay.js';
+import type { BundleFile, Overlay } from './overlay.js';
 import type { PlannedSource } from './plan.js';
 import type { WorkspaceFs } from './types.js';
 
@@ -27,66 +27,29 @@ export async function resolveLocal(
   overlay: Overlay,
   signal?: AbortSignal,
 ): Promise<SourceTally> {
-  const tally: SourceTally = { files: 0, bytes: 0 };
-  const fail = (reason: 'not-found' | 'read-failed', detail: string, cause?: unknown): never => {
-    // A link out of the workspace, a loop or a dangling link is a safety refusal, not a read error.
-    const why = cause instanceof WorkspaceLinkError ? 'unsafe-link' : reason;
-    throw new SourceResolutionError(source.label, source.declaration, why, detail, { cause });
-  };
-  const read = async (from: string): Promise<Buffer> => {
-    let data: Uint8Array;
-    try {
-      data = await fs.readFile(from);
-    } catch (error) {
-      return fail('read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
-    }
-    return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  };
-  const add = async (from: string, to: string, executable: boolean, size: number | undefined) => {
-    signal?.throwIfAborted();
-    if (size !== undefined) {
-      // The size is known: the bytes are read when the archive reaches this file.
-      const readInto = fs.readFileInto
-        ? async (target: Buffer) => {
-            try {
-              await fs.readFileInto!(from, target);
-            } catch (error) {
-              fail('read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
-            }
-          }
-        : undefined;
-      overlay.set(to, { size, read: () => read(from), readInto, executable, source: source.label }, source.declaration);
-      tally.files += 1;
-      tally.bytes += size;
-      return;
-    }
-    const data = await read(from);
-    overlay.set(to, { data, executable, source: source.label }, source.declaration);
-    tally.files += 1;
-    tally.bytes += data.length;
-  };
-
+  const into: Into = { source, fs, overlay, signal, tally: { files: 0, bytes: 0 } };
   const pathGlob = hasMagic(source.path) ? splitGlob(source.path) : undefined;
   const matcher = source.glob !== undefined || pathGlob ? await globMatcher() : undefined;
   const glob = source.glob !== undefined ? matcher!(source.glob) : undefined;
   const base = pathGlob ? pathGlob.base : source.path;
   const info = await probe(fs, base).catch((error: unknown) =>
-    fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error),
+    fail(source, 'read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error),
   );
-  if (!info) return fail('not-found', `${JSON.stringify(base)} does not exist in the workspace`);
+  if (!info) return fail(source, 'not-found', `${JSON.stringify(base)} does not exist in the workspace`);
 
   if (info.type === 'file') {
-    if (pathGlob) return fail('not-found', `${JSON.stringify(base)} is a file, not a folder to match a glob in`);
+    if (pathGlob)
+      return fail(source, 'not-found', `${JSON.stringify(base)} is a file, not a folder to match a glob in`);
     if (source.directory)
-      return fail('not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
+      return fail(source, 'not-found', `${JSON.stringify(source.path)} is a file, but a trailing / asks for a folder`);
     const target =
       source.as === undefined
         ? source.declaredPath
         : source.as.endsWith('/') || source.as === ''
           ? posix.join(source.as, posix.basename(source.path))
           : source.as;
-    await add(source.path, target, info.executable, info.size);
-    return tally;
+    await add(into, source.path, target, info.executable, info.size);
+    return into.tally;
   }
 
   const match = pathGlob ? matcher!(pathGlob.pattern) : glob;
@@ -99,16 +62,85 @@ export async function resolveLocal(
         : source.declaredPath
       : source.as.replace(/\/$/, '');
   try {
-    for await (const file of walk(fs, base, '')) {
-      if (match && !match.match(file.rel)) continue;
-      await add(join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
-    }
+    await addFolder(into, base, targetRoot, match);
   } catch (error) {
     if (error instanceof SourceResolutionError || error instanceof BundleSizeError || error instanceof DOMException)
       throw error;
-    return fail('read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error);
+    return fail(source, 'read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error);
   }
-  return tally;
+  return into.tally;
+}
+
+/** Where a source's files go, and what was added so far. */
+interface Into {
+  source: LocalSource;
+  fs: WorkspaceFs;
+  overlay: Overlay;
+  signal: AbortSignal | undefined;
+  tally: SourceTally;
+}
+
+/*
+ * The per-file path below (addFolder, add, lazyFile) creates no closure of a call's own
+ * state: everything comes in as arguments. V8 compiles a long loop while it runs against
+ * the closures it sees, and throws that code away once they are gone: when these were
+ * closures made by each resolveLocal, every bundle compiled the loop again after a full
+ * collection (~40-60 ms of compile a bundle of 2,000 files, on one of two cores).
+ */
+
+/** The files below `base` that `match` takes (all without it), in archive order. */
+async function addFolder(into: Into, base: string, targetRoot: string, match: Minimatch | undefined): Promise<void> {
+  for await (const file of walk(into.fs, base, '')) {
+    if (match && !match.match(file.rel)) continue;
+    await add(into, join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
+  }
+}
+
+async function add(into: Into, from: string, to: string, executable: boolean, size: number | undefined): Promise<void> {
+  const { source, overlay, tally } = into;
+  into.signal?.throwIfAborted();
+  if (size !== undefined) {
+    // The size is known: the bytes are read when the archive reaches this file.
+    overlay.set(to, lazyFile(into, from, size, executable), source.declaration);
+    tally.files += 1;
+    tally.bytes += size;
+    return;
+  }
+  const data = await read(into, from);
+  overlay.set(to, { data, executable, source: source.label }, source.declaration);
+  tally.files += 1;
+  tally.bytes += data.length;
+}
+
+/** A file read only when the archive reaches it. */
+function lazyFile(into: Into, from: string, size: number, executable: boolean): BundleFile {
+  const { fs, source } = into;
+  const readInto = fs.readFileInto
+    ? async (target: Buffer) => {
+        try {
+          await fs.readFileInto!(from, target);
+        } catch (error) {
+          fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+        }
+      }
+    : undefined;
+  return { size, read: () => read(into, from), readInto, executable, source: source.label };
+}
+
+async function read(into: Into, from: string): Promise<Buffer> {
+  let data: Uint8Array;
+  try {
+    data = await into.fs.readFile(from);
+  } catch (error) {
+    return fail(into.source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+  }
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function fail(source: LocalSource, reason: 'not-found' | 'read-failed', detail: string, cause?: unknown): never {
+  // A link out of the workspace, a loop or a dangling link is a safety refusal, not a read error.
+  const why = cause instanceof WorkspaceLinkError ? 'unsafe-link' : reason;
+  throw new SourceResolutionError(source.label, source.declaration, why, detail, { cause });
 }
 
 function join(a: string, b: string): string {

@@ -35,6 +35,8 @@ const REPEATED_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
+/** The block of a ParallelGzip that finished. */
+const NO_BLOCK = Buffer.alloc(0);
 /** Idle blocks and deflate streams are kept this long after a bundle, for the next one. */
 const KEEP_IDLE_MS = 10_000;
 /** Blocks kept idle at most: those of one bundle in flight (IN_FLIGHT, the one being filled, the scratch). */
@@ -52,6 +54,14 @@ const shared = {
   blocks: [] as Buffer[],
   lanes: new Map<number, DeflateLane[]>(),
   timer: undefined as NodeJS.Timeout | undefined,
+  /**
+   * The last ParallelGzip that finished, its blocks given back (see keepForNext): kept for the
+   * life of the process. V8 forgets an object shape as soon as no object has it, and throws
+   * away the optimized code of every method that checks for it: after a full collection
+   * between two bundles, the next one compiled `reserve`, `commit`, `fill` and the tar writer
+   * that inlines them again.
+   */
+  shape: undefined as ParallelGzip | undefined,
 
   block(): Buffer {
     return this.blocks.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
@@ -267,6 +277,9 @@ export class ParallelGzip {
     if (this.scratch) blocks.push(this.scratch);
     this.scratch = undefined;
     shared.keep(blocks, this.lanes.splice(0), this.level);
+    // The last block went to the shared ones with the spares: this one holds no memory now.
+    this.block = NO_BLOCK;
+    shared.shape = this;
   }
 
   private notify(): void {
