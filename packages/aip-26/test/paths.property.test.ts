@@ -118,6 +118,59 @@ describe('path normalisation, for all inputs', () => {
     );
   });
 
+  it('finds the twins a walk from the root finds for every path, in any order of any paths', () => {
+    // The same rules with one map per folded prefix and no shortcut: each path is walked in
+    // full, its first spelling kept per prefix, its first clash reported.
+    const byFullWalk = (paths: string[]) => {
+      const twins: { kind: string; first: string; second: string }[] = [];
+      const spellings = new Map<string, string>();
+      const fold = (segment: string) =>
+        [...segment]
+          .map((ch) => ch.toLowerCase())
+          .join('')
+          .normalize('NFC');
+      for (const path of paths) {
+        const segments = pathKey(path).split('/');
+        for (let depth = 0; depth < segments.length; depth++) {
+          const folded = segments
+            .slice(0, depth + 1)
+            .map(fold)
+            .join('\0');
+          const first = spellings.get(folded);
+          if (first === undefined) spellings.set(folded, segments[depth]!);
+          else if (first !== segments[depth]) {
+            const firstPrefix = segments.slice(0, depth).map((_, d) =>
+              spellings.get(
+                segments
+                  .slice(0, d + 1)
+                  .map(fold)
+                  .join('\0'),
+              ),
+            );
+            const twin = {
+              kind: 'case',
+              first: [...firstPrefix, first].join('/'),
+              second: segments.slice(0, depth + 1).join('/'),
+            };
+            if (!twins.some((t) => t.first === twin.first && t.second === twin.second)) twins.push(twin);
+            break;
+          }
+        }
+      }
+      return twins;
+    };
+    const segment = fc.constantFrom('a', 'A', 'b', 'B', 'ab', 'aB', '\u00e9', '\u00c9');
+    const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => segments.join('/'));
+    fc.assert(
+      fc.property(fc.array(path, { maxLength: 30 }), fc.boolean(), (paths, sorted) => {
+        // Sorted, most paths share the folder of the one before, as in a listing.
+        const input = sorted ? [...paths].sort() : paths;
+        expect(findPathTwins(input).filter((t) => t.kind === 'case')).toEqual(byFullWalk(input));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('finds a case twin for any name with a letter that changes case', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[a-z][a-z0-9]{0,10}\.ts$/), (name) => {

@@ -50,7 +50,12 @@ export class Overlay {
         `${JSON.stringify(path)} is a file here but a folder in ${folderOwner}`,
       );
     }
-    const parents = parentsOf(path);
+    // Every folder here has its own parents here too, and none of them is a file (a file is
+    // never set where a folder is, nor a folder implied where a file is): a file whose folder
+    // is known needs no walk up its parents. Most files of a listing share the folder of the
+    // one before, so this is one lookup a file, not one a level.
+    const slash = path.lastIndexOf('/');
+    const parents = slash === -1 || this.folders.has(path.slice(0, slash)) ? NO_PARENTS : parentsOf(path);
     for (const parent of parents) {
       const owner = this.files.get(parent);
       if (owner) {
@@ -73,6 +78,8 @@ export class Overlay {
     this.added?.(path, file);
   }
 }
+
+const NO_PARENTS: readonly string[] = [];
 
 function parentsOf(path: string): string[] {
   const parents: string[] = [];

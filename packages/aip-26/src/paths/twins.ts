@@ -61,6 +61,8 @@ export function findPathTwins(paths: Iterable<string>): PathTwin[] {
   const reported = new Set<string>();
   const firstRaw = new Map<string, string>();
   const root: TrieNode = { spelling: '', children: undefined };
+  let lastFolder = '';
+  let lastFolderNode: TrieNode | undefined;
   for (const raw of paths) {
     const key = pathKey(raw);
     const seen = firstRaw.get(key);
@@ -68,8 +70,16 @@ export function findPathTwins(paths: Iterable<string>): PathTwin[] {
     else if (seen !== raw && spellingOf(seen) !== spellingOf(raw))
       report(twins, reported, 'normalization', spellingOf(seen), spellingOf(raw));
 
-    let node = root;
-    const segments = key.split('/');
+    // A path in the folder of the path before (spelled the same) starts at that folder's
+    // node: the walk down to it would meet the same nodes with the same spellings and find
+    // nothing new. Most paths of a listing share their folder with the one before.
+    const slash = key.lastIndexOf('/');
+    const folder = slash === -1 ? '' : key.slice(0, slash);
+    const fromFolder = lastFolderNode !== undefined && folder === lastFolder;
+    const segments = fromFolder ? [key.slice(slash + 1)] : key.split('/');
+    let node = fromFolder ? lastFolderNode! : root;
+    // The folder's node, once the walk reached it with every spelling as first seen.
+    let folderNode = fromFolder || segments.length === 1 ? node : undefined;
     for (let depth = 0; depth < segments.length; depth++) {
       const segment = segments[depth]!;
       const folded = foldCase(segment);
@@ -79,13 +89,16 @@ export function findPathTwins(paths: Iterable<string>): PathTwin[] {
         child = { spelling: segment, children: undefined };
         node.children.set(folded, child);
       } else if (child.spelling !== segment) {
-        const prefix = segments.slice(0, depth);
+        const prefix = !fromFolder ? segments.slice(0, depth) : folder === '' ? [] : folder.split('/');
         report(twins, reported, 'case', firstSpellingOf(root, prefix, child.spelling), [...prefix, segment].join('/'));
         // Everything below is the same clash again: one report per path is enough.
         break;
       }
       node = child;
+      if (depth === segments.length - 2) folderNode = node;
     }
+    lastFolder = folder;
+    lastFolderNode = folderNode;
   }
   return twins;
 }

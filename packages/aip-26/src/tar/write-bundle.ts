@@ -156,9 +156,14 @@ export class OrderedBundleWriter {
       return;
     }
     const items: TarItem[] = [];
-    for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
-      const folder = entry.path.slice(0, slash);
-      if (!this.folders.has(folder)) items.push(directoryItem(folder));
+    // A folder is written after its parents: when the entry's own folder is written, so are
+    // all of its parents, and only the entry itself is new.
+    const folderEnd = entry.path.lastIndexOf('/');
+    if (folderEnd !== -1 && !this.folders.has(entry.path.slice(0, folderEnd))) {
+      for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
+        const folder = entry.path.slice(0, slash);
+        if (!this.folders.has(folder)) items.push(directoryItem(folder));
+      }
     }
     items.push(fileItem(entry));
     for (const item of items) {
