@@ -4,7 +4,7 @@ import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleFile, Overlay } from './overlay.js';
 import type { PlannedSource } from './plan.js';
-import type { WorkspaceFs } from './types.js';
+import type { WorkspaceEntry, WorkspaceFs } from './types.js';
 
 type LocalSource = Extract<PlannedSource, { kind: 'local' }>;
 
@@ -166,23 +166,44 @@ async function probe(
   }
 }
 
-/** Files below `dir`, depth-first in name order; `rel` is relative to the top folder. */
+/**
+ * Files below `rel` (relative to `top`), depth-first in name order. One generator with a stack
+ * of listings, not one generator a folder: a file deep in a tree came up through every
+ * generator above it, a turn of the microtask queue each (node_modules-like trees, 6,735
+ * files at depth 6-10: ~50,000 resumptions a bundle).
+ */
 async function* walk(
   fs: WorkspaceFs,
   top: string,
   rel: string,
 ): AsyncGenerator<{ rel: string; executable: boolean; size?: number }> {
-  const entries = await fs.readDir(join(top, rel));
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const entry of entries) {
-    const childRel = join(rel, entry.name);
-    if (entry.type === 'directory') yield* walk(fs, top, childRel);
+  const stack = [await listing(fs, top, rel)];
+  while (stack.length > 0) {
+    const folder = stack[stack.length - 1]!;
+    if (folder.next === folder.entries.length) {
+      stack.pop();
+      continue;
+    }
+    const entry = folder.entries[folder.next++]!;
+    const childRel = join(folder.rel, entry.name);
+    if (entry.type === 'directory') stack.push(await listing(fs, top, childRel));
     else if (entry.executable !== undefined) yield { rel: childRel, executable: entry.executable, size: entry.size };
     else {
       const info = fs.stat ? await fs.stat(join(top, childRel)) : undefined;
       yield { rel: childRel, executable: info?.executable ?? false, size: info?.size };
     }
   }
+}
+
+/** A folder's entries in name order, and how many of them the walk has taken. */
+async function listing(
+  fs: WorkspaceFs,
+  top: string,
+  rel: string,
+): Promise<{ rel: string; entries: WorkspaceEntry[]; next: number }> {
+  const entries = await fs.readDir(join(top, rel));
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { rel, entries, next: 0 };
 }
 
 /**
