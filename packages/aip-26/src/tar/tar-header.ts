@@ -57,16 +57,13 @@ export function writeHeader(
 /** tar-stream's ustar split: the name, and a prefix of its leading folders; undefined when it does not fit or is not ASCII. */
 function ustarSplit(full: string): { name: string; prefix: string } | undefined {
   if (Buffer.byteLength(full) !== full.length) return undefined;
-  let name = full;
-  let prefix = '';
-  while (name.length > 100) {
-    const slash = name.indexOf('/');
-    if (slash === -1) return undefined;
-    prefix += prefix ? `/${name.slice(0, slash)}` : name.slice(0, slash);
-    name = name.slice(slash + 1);
-  }
-  if (prefix.length > 155) return undefined;
-  return { name, prefix };
+  if (full.length <= 100) return { name: full, prefix: '' };
+  // tar-stream moves leading folders into the prefix one at a time until the name fits: the
+  // cut is at the first "/" with at most 100 characters after it.
+  let slash = full.indexOf('/');
+  while (slash !== -1 && full.length - slash - 1 > 100) slash = full.indexOf('/', slash + 1);
+  if (slash === -1 || slash > 155) return undefined;
+  return { name: full.slice(slash + 1), prefix: full.slice(0, slash) };
 }
 
 /** A pax record, `<length> path=<name>\n`, its length counting its own digits. */
