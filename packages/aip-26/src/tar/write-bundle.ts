@@ -300,20 +300,8 @@ async function writeTar(items: readonly TarItem[], gzip: ParallelGzip): Promise<
 
 /** One entry: its header, its bytes and their padding; then waits for room. */
 async function writeItem(item: TarItem, gzip: ParallelGzip): Promise<void> {
-  const headerSize = headerBytes(item.name);
-  const place = (size: number) => {
-    const view = gzip.reserve(headerSize);
-    if (view) {
-      writeHeader(view, 0, item.name, item.type, item.mode, size);
-      gzip.commit(headerSize);
-    } else {
-      const header = Buffer.allocUnsafe(headerSize);
-      writeHeader(header, 0, item.name, item.type, item.mode, size);
-      gzip.append(header);
-    }
-  };
   if (item.data !== undefined || !item.read) {
-    place(item.data?.length ?? 0);
+    place(item, item.data?.length ?? 0, gzip);
     if (item.data !== undefined) {
       gzip.append(item.data);
       gzip.zeros(padding(item.data.length));
@@ -321,7 +309,7 @@ async function writeItem(item: TarItem, gzip: ParallelGzip): Promise<void> {
   } else if (item.readInto && item.size > 0) {
     // Read only now, just before it is packed, into exactly the size it was laid out
     // with: the reader refuses a file whose size changed since.
-    place(item.size);
+    place(item, item.size, gzip);
     await gzip.fill(item.size, item.readInto);
     gzip.zeros(padding(item.size));
   } else {
@@ -334,11 +322,25 @@ async function writeItem(item: TarItem, gzip: ParallelGzip): Promise<void> {
         `was ${item.size} bytes when the bundle was planned, ${data?.length} when read`,
       );
     }
-    place(data.length);
+    place(item, data.length, gzip);
     gzip.append(data);
     gzip.zeros(padding(data.length));
   }
   await gzip.room();
+}
+
+/** The item's header blocks, for `size` bytes of content: in the block being filled when they fit before the cut. */
+function place(item: TarItem, size: number, gzip: ParallelGzip): void {
+  const headerSize = headerBytes(item.name);
+  const view = gzip.reserve(headerSize);
+  if (view) {
+    writeHeader(view, 0, item.name, item.type, item.mode, size);
+    gzip.commit(headerSize);
+  } else {
+    const header = Buffer.allocUnsafe(headerSize);
+    writeHeader(header, 0, item.name, item.type, item.mode, size);
+    gzip.append(header);
+  }
 }
 
 function padding(size: number): number {

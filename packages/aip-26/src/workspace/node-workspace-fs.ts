@@ -77,10 +77,15 @@ const SLICE_MS = 4;
 export function nodeWorkspaceFs(root: string): WorkspaceFs {
   const realRoot = fs.realpathSync.native(root);
   let since = performance.now();
-  const breathe = async () => {
-    if (performance.now() - since < SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    since = performance.now();
+  /** A turn of the event loop once the slice is used up; undefined (no promise to await) before. */
+  const breathe = (): Promise<void> | undefined => {
+    if (performance.now() - since < SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        since = performance.now();
+        resolve();
+      }),
+    );
   };
 
   /** Runs a proven read; a refusal becomes this package's typed error, with the workspace path only. */
@@ -104,11 +109,13 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
 
   return {
     async readFile(rel) {
-      await breathe();
+      const turn = breathe();
+      if (turn !== undefined) await turn;
       return proven(rel, () => readFileInside(realRoot, rel).bytes);
     },
     async readFileInto(rel, target) {
-      await breathe();
+      const turn = breathe();
+      if (turn !== undefined) await turn;
       proven(rel, () => {
         const { fd, stats } = openInside(realRoot, rel);
         try {
@@ -122,7 +129,8 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       });
     },
     async readDir(rel) {
-      await breathe();
+      const turn = breathe();
+      if (turn !== undefined) await turn;
       // Listed and measured through the folder's proven descriptor: a name from this
       // listing is a name inside the workspace, and every file is opened and proven again
       // before a byte of it is read.
