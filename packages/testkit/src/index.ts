@@ -38,6 +38,7 @@ export type {
   TokenRequestLogEntry,
 } from './registry-auth.js';
 export { runBounded } from './bounded-worker.js';
+export { residentPeak, resetResidentPeak } from './resident-peak.js';
 export type { BoundedOutcome, RunBoundedOptions } from './bounded-worker.js';
 export {
   aliasBomb,
