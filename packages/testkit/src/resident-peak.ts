@@ -21,7 +21,7 @@ export function residentPeak(): number {
  * done: there `residentPeak()` keeps counting from the start.
  */
 export function resetResidentPeak(): boolean {
-  if (procStatus() === undefined) return false;
+  if (process.platform !== 'linux') return false;
   try {
     writeFileSync('/proc/self/clear_refs', '5');
     return true;
