@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { ThreadBatches } from './thread-batches.js';
 
 /** A file's SHA-256 read back, or undefined when it could not be read or did not hold the size written. */
 type HashedFile = string | undefined;
@@ -50,75 +50,26 @@ parentPort.on('message', (files) => {
 });
 `;
 
-/** Paths waiting that are sent even while the worker is still busy with a batch. */
-const BATCH = 512;
-
 /**
  * Reads files back and hashes them on a worker thread, off the main thread (where SHA-256
- * of a 317 MiB tree costs about 300 ms of CPU that the writes are waiting on). One worker
- * per process, started on first use and not keeping the process alive while idle. Paths
- * wait while the worker hashes a batch and go as the next batch when it answers (a message
- * each way per batch, not per file: about 8 files a batch when each went at the next turn of
- * the event loop, 1,240 messages for 10,000 files). If the worker fails, every file it still
- * owed is answered `undefined`.
+ * of a 317 MiB tree costs about 300 ms of CPU that the writes are waiting on). One thread
+ * per process, started on first use. Paths wait while the thread hashes a batch and go as
+ * the next batch when it answers, up to 512 at once (a message each way per batch, not per
+ * file: about 8 files a batch when each went at the next turn of the event loop, 1,240
+ * messages for 10,000 files). If the thread fails, every file it still owed is answered
+ * `undefined`.
  */
 class FileHasher {
-  private worker: Worker | undefined;
-  private pending: { path: string; size: number; resolve: (file: HashedFile) => void }[] = [];
-  private readonly sent: ((file: HashedFile) => void)[][] = [];
-  private flushScheduled = false;
+  private readonly threads = new ThreadBatches<readonly [string, number], string>({
+    source: WORKER_SOURCE,
+    threads: 1,
+    maxItems: 512,
+    message: (files) => ({ value: files }),
+  });
 
   /** The SHA-256 of the file at `path` if it holds `size` bytes. */
   hash(path: string, size: number): Promise<HashedFile> {
-    return new Promise((resolve) => {
-      this.pending.push({ path, size, resolve });
-      if (this.pending.length >= BATCH) this.flush();
-      else if (this.sent.length === 0 && !this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    let worker: Worker;
-    try {
-      worker = this.start();
-      worker.postMessage(batch.map((item) => [item.path, item.size]));
-    } catch {
-      for (const item of batch) item.resolve(undefined);
-      return;
-    }
-    if (this.sent.length === 0) worker.ref();
-    this.sent.push(batch.map((item) => item.resolve));
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.unref();
-    worker.on('message', (results: (string | null)[]) => {
-      const resolves = this.sent.shift() ?? [];
-      resolves.forEach((resolve, i) => {
-        const result = results[i];
-        resolve(result ?? undefined);
-      });
-      if (this.pending.length > 0) this.flush();
-      else if (this.sent.length === 0) worker.unref();
-    });
-    const fail = () => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const resolves of this.sent.splice(0)) for (const resolve of resolves) resolve(undefined);
-    };
-    worker.on('error', fail);
-    worker.on('exit', fail);
-    this.worker = worker;
-    return worker;
+    return this.threads.run([path, size]);
   }
 }
 

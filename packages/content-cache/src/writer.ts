@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { FillOutsideDestinationError } from './errors.js';
 import { fileHasher } from './file-hasher.js';
+import { fileWriter } from './file-writer.js';
 import { type StoreFs, inMemoryFilesystem, nodeStoreFs, pooledWriteFile } from './store-fs.js';
 import type { KnownFile } from './tree.js';
 
@@ -11,14 +12,15 @@ export interface WriteFileOptions {
 }
 
 /**
- * The first bytes of a fill are hashed on the main thread: a small tree would not repay the
- * worker. Past them, each file is read back and hashed on a worker thread once written.
- * Measured on 10,000 files of 1-64 KiB on tmpfs, written synchronously (see store-fs.ts):
- * hashed inline, the main thread did all the work while the second core idled, 1.31-1.47x a
- * plain write; read back on the worker, 1.05-1.32x. (While each write went through the thread
- * pool, hashing inline was the better one: 1.60x against 1.85x.)
+ * The first bytes of a fill are written as fillWriteFile says and hashed on the main thread:
+ * a small tree would not repay the threads. Past them, on a disk, a file of up to 1 MiB is
+ * written and hashed on a writer thread (see file-writer.ts); any other file (larger, or in
+ * a folder in memory, where the main thread writes synchronously) is written as the first
+ * ones, then read back and hashed on a worker thread (see file-hasher.ts), so the bytes of a
+ * large file are never copied whole.
  */
 const INLINE_HASH_BYTES = 4 * 1024 * 1024;
+const THREAD_WRITE_MAX = 1024 * 1024;
 
 interface WrittenFile {
   size: number;
@@ -29,13 +31,13 @@ interface WrittenFile {
 
 /**
  * Writes files into a fill's destination and remembers what it wrote, so publication need
- * not read the tree back on the main thread: each file is read back from the page cache and
- * hashed on a worker thread once written (the fill's first 4 MiB are hashed as they are
- * written), and a file this writer created keeps the mode it was created with, so sealing
- * needs no `lstat` for it. A file written any other way, or one the worker could not
- * read, is read, hashed and checked at publication as usual. A file written here and later
- * changed by other means would keep what was
- * recorded: the fill is the host's own code, and `verify()` re-hashes every file from disk.
+ * not read the tree back on the main thread: each file is hashed as it is written, from the
+ * bytes written, or read back once written (see INLINE_HASH_BYTES), and a file this writer created
+ * keeps the mode it was created with, so sealing needs no `lstat` for it. A file written any
+ * other way, or one the worker could not read back, is read, hashed and checked at
+ * publication as usual. A file written here and later changed by other means would keep
+ * what was recorded: the fill is the host's own code, and `verify()` re-hashes every file
+ * from disk.
  */
 export class TreeWriter {
   private readonly written = new Map<string, WrittenFile>();
@@ -46,6 +48,8 @@ export class TreeWriter {
   private readonly readsBack: boolean;
   /** How files are written (see fillWriteFile). */
   private readonly write: StoreFs['writeFile'];
+  /** Whether files past the first 4 MiB go to the writer threads: Node's filesystem, a folder not in memory. */
+  private readonly onThreads: boolean;
   private inlineBytes = 0;
 
   constructor(
@@ -55,6 +59,7 @@ export class TreeWriter {
     this.readsBack = fs.writeFile === nodeStoreFs.writeFile;
     // The destination's folder: the destination itself may not be made yet.
     this.write = fillWriteFile(fs, dirname(destination));
+    this.onThreads = this.write === pooledWriteFile;
   }
 
   async writeFile(path: string, data: Uint8Array | string, options: WriteFileOptions = {}): Promise<void> {
@@ -64,23 +69,35 @@ export class TreeWriter {
     const mode = (options.mode ?? 0o644) & 0o111 ? 0o755 : 0o644;
     const size = bytes.byteLength;
     await this.folder(dirname(abs));
-    // `wx` creates the file, so its mode is the one asked for (less the umask, checked once per mode).
-    const created = this.write(abs, bytes, { mode, flag: 'wx' }).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-        return false;
-      },
-    );
     const inline = !this.readsBack || this.inlineBytes < INLINE_HASH_BYTES;
     if (inline) this.inlineBytes += size;
-    const inlineSha256 = inline ? createHash('sha256').update(bytes).digest('hex') : undefined;
-    let trustMode = await created;
-    if (!trustMode)
+    let sha256: string | Promise<string | undefined> | undefined;
+    let created: boolean;
+    if (this.onThreads && !inline && size <= THREAD_WRITE_MAX) {
+      // `wx` on a writer thread as well: created with the mode asked for, hashed there.
+      sha256 = await fileWriter.write(abs, bytes, mode).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        return undefined;
+      });
+      created = sha256 !== undefined;
+    } else {
+      // `wx` creates the file, so its mode is the one asked for (less the umask, checked once per mode).
+      const creating = this.write(abs, bytes, { mode, flag: 'wx' }).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+          return false;
+        },
+      );
+      if (inline) sha256 = createHash('sha256').update(bytes).digest('hex');
+      created = await creating;
+    }
+    let trustMode = created;
+    if (!created)
       await this.write(abs, bytes); // An overwrite keeps the old mode: seal reads it.
     else trustMode = await this.modeHoldsFor(mode, abs);
     // Read back only once the write is complete, so the hash is of what the file holds.
-    const sha256 = inlineSha256 ?? fileHasher.hash(abs, size);
+    sha256 ??= fileHasher.hash(abs, size);
     this.written.set(rel, trustMode && !this.written.has(rel) ? { size, sha256, mode } : { size, sha256 });
   }
 

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { renameSync } from 'node:fs';
-import { chmod, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -16,6 +17,8 @@ import {
   openContentStore,
 } from '@agentproto/content-cache';
 import { fileHasher } from '../src/file-hasher.js';
+import { fileWriter } from '../src/file-writer.js';
+import { inMemoryFilesystem } from '../src/store-fs.js';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { fillWith, keyFor } from './support/trees.js';
@@ -142,59 +145,88 @@ describe('acquire', () => {
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
   });
 
-  it('hashes a large fill read back on the worker thread exactly as a plain fill, whatever the fill did after a write', async () => {
-    // About 8 MiB: past the first 4 MiB (hashed inline), each file is read back and hashed
-    // on the worker, whatever its size.
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
-    files['d3/big.txt'] = 'x'.repeat(2 * 1024 * 1024 + 7); // more than the worker reads at once
-    files['d3/mid.txt'] = 'y'.repeat(1024 * 1024);
-    const readBack = vi.spyOn(fileHasher, 'hash');
-    try {
-      const store = await newStore();
-      const viaWriter = await store.acquire(keyFor('big1'), async (destination, ctx) => {
-        for (const [path, text] of Object.entries(files)) await ctx.writeFile(path, text);
-        // Rewritten through the writer (other and same length), and replaced by a folder:
-        // each must hash as what the tree holds.
-        await ctx.writeFile('d0/f92.txt', 'short');
-        await ctx.writeFile('d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8'));
-        await rm(join(destination, 'd2/f94.txt'));
-        await mkdir(join(destination, 'd2/f94.txt'));
-      });
-      // The worker itself hashed them (sealing would hide a worker that failed by reading them again).
-      for (const path of ['d3/big.txt', 'd3/mid.txt']) {
-        const call = readBack.mock.calls.findIndex(([abs]) => abs.endsWith(path));
-        expect(await readBack.mock.results[call]!.value).toBe(createHash('sha256').update(files[path]!).digest('hex'));
+  it.each([
+    ['on a disk', tmpdir()],
+    ['in memory', '/dev/shm'],
+  ])(
+    'hashes a large fill written %s exactly as a plain fill, whatever the fill did after a write',
+    async (_, where) => {
+      // About 8 MiB: past the first 4 MiB (hashed inline), on a disk, a file of up to 1 MiB is
+      // written and hashed on a writer thread; a larger one, and in memory every one, is read
+      // back and hashed on the worker, and so is a file written again (the writer threads
+      // only create files).
+      expect(inMemoryFilesystem(where)).toBe(where === '/dev/shm'); // the premise
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
+      files['d3/big.txt'] = 'x'.repeat(2 * 1024 * 1024 + 7); // more than the worker reads at once
+      files['d3/mid.txt'] = 'y'.repeat(1024 * 1024); // the largest a writer thread takes
+      const readBack = vi.spyOn(fileHasher, 'hash');
+      const written = vi.spyOn(fileWriter, 'write');
+      const root = await mkdtemp(join(where, 'agentproto-cache-'));
+      try {
+        const store = await openContentStore({ root: join(root, 'store') });
+        const viaWriter = await store.acquire(keyFor('big1'), async (destination, ctx) => {
+          for (const [path, text] of Object.entries(files)) await ctx.writeFile(path, text);
+          // Rewritten through the writer (other and same length), and replaced by a folder:
+          // each must hash as what the tree holds.
+          await ctx.writeFile('d0/f92.txt', 'short');
+          await ctx.writeFile('d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8'));
+          await rm(join(destination, 'd2/f94.txt'));
+          await mkdir(join(destination, 'd2/f94.txt'));
+        });
+        const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+        // The threads themselves hashed them (sealing would hide a thread that failed by reading them again).
+        const call = readBack.mock.calls.findIndex(([abs]) => abs.endsWith('d3/big.txt'));
+        expect(await readBack.mock.results[call]!.value).toBe(sha256(files['d3/big.txt']!));
+        const onThreads = where !== '/dev/shm';
+        for (const path of ['d3/mid.txt', 'd1/f93.txt']) {
+          const calls = onThreads ? written : readBack;
+          const at = calls.mock.calls.findIndex(([abs]) => abs.endsWith(path));
+          expect(await calls.mock.results[at]!.value).toBe(sha256(files[path]!));
+        }
+        const writes = [
+          ...Object.entries(files),
+          ['d0/f92.txt', 'short'],
+          ['d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8')],
+        ] as const;
+        const pastInline: string[] = [];
+        let inline = 0;
+        for (const [path, text] of writes) {
+          if (inline >= 4 * 1024 * 1024) pastInline.push(path);
+          else inline += text.length;
+        }
+        expect(pastInline).toContain('d2/f94.txt'); // replaced by a folder after it was written
+        const tail = (abs: string) => abs.split('/').slice(-2).join('/');
+        if (onThreads) {
+          // Every file past the first 4 MiB went to a writer thread but the one of over 1 MiB;
+          // that one, and the two that already existed, were read back.
+          expect(written.mock.calls.map(([abs]) => tail(abs))).toEqual(
+            pastInline.filter((path) => path !== 'd3/big.txt'),
+          );
+          expect(readBack.mock.calls.map(([abs]) => tail(abs))).toEqual(['d3/big.txt', 'd0/f92.txt', 'd0/f92.txt']);
+        } else {
+          expect(written).not.toHaveBeenCalled();
+          expect(readBack.mock.calls.map(([abs]) => tail(abs))).toEqual(pastInline);
+        }
+        const final: Record<string, string> = {
+          ...files,
+          'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
+        };
+        delete final['d2/f94.txt'];
+        const plain = await store.acquire(keyFor('big2'), async (destination) => {
+          await fillWith(final)(destination, { signal: new AbortController().signal, writeFile: async () => {} });
+          await mkdir(join(destination, 'd2/f94.txt'));
+        });
+        expect(viaWriter.digest).toBe(plain.digest);
+        expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
+        expect(await readFile(join(viaWriter.path, 'd0/f92.txt'), 'utf8')).toBe(final['d0/f92.txt']);
+      } finally {
+        readBack.mockRestore();
+        written.mockRestore();
+        await rm(root, { recursive: true, force: true });
       }
-      const writes = [
-        ...Object.entries(files),
-        ['d0/f92.txt', 'short'],
-        ['d0/f92.txt', files['d0/f92.txt']!.replaceAll('9', '8')],
-      ] as const;
-      const pastInline: string[] = [];
-      let inline = 0;
-      for (const [path, text] of writes) {
-        if (inline >= 4 * 1024 * 1024) pastInline.push(path);
-        else inline += text.length;
-      }
-      expect(pastInline).toContain('d2/f94.txt'); // replaced by a folder after it was read back
-      expect(readBack.mock.calls.map(([abs]) => abs.split('/').slice(-2).join('/'))).toEqual(pastInline);
-      const final: Record<string, string> = {
-        ...files,
-        'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
-      };
-      delete final['d2/f94.txt'];
-      const plain = await store.acquire(keyFor('big2'), async (destination) => {
-        await fillWith(final)(destination, { signal: new AbortController().signal, writeFile: async () => {} });
-        await mkdir(join(destination, 'd2/f94.txt'));
-      });
-      expect(viaWriter.digest).toBe(plain.digest);
-      expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
-      expect(await readFile(join(viaWriter.path, 'd0/f92.txt'), 'utf8')).toBe(final['d0/f92.txt']);
-    } finally {
-      readBack.mockRestore();
-    }
-  });
+    },
+  );
 
   it('hashes a large fill written all at once exactly as a plain fill', async () => {
     // 14 MiB in flight together, in the worker's batches as they come.

@@ -1,0 +1,87 @@
+import { availableParallelism } from 'node:os';
+import { ThreadBatches } from './thread-batches.js';
+
+/**
+ * The writer threads' code, plain JavaScript evaluated in each thread (so it runs the same
+ * from source and from the build). A message holds one buffer with the bytes of a batch of
+ * files, each at its offset; each file is created as `fs.writeFile` with `wx` would (it must
+ * not exist, so a link in its place is never followed), written whole, closed, and hashed
+ * from the same bytes. Each file is answered with its SHA-256, or with the error as Node
+ * reported it. A descriptor is closed once, whatever `close` reports: Linux releases it
+ * either way, and a second close could close another thread's file.
+ */
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { openSync, writeSync, closeSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+parentPort.on('message', ({ buffer, files }) => {
+  const bytes = new Uint8Array(buffer);
+  const results = [];
+  for (const [path, offset, length, mode] of files) {
+    let fd = -1;
+    try {
+      fd = openSync(path, 'wx', mode);
+      let written = 0;
+      while (written < length) written += writeSync(fd, bytes, offset + written, length - written);
+      const open = fd;
+      fd = -1;
+      closeSync(open);
+      results.push({ sha256: createHash('sha256').update(bytes.subarray(offset, offset + length)).digest('hex') });
+    } catch (error) {
+      results.push({ error: { message: String(error && error.message), code: error && error.code, errno: error && error.errno, syscall: error && error.syscall } });
+    } finally {
+      if (fd !== -1) try { closeSync(fd); } catch {}
+    }
+  }
+  parentPort.postMessage(results);
+});
+`;
+
+type Written = { sha256: string } | { error: { message: string; code?: string; errno?: number; syscall?: string } };
+
+type Job = readonly [path: string, bytes: Uint8Array, mode: number];
+
+/**
+ * Writes files on worker threads and hashes them there, from a copy of the bytes: the main
+ * thread copies each batch's files into one buffer and hands it over (a transfer, not a
+ * second copy), so it makes no system call for them and nothing is read back. Up to four
+ * threads (fewer on fewer cores), each started on first need; a batch is at most 16 files
+ * or 1 MiB, so every thread is fed while a fill keeps writes in flight.
+ */
+class FileWriter {
+  private readonly threads = new ThreadBatches<Job, Written>({
+    source: WORKER_SOURCE,
+    threads: Math.min(4, availableParallelism()),
+    maxItems: 16,
+    weigh: ([, bytes]) => bytes.byteLength,
+    maxWeight: 1024 * 1024,
+    message: (jobs) => {
+      let total = 0;
+      for (const [, bytes] of jobs) total += bytes.byteLength;
+      // Not zero-filled: every byte of it is copied over below.
+      const buffer = Buffer.allocUnsafeSlow(total);
+      let offset = 0;
+      const files = jobs.map(([path, bytes, mode]) => {
+        buffer.set(bytes, offset);
+        offset += bytes.byteLength;
+        return [path, offset - bytes.byteLength, bytes.byteLength, mode] as const;
+      });
+      return { value: { buffer: buffer.buffer, files }, transfer: [buffer.buffer] };
+    },
+  });
+
+  /**
+   * Creates `path` (it must not exist) with `mode` (less the umask) holding `bytes`, and
+   * answers their SHA-256. Rejects with the error Node reported (`EEXIST`, `ENOSPC`, ...),
+   * or with one saying the thread stopped before answering.
+   */
+  async write(path: string, bytes: Uint8Array, mode: number): Promise<string> {
+    const written = await this.threads.run([path, bytes, mode]);
+    if (written === undefined) throw new Error(`the writer thread stopped before writing ${path}`);
+    if ('sha256' in written) return written.sha256;
+    const { message, ...fields } = written.error;
+    throw Object.assign(new Error(message), fields, { path });
+  }
+}
+
+export const fileWriter = new FileWriter();

@@ -1,0 +1,140 @@
+import { Worker } from 'node:worker_threads';
+
+export interface ThreadBatchesOptions<Item> {
+  /** The worker's code, plain JavaScript evaluated in the worker (the same from source and build). */
+  source: string;
+  /** Threads at most, each started on first need. */
+  threads: number;
+  /** Items at most in one message. */
+  maxItems: number;
+  /** What an item weighs (its bytes, say), and what one message may weigh at most. */
+  weigh?: (item: Item) => number;
+  maxWeight?: number;
+  /** The message for a batch, and what it transfers. */
+  message: (items: Item[]) => { value: unknown; transfer?: ArrayBuffer[] };
+}
+
+interface Waiting<Item, Result> {
+  item: Item;
+  resolve: (result: Result | undefined) => void;
+}
+
+interface Thread<Result> {
+  worker: Worker;
+  /** The resolvers of each batch sent and not answered yet, oldest first. */
+  sent: ((result: Result | undefined) => void)[][];
+}
+
+/**
+ * Hands items to worker threads in batches, a message each way per batch: an item waits
+ * until a thread is idle (or a turn of the event loop, whichever comes later), so a stream of
+ * items goes as a few large messages rather than one per item, and every thread stays fed.
+ * The worker answers each message with an array of results in the order of its items,
+ * `null` for one it could not do. An item resolves `undefined` when its thread failed (an
+ * error, an exit) before answering. Idle threads do not keep the process alive.
+ */
+export class ThreadBatches<Item, Result> {
+  private readonly threads: Thread<Result>[] = [];
+  private waiting: Waiting<Item, Result>[] = [];
+  private waitingWeight = 0;
+  private flushScheduled = false;
+
+  constructor(private readonly options: ThreadBatchesOptions<Item>) {}
+
+  run(item: Item): Promise<Result | undefined> {
+    return new Promise((resolve) => {
+      this.waiting.push({ item, resolve });
+      this.waitingWeight += this.options.weigh ? this.options.weigh(item) : 0;
+      if (this.full()) this.send(this.idleThread() ?? this.leastBusy());
+      else if (!this.flushScheduled && this.idleThread()) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private full(): boolean {
+    const { maxItems, maxWeight } = this.options;
+    return this.waiting.length >= maxItems || (maxWeight !== undefined && this.waitingWeight >= maxWeight);
+  }
+
+  /** Sends what waits to the idle threads, a batch each; with no thread at all (none would start), answers it. */
+  private flush(): void {
+    this.flushScheduled = false;
+    for (let thread = this.idleThread(); thread && this.waiting.length > 0; thread = this.idleThread())
+      this.send(thread);
+    while (this.waiting.length > 0 && this.threads.length === 0) this.send(undefined);
+  }
+
+  /** A thread with nothing to do: a started one, or a new one while there may be more. */
+  private idleThread(): Thread<Result> | undefined {
+    const idle = this.threads.find((thread) => thread.sent.length === 0);
+    if (idle || this.threads.length >= this.options.threads) return idle;
+    return this.start();
+  }
+
+  private leastBusy(): Thread<Result> | undefined {
+    let least: Thread<Result> | undefined;
+    for (const thread of this.threads) if (!least || thread.sent.length < least.sent.length) least = thread;
+    return least ?? this.start();
+  }
+
+  /** Sends the oldest waiting items, a batch's worth, to `thread`. */
+  private send(thread: Thread<Result> | undefined): void {
+    const { maxItems, maxWeight, weigh } = this.options;
+    let count = 0;
+    let weight = 0;
+    while (count < this.waiting.length && count < maxItems && (maxWeight === undefined || weight < maxWeight)) {
+      const { item } = this.waiting[count]!;
+      count += 1;
+      weight += weigh ? weigh(item) : 0;
+    }
+    const batch = this.waiting.splice(0, count);
+    this.waitingWeight -= weight;
+    if (!thread) {
+      for (const { resolve } of batch) resolve(undefined);
+      return;
+    }
+    try {
+      const { value, transfer } = this.options.message(batch.map((waiting) => waiting.item));
+      thread.worker.postMessage(value, transfer);
+    } catch {
+      for (const { resolve } of batch) resolve(undefined);
+      return;
+    }
+    if (thread.sent.length === 0) thread.worker.ref();
+    thread.sent.push(batch.map((waiting) => waiting.resolve));
+  }
+
+  private start(): Thread<Result> | undefined {
+    let worker: Worker;
+    try {
+      worker = new Worker(this.options.source, { eval: true });
+    } catch {
+      return undefined;
+    }
+    worker.unref();
+    const thread: Thread<Result> = { worker, sent: [] };
+    worker.on('message', (results: (Result | null)[]) => {
+      const resolves = thread.sent.shift() ?? [];
+      for (const [i, resolve] of resolves.entries()) resolve(results[i] ?? undefined);
+      if (this.waiting.length > 0) this.send(thread);
+      else if (thread.sent.length === 0) worker.unref();
+    });
+    const fail = () => {
+      const at = this.threads.indexOf(thread);
+      if (at === -1) return;
+      this.threads.splice(at, 1);
+      for (const resolves of thread.sent.splice(0)) for (const resolve of resolves) resolve(undefined);
+      // What waited for this thread goes to another (started if need be).
+      if (this.waiting.length > 0 && !this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    };
+    worker.on('error', fail);
+    worker.on('exit', fail);
+    this.threads.push(thread);
+    return thread;
+  }
+}
