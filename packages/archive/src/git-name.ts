@@ -70,8 +70,16 @@ function parts(segment: string): string[] {
   return segment.split('\\');
 }
 
+/**
+ * What every spelling of `.git` holds: `git` in some case, or a code point HFS+ ignores
+ * (which may sit inside it). A name with neither is not `.git` on any filesystem, which
+ * answers most names with one scan (a tree's every entry is judged).
+ */
+const MAYBE_DOT_GIT = /[gG][iI][tT]|[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/;
+
 /** True when `segment`, a single file or folder name, is `.git` in any spelling git refuses. */
 export function isDotGit(segment: string): boolean {
+  if (!MAYBE_DOT_GIT.test(segment)) return false;
   // The two filesystems fold apart, as git judges them (is_hfs_dotgit, is_ntfs_dotgit): HFS+
   // drops ignorable code points but keeps trailing dots; NTFS drops trailing dots and spaces
   // but keeps every other code point.

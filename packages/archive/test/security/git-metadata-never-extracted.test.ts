@@ -153,6 +153,29 @@ describe('gitPathProblem refuses exactly what git refuses', () => {
     ).toEqual([]);
   });
 
+  it('agrees with git on every spelling of .git with one character dropped or replaced', () => {
+    // Near misses, most of them without `git` in any case: the names the quick answer (no
+    // `git`, no ignorable code point: not .git) gives, checked against git one by one.
+    const near = new Set<string>();
+    for (const name of [...DOT_GIT_SPELLINGS, ...generatedSpellings(8)]) {
+      const chars = [...name];
+      for (let i = 0; i < chars.length; i++) {
+        near.add([...chars.slice(0, i), ...chars.slice(i + 1)].join(''));
+        for (const other of ['x', 'G', '.', '\u200c'])
+          near.add([...chars.slice(0, i), other, ...chars.slice(i + 1)].join(''));
+      }
+    }
+    near.delete('');
+    // A name that starts with a backslash (`\.git`) git lets through and we refuse: its
+    // second part is `.git`, and Windows reads the backslash as a separator. Stricter, so left out.
+    const names = [...near].filter((name) => !name.startsWith('\\'));
+    expect(names.filter((name) => !/git/i.test(name)).length).toBeGreaterThan(100);
+    expect(names.filter((name) => gitPathProblem(`${name}/x`) !== undefined).length).toBeGreaterThan(20);
+    expect(
+      names.filter((name) => (gitPathProblem(`${name}/x`) !== undefined) !== gitRefuses(`${name}/x`, '100644')),
+    ).toEqual([]);
+  });
+
   it.each([
     '.gitmodules',
     '.GITMODULES',
