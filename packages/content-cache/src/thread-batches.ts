@@ -14,6 +14,13 @@ export interface ThreadBatchesOptions<Item> {
   message: (items: Item[]) => { value: unknown; transfer?: ArrayBuffer[] };
 }
 
+/**
+ * Batches at most sent to one thread and not answered yet. Past them items wait, holding
+ * only what the caller passed: a caller that starts ten thousand writes at once gets no
+ * more than this many copied batches per thread in memory (2 MiB a writer thread).
+ */
+const QUEUED_BATCHES = 2;
+
 interface Waiting<Item, Result> {
   item: Item;
   resolve: (result: Result | undefined) => void;
@@ -27,8 +34,9 @@ interface Thread<Result> {
 
 /**
  * Hands items to worker threads in batches, a message each way per batch: an item waits
- * until a thread is idle (or a turn of the event loop, whichever comes later), so a stream of
- * items goes as a few large messages rather than one per item, and every thread stays fed.
+ * until a thread is idle (or a turn of the event loop, whichever comes later), or until a
+ * full batch waits and a thread has room for it (see QUEUED_BATCHES), so a stream of items
+ * goes as a few large messages rather than one per item, and every thread stays fed.
  * The worker answers each message with an array of results in the order of its items,
  * `null` for one it could not do. An item resolves `undefined` when its thread failed (an
  * error, an exit) before answering. Idle threads do not keep the process alive.
@@ -45,8 +53,10 @@ export class ThreadBatches<Item, Result> {
     return new Promise((resolve) => {
       this.waiting.push({ item, resolve });
       this.waitingWeight += this.options.weigh ? this.options.weigh(item) : 0;
-      if (this.full()) this.send(this.idleThread() ?? this.leastBusy());
-      else if (!this.flushScheduled && this.idleThread()) {
+      if (this.full()) {
+        const thread = this.idleThread() ?? this.leastBusy();
+        if (thread || this.threads.length === 0) this.send(thread);
+      } else if (!this.flushScheduled && this.idleThread()) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
@@ -73,10 +83,11 @@ export class ThreadBatches<Item, Result> {
     return this.start();
   }
 
+  /** The thread with the fewest batches outstanding, if it has fewer than QUEUED_BATCHES. */
   private leastBusy(): Thread<Result> | undefined {
     let least: Thread<Result> | undefined;
     for (const thread of this.threads) if (!least || thread.sent.length < least.sent.length) least = thread;
-    return least ?? this.start();
+    return least && least.sent.length < QUEUED_BATCHES ? least : undefined;
   }
 
   /** Sends the oldest waiting items, a batch's worth, to `thread`. */

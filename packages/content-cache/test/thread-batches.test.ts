@@ -30,6 +30,23 @@ describe('ThreadBatches', () => {
     expect(await threads.run(-1)).toBeUndefined();
   });
 
+  it('keeps at most two batches outstanding per thread; the rest wait, uncopied, and go as answers come', async () => {
+    let messages = 0;
+    const threads = new ThreadBatches<number, number>({
+      source: ECHO,
+      threads: 1,
+      maxItems: 2,
+      message: (items) => {
+        messages += 1;
+        return { value: items };
+      },
+    });
+    const all = Array.from({ length: 20 }, (_, i) => threads.run(i));
+    expect(messages).toBe(2);
+    expect(await Promise.all(all)).toEqual(Array.from({ length: 20 }, () => 2));
+    expect(messages).toBe(10);
+  });
+
   it('closes a batch at maxWeight', async () => {
     const threads = new ThreadBatches<number, number>({
       source: ECHO,
