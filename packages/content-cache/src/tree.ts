@@ -19,7 +19,12 @@ export interface TreeSummary {
 /** A file the fill wrote through the store's writer: its hash, and its mode when the writer created it. */
 export interface KnownFile {
   size: number;
-  sha256: string;
+  /**
+   * Its SHA-256, or the promise of a thread still reading it back: sealing walks the tree
+   * meanwhile and waits only at the end. Undefined once settled: the thread could not tell,
+   * and sealing hashes the file itself.
+   */
+  sha256: string | Promise<string | undefined>;
   /** Set when the writer created the file with this (normalised) mode and saw it kept. */
   mode?: number;
 }
@@ -88,7 +93,9 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   }
   if (options.normalize) normalizeMode(fs, root, root, rootStat.mode, 0o755);
   const realRoot = options.within ?? step('read staged tree', root, () => fs.realpathSync(root));
-  const lines: { path: Buffer; line: Buffer }[] = [];
+  const lines: Line[] = [];
+  /** Files the writer created whose hash a thread still owes, with where their line goes. */
+  const owed: { at: number; rel: string; folder: string; name: string; file: KnownFile; mode: number }[] = [];
   let files = 0;
   let bytes = 0;
 
@@ -126,27 +133,29 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
             : stat.mode & 0o7777;
           lines.push(entry('D', mode, childRel, ''));
         } else if (child.isFile()) {
+          files += 1;
           const known = options.known?.get(childRel);
           if (known?.mode !== undefined && !options.syncFiles) {
             // Created by the fill writer with a normalised mode: nothing to read or change.
-            files += 1;
-            bytes += known.size;
-            lines.push(entry('F', known.mode, childRel, known.sha256));
+            if (typeof known.sha256 === 'string') {
+              bytes += known.size;
+              lines.push(entry('F', known.mode, childRel, known.sha256));
+            } else {
+              owed.push({
+                at: lines.length,
+                rel: childRel,
+                folder: rel,
+                name: child.name,
+                file: known,
+                mode: known.mode,
+              });
+              lines.push(entry('F', known.mode, childRel, ''));
+            }
             continue;
           }
-          const stat = step('read staged tree', childAbs, () => fs.lstatSync(childHere));
-          if (!stat.isFile()) throw new NotInsideError(childRel, 'changed');
-          const wanted = stat.mode & 0o111 ? 0o755 : 0o644;
-          const mode = options.normalize
-            ? normalizeMode(fs, childHere, childAbs, stat.mode, wanted)
-            : stat.mode & 0o7777;
-          const hashed =
-            known && known.size === stat.size && !options.syncFiles
-              ? { sha256: known.sha256, size: known.size }
-              : await hashFile(fs, realRoot, childRel, childHere, childAbs, options.syncFiles === true, slicer);
-          files += 1;
-          bytes += hashed.size;
-          lines.push(entry('F', mode, childRel, hashed.sha256));
+          const sealed = await sealFile(fs, realRoot, childRel, childHere, childAbs, options, slicer, known);
+          bytes += sealed.size;
+          lines.push(entry('F', sealed.mode, childRel, sealed.sha256));
         } else if (child.isSymbolicLink()) {
           const target = step('read staged tree', childAbs, () => {
             try {
@@ -176,10 +185,72 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
     }
   }
 
-  // Byte order of the UTF-8 paths: the same on every platform and locale.
-  lines.sort((a, b) => Buffer.compare(a.path, b.path));
-  const digest = createHash('sha256').update(Buffer.concat(lines.map((l) => l.line)));
+  // What the threads still owed was read back while the tree was walked. A file a thread
+  // could not tell is sealed as one the writer never saw, in its folder opened and proven
+  // inside again.
+  await Promise.all(owed.map(({ file }) => file.sha256));
+  for (const { at, rel, folder, name, file, mode } of owed) {
+    const sha256 = await file.sha256;
+    if (sha256 !== undefined) {
+      bytes += file.size;
+      lines[at] = entry('F', mode, rel, sha256);
+      continue;
+    }
+    const abs = folder === '' ? root : join(root, folder);
+    const dir = openFolder(fs, realRoot, folder, abs);
+    try {
+      const here = descriptorPath(dir) ?? abs;
+      const sealed = await sealFile(fs, realRoot, rel, `${here}/${name}`, `${abs}/${name}`, options, slicer, undefined);
+      bytes += sealed.size;
+      lines[at] = entry('F', sealed.mode, rel, sealed.sha256);
+    } finally {
+      step('read staged tree', abs, () => fs.closeSync(dir));
+    }
+  }
+
+  sortByPathBytes(lines);
+  const digest = createHash('sha256').update(lines.map((l) => l.line).join(''), 'utf8');
   return { digest: `sha256:${digest.digest('hex')}`, files, bytes };
+}
+
+/**
+ * A file of the tree the writer did not create (or whose mode it could not vouch for):
+ * measured, its mode normalised, and hashed, unless the writer's hash is of the size it
+ * holds. `here` is the entry in its proven folder; errors name `abs`.
+ */
+async function sealFile(
+  fs: StoreFs,
+  realRoot: string,
+  rel: string,
+  here: string,
+  abs: string,
+  options: SealOptions,
+  slicer: Slicer,
+  known: KnownFile | undefined,
+): Promise<{ mode: number; sha256: string; size: number }> {
+  const stat = step('read staged tree', abs, () => fs.lstatSync(here));
+  if (!stat.isFile()) throw new NotInsideError(rel, 'changed');
+  const wanted = stat.mode & 0o111 ? 0o755 : 0o644;
+  const mode = options.normalize ? normalizeMode(fs, here, abs, stat.mode, wanted) : stat.mode & 0o7777;
+  const sha256 = known && known.size === stat.size && !options.syncFiles ? await known.sha256 : undefined;
+  if (sha256 !== undefined) return { mode, sha256, size: stat.size };
+  return { mode, ...(await hashFile(fs, realRoot, rel, here, abs, options.syncFiles === true, slicer)) };
+}
+
+/** A code unit of a surrogate pair: the one place UTF-16 order differs from UTF-8 byte order. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Sorts lines by the UTF-8 bytes of their paths (the same on every platform and locale).
+ * Strings compare by UTF-16 code units, which is the same order unless a path holds a
+ * character past U+FFFF (a surrogate pair sorts before U+E000-U+FFFF in UTF-16, after them
+ * in UTF-8): then the paths' bytes are compared.
+ */
+function sortByPathBytes(lines: Line[]): void {
+  if (lines.some((line) => SURROGATE.test(line.path))) {
+    const bytes = new Map(lines.map((line) => [line, Buffer.from(line.path, 'utf8')]));
+    lines.sort((a, b) => Buffer.compare(bytes.get(a)!, bytes.get(b)!));
+  } else lines.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /**
@@ -191,14 +262,18 @@ export function hashTree(root: string, fs: StoreFs = nodeStoreFs, options: HashT
   return sealTree(fs, root, { normalize: false, within: options.within, skipDotGit: options.skipDotGit });
 }
 
+/** One entry of the digest, and its path to sort by. */
+interface Line {
+  path: string;
+  line: string;
+}
+
 /**
  * `type mode path NUL payload NUL`: NUL cannot occur in a name or a link target, so entries
- * never run together. `path` is a view into `line`, for sorting by the path's bytes.
+ * never run together. The digest hashes the lines' UTF-8 bytes, in the byte order of the paths.
  */
-function entry(type: 'D' | 'F' | 'L', mode: number, path: string, payload: string): { path: Buffer; line: Buffer } {
-  const prefix = `${type} ${mode.toString(8)} `;
-  const line = Buffer.from(`${prefix}${path}\0${payload}\0`, 'utf8');
-  return { path: line.subarray(prefix.length, line.indexOf(0, prefix.length)), line };
+function entry(type: 'D' | 'F' | 'L', mode: number, path: string, payload: string): Line {
+  return { path, line: `${type} ${mode.toString(8)} ${path}\0${payload}\0` };
 }
 
 /** Sets a mode through `here` (the entry in its proven folder); errors name `abs`. */

@@ -22,13 +22,6 @@ export interface WriteFileOptions {
 const INLINE_HASH_BYTES = 4 * 1024 * 1024;
 const THREAD_WRITE_MAX = 1024 * 1024;
 
-interface WrittenFile {
-  size: number;
-  mode?: number;
-  /** The SHA-256, or (read back on the worker) a promise of it; undefined: sealing hashes the file. */
-  sha256: string | Promise<string | undefined>;
-}
-
 /**
  * Writes files into a fill's destination and remembers what it wrote, so publication need
  * not read the tree back on the main thread: each file is hashed as it is written, from the
@@ -40,7 +33,7 @@ interface WrittenFile {
  * from disk.
  */
 export class TreeWriter {
-  private readonly written = new Map<string, WrittenFile>();
+  private readonly written = new Map<string, KnownFile>();
   private readonly folders = new Map<string, Promise<unknown>>();
   /** Per normalised mode: whether a file created with it was seen to keep it (the umask may strip bits). */
   private readonly modeHolds = new Map<number, Promise<boolean>>();
@@ -101,18 +94,12 @@ export class TreeWriter {
     this.written.set(rel, trustMode && !this.written.has(rel) ? { size, sha256, mode } : { size, sha256 });
   }
 
-  /** Every file written through this writer, with its hash, once the worker has read them all back. */
-  async known(): Promise<Map<string, KnownFile>> {
-    const known = new Map<string, KnownFile>();
-    for (const [rel, file] of this.written) {
-      const sha256 = await file.sha256;
-      if (sha256 === undefined) continue;
-      known.set(
-        rel,
-        file.mode === undefined ? { size: file.size, sha256 } : { size: file.size, sha256, mode: file.mode },
-      );
-    }
-    return known;
+  /**
+   * Every file written through this writer, with its hash or the promise of a thread still
+   * reading it back (sealing walks the tree meanwhile).
+   */
+  known(): Map<string, KnownFile> {
+    return this.written;
   }
 
   private modeHoldsFor(mode: number, abs: string): Promise<boolean> {

@@ -241,6 +241,48 @@ describe('acquire', () => {
     expect((await hashTree(viaWriter.path)).digest).toBe(viaWriter.digest);
   });
 
+  it('seals while threads still read back, and hashes itself a file a thread could not tell', async () => {
+    // In memory, past the first 4 MiB every file is read back on a thread. Here each answer
+    // comes late (sealing walks the tree meanwhile), and for a fifth of the files it is
+    // "could not tell": sealing must hash those itself, from what they hold by then (the
+    // fill changed them after writing, through plain fs, keeping the size).
+    const root = await mkdtemp(join('/dev/shm', 'agentproto-cache-'));
+    const real = fileHasher.hash.bind(fileHasher);
+    const late = vi.spyOn(fileHasher, 'hash').mockImplementation(async (path, size) => {
+      const sha256 = await real(path, size);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return /f\d*[05]\.txt$/.test(path) ? undefined : sha256;
+    });
+    try {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 5; i++) files[`big/b${i}.txt`] = String(i).repeat(1024 * 1024);
+      for (let i = 0; i < 30; i++) files[`d${i % 3}/f${i}.txt`] = `file ${i} `.repeat(500 + i);
+      const changed = (text: string) => text.replaceAll('file', 'FILE');
+      const store = await openContentStore({ root: join(root, 'store') });
+      const viaWriter = await store.acquire(keyFor('late1'), async (destination, ctx) => {
+        for (const [path, text] of Object.entries(files)) await ctx.writeFile(path, text);
+        for (const [path, text] of Object.entries(files))
+          if (/f\d*[05]\.txt$/.test(path)) await writeFile(join(destination, path), changed(text));
+      });
+      const owed = late.mock.calls.map(([path]) => path.split('/').slice(-2).join('/'));
+      expect(owed).toContain('d0/f0.txt');
+      expect(owed).toContain('d2/f29.txt');
+      const untold = owed.filter((path) => /f\d*[05]\.txt$/.test(path));
+      expect(untold).toHaveLength(6);
+      // What the tree holds: the changed files where sealing hashed them, the written bytes elsewhere.
+      const expected = Object.fromEntries(
+        Object.entries(files).map(([path, text]) => [path, untold.includes(path) ? changed(text) : text]),
+      );
+      const plain = await store.acquire(keyFor('late2'), fillWith(expected));
+      expect(viaWriter.digest).toBe(plain.digest);
+      expect(viaWriter.files).toBe(35);
+      expect(viaWriter.bytes).toBe(plain.bytes);
+    } finally {
+      late.mockRestore();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('lets the event loop run while a fill writes thousands of small files', async () => {
     // Small files are written synchronously; without turns of the event loop between slices
     // a fill of thousands would hold it for the whole fill (every step is a microtask).
@@ -332,6 +374,30 @@ describe('the tree digest', () => {
       await ctx.writeFile('é/ü.md', 'unicode');
       await ctx.writeFile('Z.txt', '');
       await symlink('bin/run', join(destination, 'run'));
+    });
+    expect(viaWriter.digest).toBe(expected);
+  });
+
+  it('orders paths past U+FFFF by their UTF-8 bytes, not by UTF-16 code units', async () => {
+    // UTF-16 puts a surrogate pair (U+1F600) before U+E000-U+FFFF; UTF-8 bytes put it after.
+    const names = ['z.txt', '\u{E000}.txt', '\u{FFFD}.txt', '\u{1F600}.txt', '\u{1F600}/a.txt', '\u{10FFFF}.txt'];
+    const root = join(await tempDir(), 'tree');
+    await mkdir(join(root, '\u{1F600}'), { recursive: true, mode: 0o755 });
+    await chmod(root, 0o755);
+    for (const name of names) await writeFile(join(root, name), name, { mode: 0o644 });
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const lines: [string, string][] = [
+      ['\u{1F600}', 'D 755 \u{1F600}\0\0'],
+      ...names.map((name): [string, string] => [name, `F 644 ${name}\0${sha(name)}\0`]),
+    ];
+    lines.sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(lines.map(([path]) => path)).not.toEqual(lines.map(([path]) => path).sort()); // the premise
+    const expected = `sha256:${createHash('sha256')
+      .update(lines.map(([, line]) => line).join(''))
+      .digest('hex')}`;
+    expect((await hashTree(root)).digest).toBe(expected);
+    const viaWriter = await (await newStore()).acquire(keyFor('astral'), async (_destination, ctx) => {
+      for (const name of names) await ctx.writeFile(name, name);
     });
     expect(viaWriter.digest).toBe(expected);
   });

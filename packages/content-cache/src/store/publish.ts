@@ -80,7 +80,7 @@ export async function fillAndPublish(
     const summary = await sealTree(core.fs, destination, {
       normalize: true,
       syncFiles: core.syncFiles,
-      known: await writer.known(),
+      known: writer.known(),
     });
     const claim = expected?.();
     if (
