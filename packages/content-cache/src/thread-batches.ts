@@ -12,6 +12,13 @@ export interface ThreadBatchesOptions<Item> {
   maxWeight?: number;
   /** The message for a batch, and what it transfers. */
   message: (items: Item[]) => { value: unknown; transfer?: ArrayBuffer[] };
+  /**
+   * The results in a thread's answer (by default the answer is the results): an answer may
+   * carry more, such as a buffer handed back to be used again.
+   */
+  results?: (answer: unknown) => unknown[];
+  /** Called when every item has been answered and nothing waits. */
+  idle?: () => void;
 }
 
 /**
@@ -71,8 +78,12 @@ export class ThreadBatches<Item, Result> {
   /** Sends what waits to the idle threads, a batch each; with no thread at all (none would start), answers it. */
   private flush(): void {
     this.flushScheduled = false;
-    for (let thread = this.idleThread(); thread && this.waiting.length > 0; thread = this.idleThread())
+    // Nothing waiting, no thread asked for: a thread started for nothing would only idle.
+    while (this.waiting.length > 0) {
+      const thread = this.idleThread();
+      if (!thread) break;
       this.send(thread);
+    }
     while (this.waiting.length > 0 && this.threads.length === 0) this.send(undefined);
   }
 
@@ -124,13 +135,16 @@ export class ThreadBatches<Item, Result> {
     } catch {
       return undefined;
     }
-    worker.unref();
     const thread: Thread<Result> = { worker, sent: [] };
-    worker.on('message', (results: (Result | null)[]) => {
+    worker.on('message', (answer: unknown) => {
+      const results = (this.options.results ? this.options.results(answer) : answer) as (Result | null)[];
       const resolves = thread.sent.shift() ?? [];
       for (const [i, resolve] of resolves.entries()) resolve(results[i] ?? undefined);
       if (this.waiting.length > 0) this.send(thread);
-      else if (thread.sent.length === 0) worker.unref();
+      else if (thread.sent.length === 0) {
+        worker.unref();
+        if (this.threads.every((other) => other.sent.length === 0)) this.options.idle?.();
+      }
     });
     const fail = () => {
       const at = this.threads.indexOf(thread);
@@ -145,6 +159,9 @@ export class ThreadBatches<Item, Result> {
     };
     worker.on('error', fail);
     worker.on('exit', fail);
+    // Only once its listeners are on: adding a 'message' listener refs the worker's port
+    // again, and a thread that never had work would keep the process alive.
+    worker.unref();
     this.threads.push(thread);
     return thread;
   }

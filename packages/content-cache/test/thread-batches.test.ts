@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fileWriter } from '../src/file-writer.js';
 import { ThreadBatches } from '../src/thread-batches.js';
@@ -74,6 +77,72 @@ describe('ThreadBatches', () => {
     expect(await threads.run(5)).toBe(1);
   });
 
+  it('takes the results out of an answer that carries more, and says when every item is answered', async () => {
+    // The worker hands back the buffer it was sent, with the results beside it.
+    const returned: ArrayBuffer[] = [];
+    let idle = 0;
+    const threads = new ThreadBatches<number, number>({
+      source: `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', ({ items, buffer }) => {
+  const sum = new Uint8Array(buffer).reduce((a, b) => a + b, 0);
+  parentPort.postMessage({ results: items.map(() => sum), buffer }, [buffer]);
+});
+`,
+      threads: 2,
+      maxItems: 4,
+      message: (items) => {
+        const buffer = new Uint8Array(items);
+        return { value: { items, buffer: buffer.buffer }, transfer: [buffer.buffer] };
+      },
+      results: (answer) => {
+        const { results, buffer } = answer as { results: number[]; buffer: ArrayBuffer };
+        returned.push(buffer);
+        return results;
+      },
+      idle: () => {
+        idle += 1;
+      },
+    });
+    const sums = await Promise.all([1, 2, 3, 4, 5, 6].map((item) => threads.run(item)));
+    // Each item answered with the sum of its own batch: 1+2+3+4 and 5+6, or as the turns split them.
+    expect(sums.reduce((a, b) => a! + b!, 0)).toBe(
+      returned.reduce((total, buffer) => {
+        const bytes = new Uint8Array(buffer);
+        return total + bytes.length * bytes.reduce((a, b) => a + b, 0);
+      }, 0),
+    );
+    expect(returned.map((buffer) => buffer.byteLength).reduce((a, b) => a + b, 0)).toBe(6);
+    expect(idle).toBeGreaterThanOrEqual(1);
+    const before = idle;
+    await threads.run(7);
+    expect(idle).toBe(before + 1);
+  });
+
+  it('lets the process exit once every item is answered, whatever threads it started', async () => {
+    // A thread's 'message' listener refs its port: a thread left idle with it would keep a
+    // host process alive after its work is done.
+    const script = fileURLToPath(new URL('./support/threads-then-exit.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--conditions=@agentproto/source', '--import', 'tsx', script], {
+      cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+    const exited = await new Promise<number | string>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve('still running after 20 s');
+      }, 20_000);
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve(code ?? String(signal));
+      });
+    });
+    expect(out.trim()).toBe('answered');
+    expect(exited).toBe(0);
+  }, 30_000);
+
   it('answers undefined, without looping, when no thread will start', async () => {
     const threads = new ThreadBatches<number, number>({
       source: 'syntax error here (',
@@ -96,6 +165,21 @@ describe('the writer threads', () => {
       expect(hashes[i]).toBe(sha256(bytes));
       expect(sha256(await readFile(join(dir, `f${i}`)))).toBe(hashes[i]);
     }
+  });
+
+  it('carries batches in buffers the threads hand back, no more than can be outstanding, dropped once idle', async () => {
+    const dir = await tempDir();
+    const spare = () => (fileWriter as unknown as { spare: ArrayBuffer[] }).spare;
+    const files = Array.from({ length: 400 }, (_, i) => Buffer.alloc(60_000 + i, `${i}:`));
+    const hashes = await Promise.all(files.map((bytes, i) => fileWriter.write(join(dir, `f${i}`), bytes, 0o644)));
+    for (const [i, bytes] of files.entries()) expect(hashes[i]).toBe(sha256(bytes));
+    // 23 MiB went in batches of about 1 MiB: the same few buffers carried them all.
+    const kept = spare();
+    expect(kept.length).toBeGreaterThanOrEqual(1);
+    expect(kept.length).toBeLessThanOrEqual(2 * Math.min(4, availableParallelism()));
+    expect(new Set(kept).size).toBe(kept.length);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(spare()).toEqual([]);
   });
 
   it('creates a file with the mode asked for, less the umask', async () => {
