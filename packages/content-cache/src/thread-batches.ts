@@ -24,7 +24,7 @@ export interface ThreadBatchesOptions<Item> {
 /**
  * Batches at most sent to one thread and not answered yet. Past them items wait, holding
  * only what the caller passed: a caller that starts ten thousand writes at once gets no
- * more than this many copied batches per thread in memory (2 MiB a writer thread).
+ * more than this many copied batches per thread in memory (two 2 MiB buffers a writer thread).
  */
 const QUEUED_BATCHES = 2;
 

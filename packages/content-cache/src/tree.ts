@@ -95,7 +95,7 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   const realRoot = options.within ?? step('read staged tree', root, () => fs.realpathSync(root));
   const lines: Line[] = [];
   /** Files the writer created whose hash a thread still owes, with where their line goes. */
-  const owed: { at: number; rel: string; folder: string; name: string; file: KnownFile; mode: number }[] = [];
+  const owed: { at: number; rel: string; folder: string; name: string; file: KnownFile & { mode: number } }[] = [];
   let files = 0;
   let bytes = 0;
 
@@ -146,8 +146,7 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
                 rel: childRel,
                 folder: rel,
                 name: child.name,
-                file: known,
-                mode: known.mode,
+                file: known as KnownFile & { mode: number },
               });
               lines.push(entry('F', known.mode, childRel, ''));
             }
@@ -188,12 +187,11 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
   // What the threads still owed was read back while the tree was walked. A file a thread
   // could not tell is sealed as one the writer never saw, in its folder opened and proven
   // inside again.
-  await Promise.all(owed.map(({ file }) => file.sha256));
-  for (const { at, rel, folder, name, file, mode } of owed) {
+  for (const { at, rel, folder, name, file } of owed) {
     const sha256 = await file.sha256;
     if (sha256 !== undefined) {
       bytes += file.size;
-      lines[at] = entry('F', mode, rel, sha256);
+      lines[at] = entry('F', file.mode, rel, sha256);
       continue;
     }
     const abs = folder === '' ? root : join(root, folder);

@@ -98,7 +98,7 @@ export class TreeWriter {
    * Every file written through this writer, with its hash or the promise of a thread still
    * reading it back (sealing walks the tree meanwhile).
    */
-  known(): Map<string, KnownFile> {
+  known(): ReadonlyMap<string, KnownFile> {
     return this.written;
   }
 
