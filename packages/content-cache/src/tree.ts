@@ -29,13 +29,16 @@ export interface KnownFile {
   mode?: number;
 }
 
+/** Files written through the fill writer: by folder (relative to the root, '' for the root itself), then by name. */
+export type KnownFiles = ReadonlyMap<string, ReadonlyMap<string, KnownFile>>;
+
 export interface SealOptions {
   /** Rewrite modes to 0755/0644 and check links (publication); false only reads (verify). */
   normalize: boolean;
   /** fsync every file, for durability across power loss. */
   syncFiles?: boolean;
-  /** Hashes of files written through the fill context's writer, by path relative to the root. */
-  known?: ReadonlyMap<string, KnownFile>;
+  /** Hashes of files written through the fill context's writer. */
+  known?: KnownFiles;
   /** See HashTreeOptions.within. */
   within?: string;
   /** See HashTreeOptions.skipDotGit. Never set when publishing: a store refuses such a tree. */
@@ -110,6 +113,7 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
     try {
       const here = descriptorPath(dir) ?? abs;
       const children = step('read staged tree', abs, () => fs.readdirSync(here, { withFileTypes: true }));
+      const knownHere = options.known?.get(rel);
       for (const child of children) {
         await slicer.maybeYield();
         const childRel = rel === '' ? child.name : `${rel}/${child.name}`;
@@ -134,7 +138,7 @@ export async function sealTree(fs: StoreFs, root: string, options: SealOptions):
           lines.push(entry('D', mode, childRel, ''));
         } else if (child.isFile()) {
           files += 1;
-          const known = options.known?.get(childRel);
+          const known = knownHere?.get(child.name);
           if (known?.mode !== undefined && !options.syncFiles) {
             // Created by the fill writer with a normalised mode: nothing to read or change.
             if (typeof known.sha256 === 'string') {

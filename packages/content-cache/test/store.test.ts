@@ -151,10 +151,10 @@ describe('acquire', () => {
   ])(
     'hashes a large fill written %s exactly as a plain fill, whatever the fill did after a write',
     async (_, where) => {
-      // About 8 MiB: past the first 4 MiB (hashed inline), on a disk, a file of up to 1 MiB is
-      // written and hashed on a writer thread; a larger one, and in memory every one, is read
+      // About 8 MiB: past the first 4 MiB (hashed inline), on a disk and in memory alike, a
+      // file of up to 1 MiB is written and hashed on a writer thread; a larger one is read
       // back and hashed on the worker, and so is a file written again (the writer threads
-      // only create files).
+      // only create files). The first 4 MiB are written as fillWriteFile says, which differs.
       expect(inMemoryFilesystem(where)).toBe(where === '/dev/shm'); // the premise
       const files: Record<string, string> = {};
       for (let i = 0; i < 96; i++) files[`d${i % 4}/f${i}.txt`] = `${i} `.repeat(16_000 + i);
@@ -178,11 +178,9 @@ describe('acquire', () => {
         // The threads themselves hashed them (sealing would hide a thread that failed by reading them again).
         const call = readBack.mock.calls.findIndex(([abs]) => abs.endsWith('d3/big.txt'));
         expect(await readBack.mock.results[call]!.value).toBe(sha256(files['d3/big.txt']!));
-        const onThreads = where !== '/dev/shm';
         for (const path of ['d3/mid.txt', 'd1/f93.txt']) {
-          const calls = onThreads ? written : readBack;
-          const at = calls.mock.calls.findIndex(([abs]) => abs.endsWith(path));
-          expect(await calls.mock.results[at]!.value).toBe(sha256(files[path]!));
+          const at = written.mock.calls.findIndex(([abs]) => abs.endsWith(path));
+          expect(await written.mock.results[at]!.value).toBe(sha256(files[path]!));
         }
         const writes = [
           ...Object.entries(files),
@@ -197,17 +195,12 @@ describe('acquire', () => {
         }
         expect(pastInline).toContain('d2/f94.txt'); // replaced by a folder after it was written
         const tail = (abs: string) => abs.split('/').slice(-2).join('/');
-        if (onThreads) {
-          // Every file past the first 4 MiB went to a writer thread but the one of over 1 MiB;
-          // that one, and the two that already existed, were read back.
-          expect(written.mock.calls.map(([abs]) => tail(abs))).toEqual(
-            pastInline.filter((path) => path !== 'd3/big.txt'),
-          );
-          expect(readBack.mock.calls.map(([abs]) => tail(abs))).toEqual(['d3/big.txt', 'd0/f92.txt', 'd0/f92.txt']);
-        } else {
-          expect(written).not.toHaveBeenCalled();
-          expect(readBack.mock.calls.map(([abs]) => tail(abs))).toEqual(pastInline);
-        }
+        // Every file past the first 4 MiB went to a writer thread but the one of over 1 MiB;
+        // that one, and the two that already existed, were read back.
+        expect(written.mock.calls.map(([abs]) => tail(abs))).toEqual(
+          pastInline.filter((path) => path !== 'd3/big.txt'),
+        );
+        expect(readBack.mock.calls.map(([abs]) => tail(abs))).toEqual(['d3/big.txt', 'd0/f92.txt', 'd0/f92.txt']);
         const final: Record<string, string> = {
           ...files,
           'd0/f92.txt': files['d0/f92.txt']!.replaceAll('9', '8'),
@@ -242,10 +235,11 @@ describe('acquire', () => {
   });
 
   it('seals while threads still read back, and hashes itself a file a thread could not tell', async () => {
-    // In memory, past the first 4 MiB every file is read back on a thread. Here each answer
-    // comes late (sealing walks the tree meanwhile), and for a fifth of the files it is
-    // "could not tell": sealing must hash those itself, from what they hold by then (the
-    // fill changed them after writing, through plain fs, keeping the size).
+    // Past the first 4 MiB a file of over 1 MiB is created by the main thread and read back
+    // on a thread. Here each answer comes late (sealing walks the tree meanwhile), and for a
+    // fifth of the files it is "could not tell": sealing must hash those itself, from what
+    // they hold by then (the fill changed them after writing, through plain fs, keeping the
+    // size).
     const root = await mkdtemp(join('/dev/shm', 'agentproto-cache-'));
     const real = fileHasher.hash.bind(fileHasher);
     const late = vi.spyOn(fileHasher, 'hash').mockImplementation(async (path, size) => {
@@ -256,7 +250,8 @@ describe('acquire', () => {
     try {
       const files: Record<string, string> = {};
       for (let i = 0; i < 5; i++) files[`big/b${i}.txt`] = String(i).repeat(1024 * 1024);
-      for (let i = 0; i < 30; i++) files[`d${i % 3}/f${i}.txt`] = `file ${i} `.repeat(500 + i);
+      for (let i = 0; i < 30; i++)
+        files[`d${i % 3}/f${i}.txt`] = `file ${i} `.repeat(200_000).slice(0, 2 ** 20 + 1 + i);
       const changed = (text: string) => text.replaceAll('file', 'FILE');
       const store = await openContentStore({ root: join(root, 'store') });
       const viaWriter = await store.acquire(keyFor('late1'), async (destination, ctx) => {
@@ -325,7 +320,7 @@ describe('acquire', () => {
     expect((await store.verify()).corrupt).toEqual([]);
   });
 
-  it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b'])(
+  it.each(['../x', '/etc/passwd', 'a/../../x', 'a//b', './a', 'a\\b', '', 'a\0b', '..', 'a/.', 'a/'])(
     'refuses the fill writer path %j',
     async (path) => {
       const store = await newStore();
@@ -335,6 +330,16 @@ describe('acquire', () => {
       expect(storeState(store.root).objects).toEqual([]);
     },
   );
+
+  it('takes names that are only dots and more, or start with them', async () => {
+    const store = await newStore();
+    const names = ['...', '.a', 'b/..c', 'b/c..', 'b/.../d'];
+    const tree = await store.acquire(keyFor('dots'), async (_d, ctx) => {
+      for (const name of names) await ctx.writeFile(name, name);
+    });
+    for (const name of names) expect(await readFile(join(tree.path, name), 'utf8')).toBe(name);
+    expect(tree.files).toBe(names.length);
+  });
 });
 
 describe('the tree digest', () => {

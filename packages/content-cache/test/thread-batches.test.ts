@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, getPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -142,6 +142,27 @@ parentPort.on('message', ({ items, buffer }) => {
     expect(out.trim()).toBe('answered');
     expect(exited).toBe(0);
   }, 30_000);
+
+  it.runIf(process.platform === 'linux')(
+    'runs every thread ten nice levels below the thread that starts it, so the feeding thread runs first',
+    async () => {
+      // Each item is answered with the answering thread's own nice value, read by its id.
+      const threads = new ThreadBatches<number, number>({
+        source: `
+const { parentPort } = require('node:worker_threads');
+const { getPriority } = require('node:os');
+const id = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+parentPort.on('message', (items) => parentPort.postMessage(items.map(() => getPriority(id))));
+`,
+        threads: 2,
+        maxItems: 1,
+        message: (items) => ({ value: items }),
+      });
+      const nice = await Promise.all([threads.run(1), threads.run(2), threads.run(3)]);
+      // getPriority() with no id is the calling thread's on Linux: the one the threads inherit from.
+      expect(nice).toEqual([1, 2, 3].map(() => Math.min(19, getPriority() + 10)));
+    },
+  );
 
   it('answers undefined, without looping, when no thread will start', async () => {
     const threads = new ThreadBatches<number, number>({

@@ -1,6 +1,6 @@
 // Uses every kind of thread the store starts, then returns: the process must exit by itself
 // (thread-batches.test.ts starts it and waits for its exit).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileHasher } from '../../src/file-hasher.js';
@@ -24,4 +24,5 @@ const answers = await Promise.all([
   threads.run(1),
   threads.run(2),
 ]);
+rmSync(dir, { recursive: true, force: true });
 console.log(answers.every((answer) => answer !== undefined) ? 'answered' : 'unanswered');
