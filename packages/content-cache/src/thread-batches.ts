@@ -39,8 +39,9 @@ const THREAD_NICE_STEP = 10;
  * same priority, with the threads keeping every core busy, the scheduler let it wait, the
  * threads ran dry, and up to a quarter of the cores' time went idle while a fill waited
  * for its writes. Publishing 10,000 files (317 MiB) on tmpfs through the writer threads:
- * 423-455 ms at the same priority, 378-395 ms with the threads niced (medians of twelve
- * rounds, side by side in one process). Elsewhere (no /proc/thread-self) it does nothing.
+ * 455 ms at the same priority, 444 ms niced, 426 ms niced with batches of 8 (medians of
+ * twelve rounds, side by side in one process; see file-writer.ts for the batches).
+ * Elsewhere (no /proc/thread-self) it does nothing.
  */
 const LOWER_PRIORITY = `try {
   const os = require('node:os');
