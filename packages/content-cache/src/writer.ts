@@ -28,6 +28,12 @@ export interface WriteFileOptions {
 const INLINE_HASH_BYTES = 4 * 1024 * 1024;
 const THREAD_WRITE_MAX = 1024 * 1024;
 
+/** A folder the writer wrote into: its creation (with its parents), and the files written there by name. */
+interface WrittenFolder {
+  made: Promise<unknown>;
+  files: Map<string, KnownFile>;
+}
+
 /**
  * Writes files into a fill's destination and remembers what it wrote, so publication need
  * not read the tree back on the main thread: each file is hashed as it is written, from the
@@ -46,7 +52,7 @@ export class TreeWriter {
    * was the largest part of sealing a written file (sealing 10,000 files took 31 ms this
    * way, 34 ms with one map; medians of 30 rounds, side by side).
    */
-  private readonly folders = new Map<string, { files: Map<string, KnownFile>; made: Promise<unknown> }>();
+  private readonly folders = new Map<string, WrittenFolder>();
   /** The destination and a `/`: a checked relative path appended to it is the file's path. */
   private readonly prefix: string;
   /** Per normalised mode: whether a file created with it was seen to keep it (the umask may strip bits). */
@@ -132,7 +138,7 @@ export class TreeWriter {
   }
 
   /** A folder by its relative path ('' for the destination), created (with its parents) once, however many files go into it. */
-  private folder(rel: string): { files: Map<string, KnownFile>; made: Promise<unknown> } {
+  private folder(rel: string): WrittenFolder {
     let folder = this.folders.get(rel);
     if (!folder) {
       folder = {
