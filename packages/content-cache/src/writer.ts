@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
 import { FillOutsideDestinationError } from './errors.js';
 import { fileHasher } from './file-hasher.js';
@@ -107,7 +107,7 @@ export class TreeWriter {
           return false;
         },
       );
-      if (inline) sha256 = createHash('sha256').update(bytes).digest('hex');
+      if (inline) sha256 = sha256Hex(bytes);
       created = await creating;
     }
     let trustMode = created;
@@ -117,7 +117,7 @@ export class TreeWriter {
     // Read back only once the write is complete, so the hash is of what the file holds.
     sha256 ??= fileHasher.hash(abs, size);
     const { files } = folder;
-    files.set(name, trustMode && !files.has(name) ? { size, sha256, mode } : { size, sha256 });
+    files.set(name, trustMode && !files.has(name) ? { path: rel, size, sha256, mode } : { path: rel, size, sha256 });
   }
 
   /**
@@ -160,6 +160,15 @@ export function fillWriteFile(fs: StoreFs, folder: string): StoreFs['writeFile']
   if (fs.writeFile !== nodeStoreFs.writeFile) return fs.writeFile;
   return inMemoryFilesystem(folder) ? fs.writeFile : pooledWriteFile;
 }
+
+/**
+ * SHA-256 in hex, in one call where Node has `crypto.hash` (20.12 and later): a Hash object
+ * per file costs more than its bytes at these sizes (see file-writer.ts).
+ */
+const sha256Hex: (bytes: Uint8Array) => string =
+  typeof crypto.hash === 'function'
+    ? (bytes) => crypto.hash('sha256', bytes, 'hex')
+    : (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
 
 /** A path relative to the destination, with `/` separators, that cannot leave it. */
 function checkRelative(path: string): string {
