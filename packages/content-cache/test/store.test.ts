@@ -19,6 +19,8 @@ import {
 import { fileHasher } from '../src/file-hasher.js';
 import { fileWriter } from '../src/file-writer.js';
 import { inMemoryFilesystem } from '../src/store-fs.js';
+import { sealTree } from '../src/tree.js';
+import { TreeWriter } from '../src/writer.js';
 import { storeState, visibleProblems } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { fillWith, keyFor } from './support/trees.js';
@@ -304,6 +306,39 @@ describe('acquire', () => {
     });
     // 4,000 writes take far longer than one 4 ms slice, so the loop must have turned several times.
     expect(turns - turnsAtFirstWrite).toBeGreaterThanOrEqual(3);
+  });
+
+  it('lets the event loop run while it seals thousands of files, written through the fill writer or not', async () => {
+    // Sealing walks the tree synchronously, a slice at a time: without turns of the event
+    // loop between slices it would hold it for the whole walk (every other await in it is on
+    // a promise already settled, which lets no turn happen).
+    for (const through of ['writer', 'plain'] as const) {
+      const root = await tempDir();
+      const destination = join(root, 'tree');
+      const data = Buffer.alloc(64, 'x');
+      const writer = new TreeWriter(nodeStoreFs, destination);
+      if (through === 'writer') {
+        for (let i = 0; i < 6000; i++) await writer.writeFile(`d${i % 30}/f${i}.txt`, data);
+      } else {
+        for (let d = 0; d < 30; d++) await mkdir(join(destination, `d${d}`), { recursive: true });
+        for (let i = 0; i < 6000; i++) await writeFile(join(destination, `d${i % 30}`, `f${i}.txt`), data);
+      }
+      let turns = 0;
+      let sealing = true;
+      const tick = () => {
+        if (!sealing) return;
+        turns += 1;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const sealed = await sealTree(nodeStoreFs, destination, { normalize: true, known: writer.known() });
+      sealing = false;
+      expect(sealed.files).toBe(6000);
+      // Sealing 6,000 files takes more than one 4 ms slice (here 20 ms and more), so the loop
+      // turned at least once; without the turns it cannot turn at all.
+      expect(turns, through).toBeGreaterThanOrEqual(1);
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('records the mode a file really has when the writer overwrites an existing file', async () => {
