@@ -4,12 +4,13 @@
 export {
   openInside,
   openDirInside,
+  insideOpener,
   readFileInside,
   readDescriptorInto,
   lstatInside,
   realRootOf,
 } from './open-inside.js';
-export type { InsideHandle, InsideDir, OpenInsideOptions, ReadInsideOptions } from './open-inside.js';
+export type { InsideHandle, InsideDir, InsideOpener, OpenInsideOptions, ReadInsideOptions } from './open-inside.js';
 
 // Check a descriptor a caller opened itself
 export { descriptorIsInside, descriptorPath } from './open-inside.js';

@@ -243,6 +243,85 @@ export function openDirInside(realRoot: string, rel: string, options: OpenInside
   };
 }
 
+/** Opens files of one folder after another, each through its folder's proven descriptor (see insideOpener). */
+export interface InsideOpener {
+  /** `openInside(realRoot, rel)`: the same handle, the same refusals. */
+  open(rel: string): InsideHandle;
+  /** Closes the folder it holds, if any. It also closes it itself at the next turn of the event loop. */
+  close(): void;
+}
+
+/**
+ * Opens the files of a tree the way `openInside` does, for a reader that takes many files
+ * of the same folder one after the other (a tree packed in name order). On Linux a file
+ * is opened by its name in its folder's descriptor (`/proc/self/fd/N/name`, not following
+ * a link there) once the folder itself was opened and proven inside: an entry of a folder
+ * inside the root, reached by one name that is not a link, is inside the root, so the file
+ * needs no proof of its own. That saves the `readlink` of every file (10,000 files opened,
+ * measured and closed: 105-111 ms against 143-155 ms on this machine's VM). Whatever else a name
+ * may be (a link to follow, an entry that is gone, a name with `..`), and everywhere
+ * without /proc, the file is opened by `openInside`, which proves it or refuses it as it
+ * always does.
+ *
+ * The folder's descriptor is held from the first file of that folder until a file of
+ * another folder, `close()`, or the next turn of the event loop, whichever comes first:
+ * an opener never keeps a descriptor open while its caller waits.
+ */
+export function insideOpener(realRoot: string): InsideOpener {
+  let folder: { rel: string; fd: number; prefix: string } | undefined;
+  let closing: NodeJS.Immediate | undefined;
+  const close = (): void => {
+    if (closing !== undefined) clearImmediate(closing);
+    closing = undefined;
+    if (folder === undefined) return;
+    const { fd } = folder;
+    folder = undefined;
+    fs.closeSync(fd);
+  };
+  const folderOf = (rel: string): { rel: string; fd: number; prefix: string } | undefined => {
+    if (folder?.rel === rel) return folder;
+    close();
+    let fd: number;
+    try {
+      fd = openProven(realRoot, rel, BASE_FLAGS | DIRECTORY, true).fd;
+    } catch {
+      // The file's own open says why, as openInside would.
+      return undefined;
+    }
+    folder = { rel, fd, prefix: `/proc/self/fd/${fd}/` };
+    closing = setImmediate(close);
+    closing.unref();
+    return folder;
+  };
+  return {
+    open(rel: string): InsideHandle {
+      const slash = rel.lastIndexOf('/');
+      const name = rel.slice(slash + 1);
+      if (!hasProcFd() || name === '' || name === '.' || name === '..') return openInside(realRoot, rel);
+      const parent = folderOf(slash < 0 ? '' : rel.slice(0, slash));
+      if (parent === undefined) return openInside(realRoot, rel);
+      let fd: number;
+      try {
+        fd = fs.openSync(parent.prefix + name, BASE_FLAGS | NOFOLLOW);
+      } catch {
+        // A link (ELOOP: followed and proven by openInside), an entry gone or anything else:
+        // the usual open, with its proof and its errors.
+        return openInside(realRoot, rel);
+      }
+      try {
+        const stats = fs.fstatSync(fd);
+        keptShapes.stats = stats;
+        if (!stats.isFile() && !stats.isDirectory()) throw new NotInsideError(rel, 'special');
+        return { fd, stats };
+      } catch (error) {
+        fs.closeSync(fd);
+        throw error;
+      }
+    },
+    close,
+  };
+}
+
 /** lstat of `rel` (not following a link at its end) through its proven parent folder; undefined when absent. */
 export function lstatInside(realRoot: string, rel: string): fs.Stats | undefined {
   const slash = rel.lastIndexOf('/');
@@ -270,15 +349,23 @@ const END_PROBE = Buffer.alloc(1);
  * Reads exactly `target.length` bytes of a proven descriptor from its start into `target`,
  * and proves there is nothing after them: a file that shrank or grew since it was measured
  * is `changed` (the message names `rel` only, never a size).
+ *
+ * Each read asks for one byte more than is left, the last one into END_PROBE (one `preadv`
+ * of two buffers). A read of a regular file that returns less than it asked for has reached
+ * the end, so a read that fills `target` and not the probe proves the end in the same call.
+ * A separate read of the byte past the end was a second system call for every file (10,000
+ * files opened, read and closed: 115-126 ms against 132-151 ms on this machine's VM).
  */
 export function readDescriptorInto(fd: number, target: Buffer, rel: string): void {
   let filled = 0;
-  while (filled < target.length) {
-    const read = fs.readSync(fd, target, filled, target.length - filled, filled);
-    if (read === 0) throw new NotInsideError(rel, 'changed');
+  for (;;) {
+    const left = target.length - filled;
+    const read = fs.readvSync(fd, [filled === 0 ? target : target.subarray(filled), END_PROBE], filled);
+    // More than was left: the file grew. Nothing while some was left: it shrank.
+    if (read > left || (read === 0 && left > 0)) throw new NotInsideError(rel, 'changed');
     filled += read;
+    if (read === left) return;
   }
-  if (fs.readSync(fd, END_PROBE, 0, 1, filled) !== 0) throw new NotInsideError(rel, 'changed');
 }
 
 export interface ReadInsideOptions extends OpenInsideOptions {

@@ -6,7 +6,14 @@ import {
   findFrontmatter,
   parseUntrustedYaml,
 } from '@agentproto/documents';
-import { NotInsideError, openDirInside, openInside, readDescriptorInto, readFileInside } from '@agentproto/fs-inside';
+import {
+  NotInsideError,
+  insideOpener,
+  openDirInside,
+  openInside,
+  readDescriptorInto,
+  readFileInside,
+} from '@agentproto/fs-inside';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
@@ -72,10 +79,14 @@ const SLICE_MS = 4;
  * The workspace belongs to someone the host does not trust, who may swap its folders for
  * links while it is read. So nothing is checked by name and then opened by name: every
  * file and folder is opened first, its descriptor proven inside the workspace
- * (`openInside`), and its bytes, size and listing come from that descriptor only.
+ * (`openInside`; a file packed, by its one name in its folder's proven descriptor, see
+ * `insideOpener`), and its bytes, size and listing come from that descriptor only.
  */
 export function nodeWorkspaceFs(root: string): WorkspaceFs {
   const realRoot = fs.realpathSync.native(root);
+  // Files are read in archive order, folder by folder: each through its folder's proven
+  // descriptor, which the opener holds until the next turn of the event loop at most.
+  const opener = insideOpener(realRoot);
   let since = performance.now();
   /** A turn of the event loop once the slice is used up; undefined (no promise to await) before. */
   const breathe = (): Promise<void> | undefined => {
@@ -117,7 +128,7 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       const turn = breathe();
       if (turn !== undefined) await turn;
       proven(rel, () => {
-        const { fd, stats } = openInside(realRoot, rel);
+        const { fd, stats } = opener.open(rel);
         try {
           // The size the bundle was laid out with must be the size of the file opened: a
           // file replaced since it was listed is refused, whatever it is now.
