@@ -13,7 +13,9 @@ import { listNames } from './fixtures/tar/craft.js';
 import { makeWorkspace } from './support/workspace.js';
 
 /** The writer fed `entries` in the order given; undefined when it declined them. */
-async function written(entries: readonly BundleEntry[]): Promise<{ bundle: Buffer; sha256: string } | undefined> {
+async function written(
+  entries: readonly BundleEntry[],
+): Promise<{ bundle: Buffer; sha256: string | undefined } | undefined> {
   const writer = new OrderedBundleWriter();
   for (const entry of entries) writer.add(entry);
   writer.end();

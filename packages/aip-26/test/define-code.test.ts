@@ -75,6 +75,28 @@ describe('defineCode', () => {
     expect([...files.keys()].sort()).toEqual(['lib/a.ts', 'lib/b/c.ts', 'run.sh', 'z.txt']);
   });
 
+  it('returns from defineCode (which takes no digest) the bytes defineCodeWithReport digests, on each way a bundle is built', async () => {
+    const workspaceRoot = await makeWorkspace({
+      'lib/a.ts': 'a'.repeat(70_000),
+      'lib/b/c.ts': 'c',
+      'run.sh': { content: 'echo', mode: 0o755 },
+    });
+    const codes: Code[] = [
+      // One folder: packed while it is listed.
+      { sources: [{ local: 'lib/' }] },
+      // Several sources: merged, then packed.
+      { sources: [{ local: 'lib/' }, { local: 'run.sh' }, { inline: { path: 'z.txt', content: 'z' } }] },
+    ];
+    for (const code of codes) {
+      const bundle = await defineCode({ workspaceRoot, code });
+      const { bundle: reported, report } = await defineCodeWithReport({ workspaceRoot, code });
+      expect(bundle.equals(reported)).toBe(true);
+      expect(report.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(createHash('sha256').update(bundle).digest('hex')).toBe(report.sha256);
+      expect(report.compressedBytes).toBe(bundle.length);
+    }
+  });
+
   it('maps local files, folders and globs with as (EXAMPLES 5)', async () => {
     const workspaceRoot = await makeWorkspace({
       'shared/lib/render-mustache.ts': 'render',

@@ -1,6 +1,6 @@
 import { readBundleEntries } from '../tar/index.js';
 import type { BundleEntry } from '../tar/bundle-plan.js';
-import { writeBundleWithDigest } from '../tar/write-bundle.js';
+import { writeBundleDigested } from '../tar/write-bundle.js';
 import type { BundleFile } from './overlay.js';
 
 /**
@@ -22,14 +22,19 @@ export async function readArchive(
 
 /** The deterministic tar.gz of the merged bundle. */
 export async function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
-  return (await buildArchiveWithDigest(files)).bundle;
+  return (await buildArchiveDigested(files, false)).bundle;
 }
 
-/** The deterministic tar.gz of the merged bundle and its SHA-256, hashed as it is written. */
-export function buildArchiveWithDigest(
+/** The deterministic tar.gz of the merged bundle, and its SHA-256 (hashed as it is written) when `digest` is true. */
+export function buildArchiveDigested(
   files: ReadonlyMap<string, BundleFile>,
-): Promise<{ bundle: Buffer; sha256: string }> {
-  return writeBundleWithDigest([...files].map(([path, file]) => bundleEntryOf(path, file)));
+  digest: boolean,
+): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+  return writeBundleDigested(
+    [...files].map(([path, file]) => bundleEntryOf(path, file)),
+    {},
+    digest,
+  );
 }
 
 /** A merged file as the archive writer takes it. */

@@ -7,7 +7,7 @@ import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from 
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import { BUNDLE_LAYOUT, OrderedBundleWriter } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
-import { buildArchive, buildArchiveWithDigest, bundleEntryOf } from './archive.js';
+import { buildArchive, buildArchiveDigested, bundleEntryOf } from './archive.js';
 import { SourceResolutionError } from './errors.js';
 import { type BundleFile, Overlay, contentOf } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
@@ -94,7 +94,8 @@ export interface BundleReport extends CodeReport {
  * @throws {BundleSizeError} `AIP26_BUNDLE_TOO_LARGE`: the merged bundle is over `limits`.
  */
 export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
-  return (await defineCodeWithReport(args)).bundle;
+  // Only the bundle is returned: its digest is not taken (a report is made and dropped).
+  return (await defineCodeWith(args, false)).bundle;
 }
 
 /**
@@ -126,10 +127,26 @@ export async function defineCode(args: DefineCodeArgs): Promise<Buffer> {
  * @throws {ContentCacheError} `CACHE_FILL_FAILED`, `CACHE_IO`: with `cache`, the store failed.
  */
 export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }> {
+  const { bundle, report } = await defineCodeWith(args, true);
+  return { bundle, report: { ...report, sha256: report.sha256! } };
+}
+
+/** A report whose `sha256` is there only when the bundle was digested. */
+type MaybeDigestedReport = Omit<BundleReport, 'sha256'> & { sha256: string | undefined };
+
+/** `defineCodeWithReport`, with the bundle's SHA-256 only when `digest` is true (or it comes from the store). */
+async function defineCodeWith(
+  args: DefineCodeOptions,
+  digest: boolean,
+): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
   const { fs, plan } = await prepare(args);
   const pinned = args.cache ? pinnedDigest(plan) : undefined;
   if (args.cache && pinned) {
-    const made = await pinnedBundle(args.cache, pinned, () => build(args, fs, plan));
+    // The store keeps the report with its digest: a pinned bundle is always digested.
+    const made = await pinnedBundle(args.cache, pinned, async () => {
+      const { bundle, report } = await build(args, fs, plan, true);
+      return { bundle, report: { ...report, sha256: report.sha256! } };
+    });
     // Read back from the store: its files were not merged here, so list them.
     if (args.run !== undefined)
       assertRunFileInBundle(
@@ -139,7 +156,7 @@ export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ b
       );
     return made;
   }
-  return build(args, fs, plan);
+  return build(args, fs, plan, digest);
 }
 
 /** The file paths of a bundle this package wrote (the pinned store's copy). */
@@ -165,13 +182,14 @@ async function build(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
-): Promise<{ bundle: Buffer; report: BundleReport }> {
+  digest: boolean,
+): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
   if (!args.cache && plan.sources.length === 1 && plan.sources[0]!.kind === 'local')
-    return buildWhileListing(args, fs, plan);
+    return buildWhileListing(args, fs, plan, digest);
   const { overlay, report } = await materialize(args, fs, plan);
   const { bundle, sha256 } = args.cache
-    ? await digested(cachedArchive(args.cache, overlay.files))
-    : await buildArchiveWithDigest(overlay.files);
+    ? await digested(cachedArchive(args.cache, overlay.files), digest)
+    : await buildArchiveDigested(overlay.files, digest);
   return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
 }
 
@@ -187,8 +205,9 @@ async function buildWhileListing(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
-): Promise<{ bundle: Buffer; report: BundleReport }> {
-  const writer = new OrderedBundleWriter();
+  digest: boolean,
+): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
+  const writer = new OrderedBundleWriter({}, digest);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
     materialized = await materialize(args, fs, plan, (path, file) => writer.add(bundleEntryOf(path, file)));
@@ -198,13 +217,18 @@ async function buildWhileListing(
   }
   const { overlay, report } = materialized;
   writer.end();
-  const { bundle, sha256 } = writer.declined ? await buildArchiveWithDigest(overlay.files) : await writer.result();
+  const { bundle, sha256 } = writer.declined
+    ? await buildArchiveDigested(overlay.files, digest)
+    : await writer.result();
   return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
 }
 
-async function digested(made: Promise<Buffer>): Promise<{ bundle: Buffer; sha256: string }> {
+async function digested(
+  made: Promise<Buffer>,
+  digest: boolean,
+): Promise<{ bundle: Buffer; sha256: string | undefined }> {
   const bundle = await made;
-  return { bundle, sha256: createHash('sha256').update(bundle).digest('hex') };
+  return { bundle, sha256: digest ? createHash('sha256').update(bundle).digest('hex') : undefined };
 }
 
 /**

@@ -71,7 +71,7 @@ export type BundleEntries = Iterable<BundleEntry> | AsyncIterable<BundleEntry>;
  * `length` were never touched, so they use address space, not memory.
  */
 export async function writeBundle(entries: BundleEntries, options: WriteBundleOptions = {}): Promise<Buffer> {
-  return (await writeBundleWithDigest(entries, options)).bundle;
+  return (await writeBundleDigested(entries, options, false)).bundle;
 }
 
 /**
@@ -83,15 +83,28 @@ export async function writeBundleWithDigest(
   entries: BundleEntries,
   options: WriteBundleOptions = {},
 ): Promise<{ bundle: Buffer; sha256: string }> {
+  const { bundle, sha256 } = await writeBundleDigested(entries, options, true);
+  return { bundle, sha256: sha256! };
+}
+
+/**
+ * `writeBundle`, with its SHA-256 when `digest` is true: a caller that returns the bundle
+ * alone does not hash it (10,000 files: 28 MiB of output, ~18 ms of the main thread).
+ */
+export async function writeBundleDigested(
+  entries: BundleEntries,
+  options: WriteBundleOptions,
+  digest: boolean,
+): Promise<{ bundle: Buffer; sha256: string | undefined }> {
   const level = checkLevel(options.level);
   const items = planBundle(await collect(entries));
   const output = new OutputBuffer(gzipBound(tarBound(items)));
-  const digest = createHash('sha256');
+  const hash = digest ? createHash('sha256') : undefined;
   for await (const chunk of gzipTar(items, level)) {
     output.append(chunk as Buffer);
-    digest.update(chunk as Buffer);
+    hash?.update(chunk as Buffer);
   }
-  return { bundle: output.bytes(), sha256: digest.digest('hex') };
+  return { bundle: output.bytes(), sha256: hash?.digest('hex') };
 }
 
 /**
@@ -132,9 +145,13 @@ export class OrderedBundleWriter {
   private stopped = false;
   private wake: (() => void) | undefined;
   private readonly written: Promise<void>;
-  private readonly collected: Promise<{ bundle: Buffer; sha256: string }>;
+  private readonly collected: Promise<{ bundle: Buffer; sha256: string | undefined }>;
 
-  constructor(options: WriteBundleOptions = {}) {
+  /** With `digest` false, `result()` gives no SHA-256 and the output is not hashed. */
+  constructor(
+    options: WriteBundleOptions = {},
+    private readonly digest = true,
+  ) {
     this.gzip = new ParallelGzip(checkLevel(options.level));
     this.written = this.write();
     this.collected = this.collect();
@@ -205,8 +222,8 @@ export class OrderedBundleWriter {
     this.notify();
   }
 
-  /** The bundle and its SHA-256, once `end()` was called and every entry is written. */
-  async result(): Promise<{ bundle: Buffer; sha256: string }> {
+  /** The bundle and its SHA-256 (unless made without), once `end()` was called and every entry is written. */
+  async result(): Promise<{ bundle: Buffer; sha256: string | undefined }> {
     await this.written;
     return this.collected;
   }
@@ -236,12 +253,12 @@ export class OrderedBundleWriter {
    * The output, in one buffer sized from the archive's bound once every entry is known;
    * chunks that come before that are held until then.
    */
-  private async collect(): Promise<{ bundle: Buffer; sha256: string }> {
-    const digest = createHash('sha256');
+  private async collect(): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+    const digest = this.digest ? createHash('sha256') : undefined;
     const early: Buffer[] = [];
     let output: OutputBuffer | undefined;
     for await (const chunk of this.gzip.output()) {
-      digest.update(chunk);
+      digest?.update(chunk);
       if (output === undefined && this.ended) {
         output = new OutputBuffer(gzipBound(this.tarBytes));
         for (const held of early.splice(0)) output.append(held);
@@ -251,7 +268,7 @@ export class OrderedBundleWriter {
     }
     output ??= new OutputBuffer(gzipBound(this.tarBytes));
     for (const held of early) output.append(held);
-    return { bundle: output.bytes(), sha256: digest.digest('hex') };
+    return { bundle: output.bytes(), sha256: digest?.digest('hex') };
   }
 
   private notify(): void {
