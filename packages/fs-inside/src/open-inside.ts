@@ -197,10 +197,18 @@ function openProven(realRoot: string, rel: string, flags: number, follow: boolea
     }
     throw error;
   }
+  // The invariant that keeps outside bytes out: nothing is read from a descriptor that
+  // is not proven inside, however the name led to it.
+  return measured(fd, rel, descriptorIsInside(fd, realRoot, abs));
+}
+
+/**
+ * The handle of an open descriptor: refused (`escapes`) unless `inside`, then measured and
+ * refused unless a file or a folder. The descriptor is closed on a refusal.
+ */
+function measured(fd: number, rel: string, inside: boolean): InsideHandle {
   try {
-    // The invariant that keeps outside bytes out: nothing is read from a descriptor that
-    // is not proven inside, however the name led to it.
-    if (!descriptorIsInside(fd, realRoot, abs)) throw new NotInsideError(rel, 'escapes');
+    if (!inside) throw new NotInsideError(rel, 'escapes');
     const stats = fs.fstatSync(fd);
     keptShapes.stats = stats;
     if (!stats.isFile() && !stats.isDirectory()) throw new NotInsideError(rel, 'special');
@@ -308,15 +316,8 @@ export function insideOpener(realRoot: string): InsideOpener {
         // the usual open, with its proof and its errors.
         return openInside(realRoot, rel);
       }
-      try {
-        const stats = fs.fstatSync(fd);
-        keptShapes.stats = stats;
-        if (!stats.isFile() && !stats.isDirectory()) throw new NotInsideError(rel, 'special');
-        return { fd, stats };
-      } catch (error) {
-        fs.closeSync(fd);
-        throw error;
-      }
+      // Inside: one name, not a link, in a folder proven inside.
+      return measured(fd, rel, true);
     },
     close,
   };
