@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { BundleSizeError, RunFileMissingError, defineCodeWithReport, nodeWorkspaceFs } from '../src/index.js';
 import type { BundleEntry } from '../src/tar/bundle-plan.js';
 import { readBundleEntries } from '../src/tar/index.js';
-import { OrderedBundleWriter, writeBundleWithDigest } from '../src/tar/write-bundle.js';
+import { OrderedBundleWriter, writeBundleDigested } from '../src/tar/write-bundle.js';
 import { listNames } from './fixtures/tar/craft.js';
 import { makeWorkspace } from './support/workspace.js';
 
@@ -58,7 +58,7 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
       (entry) => entry.path,
     );
     const streamed = await written(entries);
-    const sorted = await writeBundleWithDigest(entries);
+    const sorted = await writeBundleDigested(entries, {}, true);
     expect(streamed).toBeDefined();
     expect(streamed!.sha256).toBe(sorted.sha256);
     expect(streamed!.bundle.equals(sorted.bundle)).toBe(true);
@@ -83,7 +83,7 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
 
   it('an empty bundle is the end-of-archive marker alone, as writeBundle writes it', async () => {
     const streamed = await written([]);
-    expect(streamed!.bundle.equals((await writeBundleWithDigest([])).bundle)).toBe(true);
+    expect(streamed!.bundle.equals((await writeBundleDigested([], {}, true)).bundle)).toBe(true);
   });
 
   it('declines whatever planBundle would sort or refuse: out of order, twice, an invalid path, a file that is a folder', async () => {
@@ -107,7 +107,7 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
         const entries = files.map((p) => text(p, `${p}:${seed}`));
         const ordered = sortInArchiveOrder(entries, (entry) => entry.path);
         const streamed = await written(ordered);
-        expect(streamed!.bundle.equals((await writeBundleWithDigest(entries)).bundle)).toBe(true);
+        expect(streamed!.bundle.equals((await writeBundleDigested(entries, {}, true)).bundle)).toBe(true);
         const shuffled = [...entries].sort((a, b) => ((a.path.length * seed) % 7) - ((b.path.length * seed) % 7));
         const inOrder = shuffled.every((entry, i) => entry === ordered[i]);
         expect((await written(shuffled)) !== undefined).toBe(inOrder);
@@ -158,7 +158,7 @@ describe('defineCode of one workspace folder: packed while it is listed', () => 
     const { bundle } = await defineCodeWithReport({ workspaceRoot: root, code: { sources: [{ local: 'src/' }] } });
     const entries = await readBundleEntries(bundle, { maxBytes: 1 << 20, maxFiles: 10 });
     expect(entries.map((e) => e.path)).toEqual(['src/a.txt', 'src/\ue000.txt', 'src/\u{1f600}.txt']);
-    expect(bundle.equals((await writeBundleWithDigest(entries)).bundle)).toBe(true);
+    expect(bundle.equals((await writeBundleDigested(entries, {}, true)).bundle)).toBe(true);
   });
 
   it('refusals that come after the listing still win over the bundle: limits, the run file', async () => {

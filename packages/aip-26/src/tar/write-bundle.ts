@@ -75,21 +75,10 @@ export async function writeBundle(entries: BundleEntries, options: WriteBundleOp
 }
 
 /**
- * `writeBundle` and the SHA-256 of its bytes, hashed block by block as they come out of
- * the compressor: on the main thread while the pool compresses the next blocks, instead of
- * over the whole bundle once it is done.
- */
-export async function writeBundleWithDigest(
-  entries: BundleEntries,
-  options: WriteBundleOptions = {},
-): Promise<{ bundle: Buffer; sha256: string }> {
-  const { bundle, sha256 } = await writeBundleDigested(entries, options, true);
-  return { bundle, sha256: sha256! };
-}
-
-/**
- * `writeBundle`, with its SHA-256 when `digest` is true: a caller that returns the bundle
- * alone does not hash it (10,000 files: 28 MiB of output, ~18 ms of the main thread).
+ * `writeBundle`, with the SHA-256 of its bytes when `digest` is true, hashed block by block
+ * as they come out of the compressor (on the main thread while the pool compresses the
+ * next blocks). A caller that returns the bundle alone does not hash it (10,000 files:
+ * 28 MiB of output, ~18 ms of the main thread).
  */
 export async function writeBundleDigested(
   entries: BundleEntries,
@@ -127,7 +116,7 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
  * (10,000 files: ~200 ms of listing and planning before the first block, most of a core
  * idle meanwhile).
  *
- * It writes the bytes `writeBundleWithDigest` writes for the same entries, or none: an entry
+ * It writes the bytes `writeBundleDigested` writes for the same entries, or none: an entry
  * that does not come strictly after the one before it in archive order (`archiveOrderKey`,
  * parent folders included), or that `planBundle` would refuse (an invalid path, a file that
  * is also a folder), makes it `declined`; it stops, and the caller writes the bundle the
