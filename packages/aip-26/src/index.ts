@@ -3,6 +3,7 @@
 
 // Build a bundle from a manifest's code block
 export { defineCode, defineCodeWithReport, scanCode } from './code/define-code.js';
+export { defineCodeToFile } from './code/to-file.js';
 export { planCode } from './code/plan.js';
 export { assertRunnerFitsRun, inheritBlocks } from './code/inherit.js';
 
@@ -34,7 +35,7 @@ export { readBundleEntries, readTarGz } from './tar/read-tar-gz.js';
 
 // Errors a host can catch (each with a stable `code`)
 export { ManifestValidationError } from './schema/errors.js';
-export { BundleSizeError, SourceResolutionError } from './code/errors.js';
+export { BundleSizeError, BundleWriteError, SourceResolutionError } from './code/errors.js';
 export { RunnerConflictError } from './code/inherit.js';
 export { PathError } from './paths/errors.js';
 export { WorkspaceChangedError, WorkspaceLinkError, WorkspaceManifestError } from './workspace/node-workspace-fs.js';

@@ -8,19 +8,30 @@ import { describe, expect, it } from 'vitest';
 import { BundleSizeError, RunFileMissingError, defineCodeWithReport, nodeWorkspaceFs } from '../src/index.js';
 import type { BundleEntry } from '../src/tar/bundle-plan.js';
 import { readBundleEntries } from '../src/tar/index.js';
-import { OrderedBundleWriter, writeBundleDigested } from '../src/tar/write-bundle.js';
+import { OrderedBundleWriter, type SinkFactory, writeBundleDigested } from '../src/tar/write-bundle.js';
 import { listNames } from './fixtures/tar/craft.js';
 import { makeWorkspace } from './support/workspace.js';
 
 /** The writer fed `entries` in the order given; undefined when it declined them. */
 async function written(
   entries: readonly BundleEntry[],
-): Promise<{ bundle: Buffer; sha256: string | undefined } | undefined> {
+): Promise<{ output: Buffer; sha256: string | undefined } | undefined> {
   const writer = new OrderedBundleWriter();
   for (const entry of entries) writer.add(entry);
   writer.end();
   if (writer.declined) return undefined;
   return writer.result();
+}
+
+/** `bytes` bytes that deflate to about their size (a block of them takes a while to compress). */
+function noise(bytes: number, seed: number): Buffer {
+  const data = Buffer.alloc(bytes);
+  let x = seed * 2654435761 + 1;
+  for (let i = 0; i < bytes; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    data[i] = x >>> 24;
+  }
+  return data;
 }
 
 const text = (path: string, content = `${path}\n`, executable = false): BundleEntry => ({
@@ -61,8 +72,8 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
     const sorted = await writeBundleDigested(entries, {}, true);
     expect(streamed).toBeDefined();
     expect(streamed!.sha256).toBe(sorted.sha256);
-    expect(streamed!.bundle.equals(sorted.bundle)).toBe(true);
-    expect(listNames(gunzipSync(streamed!.bundle)).map((e) => e.name)).toEqual([
+    expect(streamed!.output.equals(sorted.bundle)).toBe(true);
+    expect(listNames(gunzipSync(streamed!.output)).map((e) => e.name)).toEqual([
       'bin/',
       'bin/run',
       'deep/',
@@ -83,7 +94,7 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
 
   it('an empty bundle is the end-of-archive marker alone, as writeBundle writes it', async () => {
     const streamed = await written([]);
-    expect(streamed!.bundle.equals((await writeBundleDigested([], {}, true)).bundle)).toBe(true);
+    expect(streamed!.output.equals((await writeBundleDigested([], {}, true)).bundle)).toBe(true);
   });
 
   it('declines whatever planBundle would sort or refuse: out of order, twice, an invalid path, a file that is a folder', async () => {
@@ -107,7 +118,7 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
         const entries = files.map((p) => text(p, `${p}:${seed}`));
         const ordered = sortInArchiveOrder(entries, (entry) => entry.path);
         const streamed = await written(ordered);
-        expect(streamed!.bundle.equals((await writeBundleDigested(entries, {}, true)).bundle)).toBe(true);
+        expect(streamed!.output.equals((await writeBundleDigested(entries, {}, true)).bundle)).toBe(true);
         const shuffled = [...entries].sort((a, b) => ((a.path.length * seed) % 7) - ((b.path.length * seed) % 7));
         const inOrder = shuffled.every((entry, i) => entry === ordered[i]);
         expect((await written(shuffled)) !== undefined).toBe(inOrder);
@@ -129,6 +140,28 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
     stopped.stop();
     expect(stopped.declined).toBe(true);
     await expect(stopped.result()).rejects.toThrow('stopped');
+  });
+  it('gives its sink no chunk after stop(), not even of blocks that were compressing then', async () => {
+    let stopped = false;
+    let writes = 0;
+    let late = 0;
+    const sink: SinkFactory<number> = () => ({
+      write() {
+        writes += 1;
+        if (stopped) late += 1;
+      },
+      finish: () => writes,
+    });
+    const writer = new OrderedBundleWriter({}, false, sink);
+    for (let i = 0; i < 8; i++) writer.add(lazy(`f${i}.bin`, noise(1 << 20, i)));
+    // The gzip header and the first block are out: the next blocks are compressing.
+    for (let waited = 0; writes < 2 && waited < 10_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    expect(writes).toBeGreaterThanOrEqual(2);
+    writer.stop();
+    stopped = true;
+    await expect(writer.result()).rejects.toThrow('stopped');
+    await new Promise((r) => setTimeout(r, 300)); // what was compressing has finished by now
+    expect(late).toBe(0);
   });
 });
 

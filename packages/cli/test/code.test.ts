@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from './support/run.js';
@@ -80,6 +81,33 @@ describe('agentproto code', () => {
       'lib/a.txt',
       'tool.js',
     ]);
+  });
+
+  it('code bundle replaces --out only with a whole bundle: a refused source leaves the file there and nothing beside it', async () => {
+    const { manifest, dir } = await manifestIn(TOOL, { 'lib/a.txt': 'from lib\n' });
+    const outDir = join(dir, 'out');
+    await mkdir(outDir);
+    const out = join(outDir, 'bundle.tar.gz');
+    await writeFile(out, 'the previous bundle\n');
+    await rm(join(dir, 'lib'), { recursive: true });
+    const refused = await run(['code', 'bundle', manifest, '--out', out, '--store', join(dir, 'cache')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('AIP26_SOURCE_UNRESOLVED');
+    expect(await readFile(out, 'utf8')).toBe('the previous bundle\n');
+    expect(await readdir(outDir)).toEqual(['bundle.tar.gz']);
+
+    await mkdir(join(dir, 'lib'));
+    await writeFile(join(dir, 'lib/a.txt'), 'from lib\n');
+    const written = await run(['code', 'bundle', manifest, '--out', out, '--store', join(dir, 'cache'), '--json']);
+    expect(written.code).toBe(0);
+    const report = JSON.parse(written.stdout);
+    const bytes = await readFile(out);
+    expect(report).toMatchObject({
+      out,
+      compressedBytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+    expect(await readdir(outDir)).toEqual(['bundle.tar.gz']);
   });
 
   it('code run starts the bundle with only PATH and the --env pairs, and returns its exit status', async () => {

@@ -1,6 +1,6 @@
 import { readBundleEntries } from '../tar/index.js';
 import type { BundleEntry } from '../tar/bundle-plan.js';
-import { writeBundleDigested } from '../tar/write-bundle.js';
+import { type SinkFactory, memorySink, writeBundleTo } from '../tar/write-bundle.js';
 import type { BundleFile } from './overlay.js';
 
 /**
@@ -22,18 +22,23 @@ export async function readArchive(
 
 /** The deterministic tar.gz of the merged bundle. */
 export async function buildArchive(files: ReadonlyMap<string, BundleFile>): Promise<Buffer> {
-  return (await buildArchiveDigested(files, false)).bundle;
+  return (await buildArchiveTo(files, false, memorySink)).output;
 }
 
-/** The deterministic tar.gz of the merged bundle, and its SHA-256 (hashed as it is written) when `digest` is true. */
-export function buildArchiveDigested(
+/**
+ * The deterministic tar.gz of the merged bundle into the sink `makeSink` gives, and its
+ * SHA-256 (hashed as it is written) when `digest` is true.
+ */
+export function buildArchiveTo<T>(
   files: ReadonlyMap<string, BundleFile>,
   digest: boolean,
-): Promise<{ bundle: Buffer; sha256: string | undefined }> {
-  return writeBundleDigested(
+  makeSink: SinkFactory<T>,
+): Promise<{ output: T; sha256: string | undefined }> {
+  return writeBundleTo(
     [...files].map(([path, file]) => bundleEntryOf(path, file)),
     {},
     digest,
+    makeSink,
   );
 }
 

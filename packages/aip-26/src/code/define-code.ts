@@ -5,9 +5,9 @@ import { readArchive } from '@agentproto/archive';
 import type { ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
-import { BUNDLE_LAYOUT, OrderedBundleWriter } from '../tar/write-bundle.js';
+import { BUNDLE_LAYOUT, OrderedBundleWriter, type SinkFactory, memorySink } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
-import { buildArchive, buildArchiveDigested, bundleEntryOf } from './archive.js';
+import { buildArchive, buildArchiveTo, bundleEntryOf } from './archive.js';
 import { SourceResolutionError } from './errors.js';
 import { type BundleFile, Overlay, contentOf } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
@@ -132,20 +132,49 @@ export async function defineCodeWithReport(args: DefineCodeOptions): Promise<{ b
 }
 
 /** A report whose `sha256` is there only when the bundle was digested. */
-type MaybeDigestedReport = Omit<BundleReport, 'sha256'> & { sha256: string | undefined };
+export type MaybeDigestedReport = Omit<BundleReport, 'sha256'> & { sha256: string | undefined };
 
 /** `defineCodeWithReport`, with the bundle's SHA-256 only when `digest` is true (or it comes from the store). */
 async function defineCodeWith(
   args: DefineCodeOptions,
   digest: boolean,
 ): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
+  const { output, report } = await defineCodeInto(args, digest, IN_MEMORY);
+  return { bundle: output, report };
+}
+
+/**
+ * Where a bundle goes: the sink the archive writer fills, what an already finished bundle
+ * (the store's copy) becomes, and how to start over when the writer that packed while
+ * listing declined its entries (see OrderedBundleWriter) and the sorted writer takes over.
+ */
+export interface BundleTarget<T> {
+  sink: SinkFactory<T>;
+  take(bundle: Buffer): T;
+  restart(): void;
+  bytes(output: T): number;
+}
+
+const IN_MEMORY: BundleTarget<Buffer> = {
+  sink: memorySink,
+  take: (bundle) => bundle,
+  restart() {},
+  bytes: (bundle) => bundle.length,
+};
+
+/** `defineCodeWith`, the bundle going to `target`. */
+export async function defineCodeInto<T>(
+  args: DefineCodeOptions,
+  digest: boolean,
+  target: BundleTarget<T>,
+): Promise<{ output: T; report: MaybeDigestedReport }> {
   const { fs, plan } = await prepare(args);
   const pinned = args.cache ? pinnedDigest(plan) : undefined;
   if (args.cache && pinned) {
     // The store keeps the report with its digest: a pinned bundle is always digested.
     const made = await pinnedBundle(args.cache, pinned, async () => {
-      const { bundle, report } = await build(args, fs, plan, true);
-      return { bundle, report: { ...report, sha256: report.sha256! } };
+      const { output, report } = await build(args, fs, plan, true, IN_MEMORY);
+      return { bundle: output, report: { ...report, sha256: report.sha256! } };
     });
     // Read back from the store: its files were not merged here, so list them.
     if (args.run !== undefined)
@@ -154,9 +183,9 @@ async function defineCodeWith(
         await bundlePaths(made.bundle, { ...DEFAULT_LIMITS, ...args.limits }),
         args.runOptions,
       );
-    return made;
+    return { output: target.take(made.bundle), report: made.report };
   }
-  return build(args, fs, plan, digest);
+  return build(args, fs, plan, digest, target);
 }
 
 /** The file paths of a bundle this package wrote (the pinned store's copy). */
@@ -178,19 +207,20 @@ async function bundlePaths(bundle: Buffer, limits: Required<BundleLimits>): Prom
   return paths;
 }
 
-async function build(
+async function build<T>(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
   digest: boolean,
-): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
+  target: BundleTarget<T>,
+): Promise<{ output: T; report: MaybeDigestedReport }> {
   if (!args.cache && plan.sources.length === 1 && plan.sources[0]!.kind === 'local')
-    return buildWhileListing(args, fs, plan, digest);
+    return buildWhileListing(args, fs, plan, digest, target);
   const { overlay, report } = await materialize(args, fs, plan);
-  const { bundle, sha256 } = args.cache
-    ? await digested(cachedArchive(args.cache, overlay.files), digest)
-    : await buildArchiveDigested(overlay.files, digest);
-  return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
+  const { output, sha256 } = args.cache
+    ? await digested(cachedArchive(args.cache, overlay.files), digest, target)
+    : await buildArchiveTo(overlay.files, digest, target.sink);
+  return { output, report: { ...report, sha256, compressedBytes: target.bytes(output) } };
 }
 
 /**
@@ -201,13 +231,14 @@ async function build(
  * returned once they all passed. Files that do not come in order (names beyond ASCII may
  * list in another order) are packed the usual way once listed: the same bytes.
  */
-async function buildWhileListing(
+async function buildWhileListing<T>(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
   digest: boolean,
-): Promise<{ bundle: Buffer; report: MaybeDigestedReport }> {
-  const writer = new OrderedBundleWriter({}, digest);
+  target: BundleTarget<T>,
+): Promise<{ output: T; report: MaybeDigestedReport }> {
+  const writer = new OrderedBundleWriter({}, digest, target.sink);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
     materialized = await materialize(args, fs, plan, (path, file) => writer.add(bundleEntryOf(path, file)));
@@ -217,18 +248,26 @@ async function buildWhileListing(
   }
   const { overlay, report } = materialized;
   writer.end();
-  const { bundle, sha256 } = writer.declined
-    ? await buildArchiveDigested(overlay.files, digest)
-    : await writer.result();
-  return { bundle, report: { ...report, sha256, compressedBytes: bundle.length } };
+  let written: { output: T; sha256: string | undefined };
+  if (writer.declined) {
+    // The declined writer gives its sink nothing after it stopped: the file is written from its start again.
+    target.restart();
+    written = await buildArchiveTo(overlay.files, digest, target.sink);
+  } else written = await writer.result();
+  const { output, sha256 } = written;
+  return { output, report: { ...report, sha256, compressedBytes: target.bytes(output) } };
 }
 
-async function digested(
+async function digested<T>(
   made: Promise<Buffer>,
   digest: boolean,
-): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+  target: BundleTarget<T>,
+): Promise<{ output: T; sha256: string | undefined }> {
   const bundle = await made;
-  return { bundle, sha256: digest ? createHash('sha256').update(bundle).digest('hex') : undefined };
+  return {
+    output: target.take(bundle),
+    sha256: digest ? createHash('sha256').update(bundle).digest('hex') : undefined,
+  };
 }
 
 /**

@@ -57,3 +57,29 @@ export class BundleSizeError extends Error {
     this.name = 'BundleSizeError';
   }
 }
+
+/**
+ * `defineCodeToFile` could not write its output file. `path` is the file asked for, `step`
+ * the filesystem step that failed (`create`, `write`, `close`, `rename`), `errno` the
+ * system code. The file at `path` is as it was before the call.
+ */
+export class BundleWriteError extends Error {
+  readonly code = 'AIP26_BUNDLE_WRITE';
+  /** `create`, `write`, `close` or `rename`. */
+  readonly step: string;
+  /** The file asked for (not the temporary file beside it). */
+  readonly path: string;
+  /** The system error code (`ENOSPC`, `EACCES`, ...), when there is one. */
+  readonly errno: string | undefined;
+  constructor(step: string, path: string, cause?: unknown) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    super(
+      `writing the bundle to ${JSON.stringify(path)} failed at ${step}${errno ? ` (${errno})` : ''}`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.name = new.target.name;
+    this.step = step;
+    this.path = path;
+    this.errno = errno;
+  }
+}

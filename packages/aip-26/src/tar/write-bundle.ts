@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { archiveOrderKey } from '@agentproto/archive';
 import {
@@ -85,15 +86,88 @@ export async function writeBundleDigested(
   options: WriteBundleOptions,
   digest: boolean,
 ): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+  const { output, sha256 } = await writeBundleTo(entries, options, digest, memorySink);
+  return { bundle: output, sha256 };
+}
+
+/** `writeBundleDigested`, its bytes going to the sink `makeSink` gives (told the archive's bound). */
+export async function writeBundleTo<T>(
+  entries: BundleEntries,
+  options: WriteBundleOptions,
+  digest: boolean,
+  makeSink: SinkFactory<T>,
+): Promise<{ output: T; sha256: string | undefined }> {
   const level = checkLevel(options.level);
   const items = planBundle(await collect(entries));
-  const output = new OutputBuffer(gzipBound(tarBound(items)));
+  const bound = gzipBound(tarBound(items));
+  const sink = makeSink(() => bound);
   const hash = digest ? createHash('sha256') : undefined;
   for await (const chunk of gzipTar(items, level)) {
-    output.append(chunk as Buffer);
+    sink.write(chunk as Buffer);
     hash?.update(chunk as Buffer);
   }
-  return { bundle: output.bytes(), sha256: hash?.digest('hex') };
+  return { output: sink.finish(), sha256: hash?.digest('hex') };
+}
+
+/**
+ * Where a bundle's compressed bytes go, chunk by chunk in order, and what it gives once they
+ * are all there: the bundle in memory, or the number of bytes written to a file.
+ */
+export interface BundleSink<T> {
+  write(chunk: Buffer): void;
+  finish(): T;
+}
+
+/**
+ * Makes the sink of one bundle. `bound` is at least the gzip's size once every entry is
+ * known, undefined before (a writer that packs while entries are still coming).
+ */
+export type SinkFactory<T> = (bound: () => number | undefined) => BundleSink<T>;
+
+/** The bundle in one buffer (see OutputBuffer): chunks that come before the bound is known are held until then. */
+export const memorySink: SinkFactory<Buffer> = (bound) => {
+  const early: Buffer[] = [];
+  let output: OutputBuffer | undefined;
+  const settle = (): OutputBuffer | undefined => {
+    if (output === undefined) {
+      const bytes = bound();
+      if (bytes === undefined) return undefined;
+      output = new OutputBuffer(bytes);
+      for (const held of early.splice(0)) output.append(held);
+    }
+    return output;
+  };
+  return {
+    write(chunk) {
+      const ready = settle();
+      if (ready) ready.append(chunk);
+      else early.push(chunk);
+    },
+    finish() {
+      const ready = settle();
+      if (!ready) throw new Error('bundle finished before its entries were all known');
+      return ready.bytes();
+    },
+  };
+};
+
+/**
+ * The bundle written to the open file `fd` from offset 0, each chunk as it is compressed (a
+ * positioned write on the calling thread: the thread pool is busy compressing); `finish()`
+ * gives the bytes written. Never holds the bundle: a chunk is written, then let go.
+ */
+export function fileSink(fd: number): SinkFactory<number> {
+  return () => {
+    let position = 0;
+    return {
+      write(chunk) {
+        for (let done = 0; done < chunk.length; )
+          done += writeSync(fd, chunk, done, chunk.length - done, position + done);
+        position += chunk.length;
+      },
+      finish: () => position,
+    };
+  };
 }
 
 /**
@@ -122,8 +196,9 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
  * is also a folder), makes it `declined`; it stops, and the caller writes the bundle the
  * usual way, which sorts, checks and reports as always.
  */
-export class OrderedBundleWriter {
+export class OrderedBundleWriter<T = Buffer> {
   private readonly gzip: ParallelGzip;
+  private readonly sink: BundleSink<T>;
   private readonly queue: TarItem[] = [];
   private next = 0;
   /** Folders whose entry is written or queued. */
@@ -134,14 +209,19 @@ export class OrderedBundleWriter {
   private stopped = false;
   private wake: (() => void) | undefined;
   private readonly written: Promise<void>;
-  private readonly collected: Promise<{ bundle: Buffer; sha256: string | undefined }>;
+  private readonly collected: Promise<{ output: T; sha256: string | undefined }>;
 
-  /** With `digest` false, `result()` gives no SHA-256 and the output is not hashed. */
+  /**
+   * With `digest` false, `result()` gives no SHA-256 and the output is not hashed. The bytes
+   * go to the sink `makeSink` gives (default: one buffer in memory).
+   */
   constructor(
     options: WriteBundleOptions = {},
     private readonly digest = true,
+    makeSink: SinkFactory<T> = memorySink as unknown as SinkFactory<T>,
   ) {
     this.gzip = new ParallelGzip(checkLevel(options.level));
+    this.sink = makeSink(() => (this.ended ? gzipBound(this.tarBytes) : undefined));
     this.written = this.write();
     this.collected = this.collect();
     // Observed by result(); never an unhandled rejection meanwhile.
@@ -203,7 +283,11 @@ export class OrderedBundleWriter {
     this.notify();
   }
 
-  /** Stops writing and drops what was compressed; `result()` rejects. */
+  /**
+   * Stops writing and drops what was compressed; `result()` rejects. The sink is given no
+   * chunk after this, not even one of a block that was compressing: a caller may start the
+   * same output over (a file written from its start again).
+   */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -211,8 +295,8 @@ export class OrderedBundleWriter {
     this.notify();
   }
 
-  /** The bundle and its SHA-256 (unless made without), once `end()` was called and every entry is written. */
-  async result(): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+  /** What the sink gave and the bundle's SHA-256 (unless made without), once `end()` was called and every entry is written. */
+  async result(): Promise<{ output: T; sha256: string | undefined }> {
     await this.written;
     return this.collected;
   }
@@ -238,26 +322,15 @@ export class OrderedBundleWriter {
     }
   }
 
-  /**
-   * The output, in one buffer sized from the archive's bound once every entry is known;
-   * chunks that come before that are held until then.
-   */
-  private async collect(): Promise<{ bundle: Buffer; sha256: string | undefined }> {
+  /** The output, into the sink as it is compressed. */
+  private async collect(): Promise<{ output: T; sha256: string | undefined }> {
     const digest = this.digest ? createHash('sha256') : undefined;
-    const early: Buffer[] = [];
-    let output: OutputBuffer | undefined;
     for await (const chunk of this.gzip.output()) {
+      if (this.stopped) throw new Error('bundle writing stopped');
       digest?.update(chunk);
-      if (output === undefined && this.ended) {
-        output = new OutputBuffer(gzipBound(this.tarBytes));
-        for (const held of early.splice(0)) output.append(held);
-      }
-      if (output) output.append(chunk);
-      else early.push(chunk);
+      this.sink.write(chunk);
     }
-    output ??= new OutputBuffer(gzipBound(this.tarBytes));
-    for (const held of early) output.append(held);
-    return { bundle: output.bytes(), sha256: digest?.digest('hex') };
+    return { output: this.sink.finish(), sha256: digest?.digest('hex') };
   }
 
   private notify(): void {

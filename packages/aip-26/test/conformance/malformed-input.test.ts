@@ -124,6 +124,11 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
     input: () => malformedVariant(CODE),
     call: (code) => aip26.defineCodeWithReport({ code, workspaceRoot: workspace }),
   },
+  defineCodeToFile: {
+    input: () => malformedVariant(CODE),
+    call: (code) =>
+      aip26.defineCodeToFile({ code, workspaceRoot: workspace }, join(`${workspace}-out`, 'bundle.tar.gz')),
+  },
   inheritBlocks: {
     input: () => fc.tuple(malformedVariant(TOOL_MANIFEST), malformedVariant(WORKSPACE_MANIFEST)),
     call: ([manifest, referenced]) =>
@@ -174,6 +179,7 @@ const ENTRY_POINT_NAME =
 describe(`AIP-26 entry points: a malformed document ends in a result or a typed error (seed ${SEED})`, () => {
   beforeAll(async () => {
     workspace = await mkdtemp(join(tmpdir(), 'malformed-workspace-'));
+    await mkdir(`${workspace}-out`);
     const files: Record<string, string> = {
       'lib/a.py': 'a = 1\n',
       'lib/b.py': 'b = 2\n',
@@ -193,6 +199,7 @@ describe(`AIP-26 entry points: a malformed document ends in a result or a typed 
   });
   afterAll(async () => {
     await rm(workspace, { recursive: true, force: true });
+    await rm(`${workspace}-out`, { recursive: true, force: true });
   });
 
   it('the table names every exported parse/validate/read/define/resolve entry point', () => {

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import {
   type Code,
@@ -8,6 +7,7 @@ import {
   assertRunnerFitsRun,
   checkCode,
   checkRun,
+  defineCodeToFile,
   defineCodeWithReport,
   inheritBlocks,
   nodeWorkspaceFs,
@@ -84,19 +84,20 @@ export async function runCode(invocation: Invocation, term: Terminal): Promise<n
 
   // No progress of its own from the library: one status line while the sources are gathered.
   term.status(`bundling the sources of ${shellQuote(manifestPath)}`);
-  const { bundle, report } = await defineCodeWithReport({ code: code.value, workspaceRoot, github, run });
-  await idle(); // fetched sources reach the registry before the command goes on
   if (sub === 'bundle') {
+    // Written as it is compressed, into a file that takes the name once it is whole.
     const outPath = resolve(out!);
-    await writeFile(outPath, bundle);
+    const report = await defineCodeToFile({ code: code.value, workspaceRoot, github, run }, outPath);
+    await idle(); // fetched sources reach the registry before the command goes on
     if (json) printJson(term, { out: outPath, ...report });
     else
       term.stdout.write(
-        `${shellQuote(outPath)}: ${plural(report.files, 'file')}, ${formatBytes(report.bytes)} → ${formatBytes(bundle.length)}, sha256 ${report.sha256}\n`,
+        `${shellQuote(outPath)}: ${plural(report.files, 'file')}, ${formatBytes(report.bytes)} → ${formatBytes(report.compressedBytes)}, sha256 ${report.sha256}\n`,
       );
     return EXIT_OK;
   }
-
+  const { bundle } = await defineCodeWithReport({ code: code.value, workspaceRoot, github, run });
+  await idle();
   return running!.runPlanned(plan!, bundle, term);
 }
 
