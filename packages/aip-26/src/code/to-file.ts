@@ -35,9 +35,9 @@ export async function defineCodeToFile(args: DefineCodeOptions, path: string): P
   const target = resolve(path);
   const file = new PartialFile(target);
   try {
-    const { output, report } = await defineCodeInto(args, true, file);
+    const { report } = await defineCodeInto(args, true, file);
     file.commit();
-    return { ...report, sha256: report.sha256!, compressedBytes: output };
+    return { ...report, sha256: report.sha256! };
   } catch (error) {
     file.discard();
     throw error;

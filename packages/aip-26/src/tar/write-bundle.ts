@@ -220,8 +220,10 @@ export class OrderedBundleWriter<T = Buffer> {
     private readonly digest = true,
     makeSink: SinkFactory<T> = memorySink as unknown as SinkFactory<T>,
   ) {
-    this.gzip = new ParallelGzip(checkLevel(options.level));
+    const level = checkLevel(options.level);
+    // The sink first: one that cannot be made (a file that cannot be created) takes no compressor.
     this.sink = makeSink(() => (this.ended ? gzipBound(this.tarBytes) : undefined));
+    this.gzip = new ParallelGzip(level);
     this.written = this.write();
     this.collected = this.collect();
     // Observed by result(); never an unhandled rejection meanwhile.
