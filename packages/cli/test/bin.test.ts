@@ -65,4 +65,27 @@ describe('the agentproto bin', () => {
       await rm(cwd, { recursive: true, force: true });
     }
   });
+
+  it('code bundle ends with its whole report and exit status: 0 written, 1 refused', async () => {
+    const cwd = await realpath(await mkdtemp(join(tmpdir(), 'agentproto-cli-')));
+    try {
+      await writeFile(join(cwd, 'main.py'), 'print(1)\n');
+      await writeFile(join(cwd, 'tool.yaml'), 'code:\n  sources:\n    - local: main.py\n');
+      const out = join(cwd, 'tool.tar.gz');
+      const { stdout, stderr } = await agentproto(['code', 'bundle', 'tool.yaml', '--out', out, '--json'], cwd);
+      expect(stderr).toBe('');
+      const report = JSON.parse(stdout) as { out: string; files: number; compressedBytes: number };
+      expect(report).toMatchObject({ out, files: 1, compressedBytes: (await readFile(out)).length });
+
+      await writeFile(join(cwd, 'tool.yaml'), 'code:\n  sources:\n    - local: missing.py\n');
+      const failure = await agentproto(['code', 'bundle', 'tool.yaml', '--out', out], cwd).then(
+        () => undefined,
+        (error: unknown) => error as { code: number; stdout: string; stderr: string },
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toMatch(/^agentproto: AIP26_SOURCE_UNRESOLVED: .*missing\.py.*\n/);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
 });
