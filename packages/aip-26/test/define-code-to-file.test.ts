@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openContentStore } from '@agentproto/content-cache';
+import { run } from '@agentproto/testkit';
 import { describe, expect, it } from 'vitest';
 import {
   BundleSizeError,
@@ -172,19 +172,11 @@ describe('defineCodeToFile: the bundle defineCodeWithReport returns, written as 
     const script = fileURLToPath(new URL('./fixtures/define-code-to-file.ts', import.meta.url));
     const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
     // RLIMIT_FSIZE of 400 KB for the child: its writes past that fail with EFBIG (SIGXFSZ is ignored there).
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(
-        'prlimit',
-        ['--fsize=400000', process.execPath, '--conditions=@agentproto/source', '--import', 'tsx', script, root, path],
-        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const result = await run(
+      'prlimit',
+      ['--fsize=400000', process.execPath, '--conditions=@agentproto/source', '--import', 'tsx', script, root, path],
+      { cwd: repoRoot },
+    );
     expect(result.stderr).toBe('');
     expect(JSON.parse(result.stdout)).toMatchObject({
       name: 'BundleWriteError',
