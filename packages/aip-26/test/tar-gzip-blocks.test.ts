@@ -164,15 +164,17 @@ describe('a deflate stream used for block after block', () => {
   const fresh = (block: Buffer) =>
     deflateRawSync(block, { level: 6, memLevel: 9, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: 2 << 20 });
 
-  it('gives the bytes of a fresh stream for a block whose flush marker ends exactly at the end of its output buffer', async () => {
-    // A block B, and a block A whose output leaves exactly B's output of room in the stream's
-    // buffer: A is zeros ending in k random bytes, k found by bisection (the output grows with k).
+  /**
+   * A block B, and a block A whose output leaves B's output less `short` bytes of room in the
+   * stream's buffer: A is zeros ending in k random bytes, k found by bisection (the output
+   * grows with k).
+   */
+  const leavingRoom = (short: number) => {
     const random = randomBytes(GZIP_BLOCK_BYTES);
-    let found: { a: Buffer; b: Buffer } | undefined;
-    for (let half = GZIP_BLOCK_BYTES / 2; !found && half < GZIP_BLOCK_BYTES / 2 + 64; half++) {
+    for (let half = GZIP_BLOCK_BYTES / 2; half < GZIP_BLOCK_BYTES / 2 + 64; half++) {
       const b = Buffer.alloc(GZIP_BLOCK_BYTES);
       random.copy(b, 0, 0, half);
-      const room = LANE_OUTPUT_BYTES - fresh(b).length;
+      const room = LANE_OUTPUT_BYTES - fresh(b).length + short;
       const a = (k: number) => {
         const block = Buffer.alloc(GZIP_BLOCK_BYTES);
         random.copy(block, GZIP_BLOCK_BYTES - k, GZIP_BLOCK_BYTES - k);
@@ -182,33 +184,40 @@ describe('a deflate stream used for block after block', () => {
       while (low <= high) {
         const k = (low + high) >> 1;
         const size = fresh(a(k)).length;
-        if (size === room) {
-          found = { a: a(k), b };
-          break;
-        }
+        if (size === room) return { a: a(k), b };
         if (size < room) low = k + 1;
         else high = k - 1;
       }
     }
-    expect(found).toBeDefined();
-    const { a, b } = found!;
+    return undefined;
+  };
 
-    // Deflated as it comes, B gets a second flush marker: the case this test is about.
-    const plain = new DeflateLane(6);
-    await plain.deflate(a, false);
-    const repeated = Buffer.concat(await plain.deflate(b, false, false));
-    plain.close();
-    expect(repeated.length).toBe(fresh(b).length + 5);
-    // The marker (LEN 0, NLEN 0xffff), then on the byte boundary it left, the same again.
-    expect(repeated.subarray(-9).toString('hex')).toBe('0000ffff000000ffff');
+  // 0: the marker ends exactly at the end of the buffer; 1-4: the buffer ends inside it.
+  it.each([0, 1, 2, 3, 4])(
+    'gives the bytes of a fresh stream for a block whose flush marker has %i of its bytes past the end of its output buffer',
+    async (past) => {
+      const found = leavingRoom(past);
+      expect(found).toBeDefined();
+      const { a, b } = found!;
 
-    const lane = new DeflateLane(6);
-    await lane.deflate(a, false);
-    expect(Buffer.concat(await lane.deflate(b, false)).equals(fresh(b))).toBe(true);
-    // And the stream goes on giving a fresh stream's bytes.
-    expect(Buffer.concat(await lane.deflate(a, false)).equals(fresh(a))).toBe(true);
-    lane.close();
-  });
+      // Deflated as it comes, B gets a second flush marker: the case this test is about.
+      const plain = new DeflateLane(6);
+      await plain.deflate(a, false);
+      const repeated = await plain.deflate(b, false, false);
+      plain.close();
+      expect(repeated.length).toBeGreaterThan(1);
+      expect(Buffer.concat(repeated).length).toBe(fresh(b).length + 5);
+      // The marker (LEN 0, NLEN 0xffff), then on the byte boundary it left, the same again.
+      expect(Buffer.concat(repeated).subarray(-9).toString('hex')).toBe('0000ffff000000ffff');
+
+      const lane = new DeflateLane(6);
+      await lane.deflate(a, false);
+      expect(Buffer.concat(await lane.deflate(b, false)).equals(fresh(b))).toBe(true);
+      // And the stream goes on giving a fresh stream's bytes.
+      expect(Buffer.concat(await lane.deflate(a, false)).equals(fresh(a))).toBe(true);
+      lane.close();
+    },
+  );
 });
 
 describe('lazily read entries', () => {

@@ -28,10 +28,11 @@ const SHORT_BLOCK_BYTES = 2 * 32 * 1024 + 258;
  */
 export const LANE_OUTPUT_BYTES = Math.max(zlib.constants.Z_MIN_CHUNK, outputBound(GZIP_BLOCK_BYTES));
 /**
- * An empty stored block on a byte boundary: what a sync flush writes again when zlib is
- * called once more after its first marker exactly filled the output (see DeflateLane).
+ * How a block's output ends when zlib wrote its sync-flush marker twice (see DeflateLane):
+ * the first marker's LEN 0 and NLEN 0xffff, then, from the byte boundary that left, an
+ * empty stored block again (its header byte, LEN, NLEN).
  */
-const REPEATED_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
+const REPEATED_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff]);
 /** Blocks compressing at once: libuv's thread pool has 4 threads. */
 const IN_FLIGHT = 4;
 const OS_UNIX = 3;
@@ -320,16 +321,18 @@ export class DeflateLane {
    * which zlib never writes again (it moves on to a fresh one when it is full).
    *
    * A used stream writes each block after the output of the blocks before it, so its buffer
-   * fills at offsets a fresh stream never reaches. When a sync flush's marker ends exactly
-   * at the end of the buffer, zlib returns for more room, Node calls it again with the same
-   * flush, and zlib writes a second marker: 5 more bytes, after which the output is still
-   * valid but no longer the bytes a fresh stream gives (measured: a block deflated after
-   * one whose output left exactly its size of room came out 525,158 bytes, not 525,153).
-   * Which stream a block lands on depends on timing, so such a block would make a bundle's
-   * digest vary from run to run. A block whose output ends in a chunk of only that marker
-   * is deflated again on a fresh stream, which its whole output fits; where the marker was
-   * not repeated (a single marker split by the buffer's end), that gives the same bytes.
-   * `again: false` is that fresh stream's call: it is not deflated a third time.
+   * fills at offsets a fresh stream never reaches. When a sync flush's marker ends at the
+   * end of the buffer, exactly or with up to 4 of its 5 bytes still to write, zlib returns
+   * for more room, Node calls it again with the same flush, and zlib writes the rest and then
+   * a second marker: 5 more bytes, after which the output is still valid but no longer the
+   * bytes a fresh stream gives (measured: a block deflated after one whose output left
+   * exactly its size of room came out 525,158 bytes, not 525,153; the same with 1 to 4
+   * bytes less room). Which stream a block lands on, and where in its buffer, depends on
+   * timing, so such a block made a bundle's digest vary from run to run. A block whose
+   * output spans buffers and ends in two markers is deflated again on a fresh stream, which
+   * its whole output fits. A block that ends so without a repeat (its compressed data ending
+   * in the bytes of a marker) gets the same bytes again that way, only later. `again:
+   * false` is that fresh stream's call: it is not deflated a third time.
    */
   deflate(data: Buffer, last: boolean, again = true): Promise<Buffer[]> {
     return new Promise((resolve, reject) => {
@@ -341,7 +344,7 @@ export class DeflateLane {
         this.chunks = [];
         this.failed = undefined;
         this.stream.reset();
-        if (again && !last && chunks.length > 1 && chunks[chunks.length - 1]!.equals(REPEATED_FLUSH_MARKER)) {
+        if (again && !last && chunks.length > 1 && endsWith(chunks, REPEATED_FLUSH_MARKER)) {
           const fresh = new DeflateLane(this.level);
           fresh
             .deflate(data, last, false)
@@ -358,6 +361,18 @@ export class DeflateLane {
   close(): void {
     this.stream.close();
   }
+}
+
+/** Whether the bytes of `chunks`, one after another, end with `tail` (which may span chunks). */
+function endsWith(chunks: readonly Buffer[], tail: Buffer): boolean {
+  let left = tail.length;
+  for (let i = chunks.length - 1; i >= 0 && left > 0; i--) {
+    const chunk = chunks[i]!;
+    const n = Math.min(left, chunk.length);
+    if (chunk.compare(tail, left - n, left, chunk.length - n, chunk.length) !== 0) return false;
+    left -= n;
+  }
+  return left === 0;
 }
 
 /** At least zlib's deflateBound for `bytes` of input, plus a sync-flush marker. */
