@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import type { Minimatch } from 'minimatch';
+import { objectArray } from '../tar/object-array.js';
 import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleFile, Overlay } from './overlay.js';
@@ -91,7 +92,28 @@ interface Into {
 
 /** The files below `base` that `match` takes (all without it), in archive order. */
 async function addFolder(into: Into, base: string, targetRoot: string, match: Minimatch | undefined): Promise<void> {
-  for await (const file of walk(into.fs, base, '')) {
+  const files = walk(into.fs, base, '');
+  try {
+    await addWalked(into, files, base, targetRoot, match);
+  } catch (error) {
+    // As `for await` would: a failed add ends the walk, and its own error is the one thrown.
+    await files.return(undefined).catch(() => {});
+    throw error;
+  }
+}
+
+/** addFolder's loop, which starts with the loop (see walkFrom). */
+async function addWalked(
+  into: Into,
+  files: AsyncGenerator<WalkedFile>,
+  base: string,
+  targetRoot: string,
+  match: Minimatch | undefined,
+): Promise<void> {
+  for (;;) {
+    const step = await files.next();
+    if (step.done === true) return;
+    const file = step.value;
     if (match && !match.match(file.rel)) continue;
     await add(into, join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
   }
@@ -173,13 +195,22 @@ async function probe(
  * generator above it, a turn of the microtask queue each (node_modules-like trees, 6,735
  * files at depth 6-10: ~50,000 resumptions a bundle).
  */
-async function* walk(
-  fs: WorkspaceFs,
-  top: string,
-  rel: string,
-): AsyncGenerator<{ rel: string; executable: boolean; size?: number }> {
-  const stack = [await listing(fs, top, rel)];
-  while (stack.length > 0) {
+function walk(fs: WorkspaceFs, top: string, rel: string): AsyncGenerator<WalkedFile> {
+  return walkFrom(fs, top, rel, objectArray());
+}
+
+/**
+ * walk's loop, which starts with the loop: what runs once a walk is walk's. A call made
+ * once, before the loop, has no type feedback yet when a long walk gets this optimized (V8
+ * collects it only once a function has run a while), and the next walk threw that code
+ * away at its first step, then compiled it again. So the top folder is listed by the same
+ * call as every folder under it.
+ */
+async function* walkFrom(fs: WorkspaceFs, top: string, rel: string, stack: Listing[]): AsyncGenerator<WalkedFile> {
+  for (let next: string | undefined = rel; ; ) {
+    if (next !== undefined) stack.push(await listing(fs, top, next));
+    next = undefined;
+    if (stack.length === 0) return;
     const folder = stack[stack.length - 1]!;
     if (folder.next === folder.entries.length) {
       stack.pop();
@@ -187,7 +218,7 @@ async function* walk(
     }
     const entry = folder.entries[folder.next++]!;
     const childRel = join(folder.rel, entry.name);
-    if (entry.type === 'directory') stack.push(await listing(fs, top, childRel));
+    if (entry.type === 'directory') next = childRel;
     else if (entry.executable !== undefined) yield { rel: childRel, executable: entry.executable, size: entry.size };
     else {
       const info = fs.stat ? await fs.stat(join(top, childRel)) : undefined;
@@ -196,12 +227,20 @@ async function* walk(
   }
 }
 
+interface WalkedFile {
+  rel: string;
+  executable: boolean;
+  size?: number;
+}
+
 /** A folder's entries in name order, and how many of them the walk has taken. */
-async function listing(
-  fs: WorkspaceFs,
-  top: string,
-  rel: string,
-): Promise<{ rel: string; entries: WorkspaceEntry[]; next: number }> {
+interface Listing {
+  rel: string;
+  entries: WorkspaceEntry[];
+  next: number;
+}
+
+async function listing(fs: WorkspaceFs, top: string, rel: string): Promise<Listing> {
   const entries = await fs.readDir(join(top, rel));
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { rel, entries, next: 0 };

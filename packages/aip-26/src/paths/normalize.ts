@@ -88,7 +88,14 @@ function check(input: string): PathRefusal | { segments: string[]; trailingSlash
 
   const segments: string[] = [];
   let last = '';
-  for (const segment of nfc.split('/')) {
+  // Segments cut by index, not the array `split` gives: that array is of another kind for a
+  // string `split` has seen before (a copy from V8's cache of results), and a loop compiled
+  // for one kind was thrown away at the first array of the other.
+  for (let start = 0; start <= nfc.length; ) {
+    let end = nfc.indexOf('/', start);
+    if (end === -1) end = nfc.length;
+    const segment = nfc.slice(start, end);
+    start = end + 1;
     last = segment;
     if (segment === '' || segment === '.') continue;
     // Refused anywhere, even where it would cancel out (`a/../b`): resolving `..` by text is

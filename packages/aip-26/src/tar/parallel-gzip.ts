@@ -1,4 +1,5 @@
 import * as zlib from 'node:zlib';
+import { objectArray } from './object-array.js';
 
 /** Bytes of the tar stream compressed as one independent block run. Fixed: part of the output's identity. */
 export const GZIP_BLOCK_BYTES = 1 << 20;
@@ -108,16 +109,16 @@ const shared = {
  */
 export class ParallelGzip {
   /** Input blocks whose compression finished: reused, so a bundle churns a few MiB, not its size. */
-  private readonly spare: Buffer[] = [];
+  private readonly spare: Buffer[] = objectArray();
   private block: Buffer = shared.block();
   private used = 0;
   /** For data that straddles a cut: read whole here, then copied into the blocks. */
   private scratch: Buffer | undefined;
   private crc = 0;
   private size = 0;
-  private readonly jobs: Promise<Buffer[]>[] = [];
+  private readonly jobs: Promise<Buffer[]>[] = objectArray();
   /** Idle deflate streams, each used again for block after block (see DeflateLane). */
-  private readonly lanes: DeflateLane[] = [];
+  private readonly lanes: DeflateLane[] = objectArray();
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;

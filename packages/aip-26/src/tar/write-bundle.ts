@@ -11,6 +11,7 @@ import {
   planBundle,
 } from './bundle-plan.js';
 import { BundleEntryError } from './errors.js';
+import { objectArray } from './object-array.js';
 import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 import { headerBytes, writeHeader } from './tar-header.js';
 
@@ -199,14 +200,15 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
 export class OrderedBundleWriter<T = Buffer> {
   private readonly gzip: ParallelGzip;
   private readonly sink: BundleSink<T>;
-  private readonly queue: TarItem[] = [];
+  private readonly queue: TarItem[] = objectArray();
   private next = 0;
   /** Folders whose entry is written or queued. */
   private readonly folders = new Set<string>();
   private last: { key: Buffer; item: TarItem } | undefined;
   private tarBytes = 1024; // end-of-archive marker
-  private ended = false;
-  private stopped = false;
+  // Both are set false in the constructor (see there).
+  private ended = true;
+  private stopped = true;
   private wake: (() => void) | undefined;
   private readonly written: Promise<void>;
   private readonly collected: Promise<{ output: T; sha256: string | undefined }>;
@@ -220,6 +222,12 @@ export class OrderedBundleWriter<T = Buffer> {
     private readonly digest = true,
     makeSink: SinkFactory<T> = memorySink as unknown as SinkFactory<T>,
   ) {
+    // Written a second time, with another value, before anything reads them: V8 then knows
+    // from the start that these fields change. Otherwise the first `end()` (the first
+    // bundle's) changed a field V8 had taken for a constant, and threw away the code it had
+    // compiled reading it (`add`, on every entry), to compile it again in the next bundle.
+    this.ended = false;
+    this.stopped = false;
     const level = checkLevel(options.level);
     // The sink first: one that cannot be made (a file that cannot be created) takes no compressor.
     this.sink = makeSink(() => (this.ended ? gzipBound(this.tarBytes) : undefined));
@@ -305,22 +313,33 @@ export class OrderedBundleWriter<T = Buffer> {
 
   private async write(): Promise<void> {
     try {
-      for (;;) {
-        if (this.stopped) throw new Error('bundle writing stopped');
-        if (this.next < this.queue.length) {
-          const item = this.queue[this.next]!;
-          this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
-          await writeItem(item, this.gzip);
-          continue;
-        }
-        if (this.ended) break;
-        await new Promise<void>((resolve) => (this.wake = resolve));
-      }
+      await this.writeQueued();
       this.gzip.zeros(1024); // end-of-archive marker
       this.gzip.end();
     } catch (error) {
       this.gzip.fail(error as Error);
       throw error;
+    }
+  }
+
+  /**
+   * The entries as they are queued, until the last: only the loop, every read in it made on
+   * every turn. What runs once a bundle (the end-of-archive marker) is write's: code a long
+   * bundle got optimized before reaching it has no type feedback for it, and threw itself
+   * away there at the end of every bundle, then was compiled again in the next.
+   */
+  private async writeQueued(): Promise<void> {
+    for (;;) {
+      if (this.stopped) throw new Error('bundle writing stopped');
+      const ended = this.ended;
+      if (this.next < this.queue.length) {
+        const item = this.queue[this.next]!;
+        this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
+        await writeItem(item, this.gzip);
+        continue;
+      }
+      if (ended) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
     }
   }
 
