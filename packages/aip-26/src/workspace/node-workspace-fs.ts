@@ -15,7 +15,6 @@ import {
   readFileInside,
 } from '@agentproto/fs-inside';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
-import { objectArray } from '../tar/object-array.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
 export class WorkspaceLinkError extends Error {
@@ -147,7 +146,7 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       // listing is a name inside the workspace, and every file is opened and proven again
       // before a byte of it is read.
       const dir = proven(rel, () => openDirInside(realRoot, rel));
-      const entries: WorkspaceEntry[] = objectArray();
+      const entries: WorkspaceEntry[] = [];
       try {
         for (const dirent of proven(rel, () => dir.entries())) {
           const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
