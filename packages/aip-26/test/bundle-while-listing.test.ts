@@ -92,6 +92,23 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
     ]);
   });
 
+  it('keeps its own copy of what was compressed before the last entry came (the bound unknown till then)', async () => {
+    // The first blocks compress while the listing goes on; their chunks are lent by the
+    // compressor, whose streams go on with later blocks over them.
+    const entries = Array.from({ length: 12 }, (_, i) =>
+      lazy(`n/${String(i).padStart(2, '0')}.bin`, noise(1 << 20, i)),
+    );
+    const writer = new OrderedBundleWriter();
+    for (const entry of entries.slice(0, 8)) writer.add(entry);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const entry of entries.slice(8)) writer.add(entry);
+    writer.end();
+    const sorted = await writeBundleDigested(entries, {}, true);
+    const streamed = await writer.result();
+    expect(streamed.sha256).toBe(sorted.sha256);
+    expect(streamed.output.equals(sorted.bundle)).toBe(true);
+  });
+
   it('an empty bundle is the end-of-archive marker alone, as writeBundle writes it', async () => {
     const streamed = await written([]);
     expect(streamed!.output.equals((await writeBundleDigested([], {}, true)).bundle)).toBe(true);

@@ -202,8 +202,8 @@ describe('a deflate stream used for block after block', () => {
 
       // Deflated as it comes, B gets a second flush marker: the case this test is about.
       const plain = new DeflateLane(6);
-      await plain.deflate(a, false);
-      const repeated = await plain.deflate(b, false, false);
+      await plain.deflate(a, false, false);
+      const repeated = await plain.deflate(b, false, false, false);
       plain.close();
       expect(repeated.length).toBeGreaterThan(1);
       expect(Buffer.concat(repeated).length).toBe(fresh(b).length + 5);
@@ -211,13 +211,76 @@ describe('a deflate stream used for block after block', () => {
       expect(Buffer.concat(repeated).subarray(-9).toString('hex')).toBe('0000ffff000000ffff');
 
       const lane = new DeflateLane(6);
-      await lane.deflate(a, false);
-      expect(Buffer.concat(await lane.deflate(b, false)).equals(fresh(b))).toBe(true);
+      await lane.deflate(a, false, false);
+      expect(Buffer.concat(await lane.deflate(b, false, false)).equals(fresh(b))).toBe(true);
       // And the stream goes on giving a fresh stream's bytes.
-      expect(Buffer.concat(await lane.deflate(a, false)).equals(fresh(a))).toBe(true);
+      expect(Buffer.concat(await lane.deflate(a, false, false)).equals(fresh(a))).toBe(true);
       lane.close();
     },
   );
+
+  it("that rewinds writes each block at the start of its one output buffer, over the last, with a fresh stream's bytes", async () => {
+    // Blocks that would end the second block's marker past the buffer's end, were it written after the first.
+    const found = leavingRoom(2);
+    expect(found).toBeDefined();
+    const { a, b } = found!;
+    const lane = new DeflateLane(6);
+    const first = await lane.deflate(a, false, true);
+    const firstBytes = Buffer.concat(first);
+    expect(firstBytes.equals(fresh(a))).toBe(true);
+    const second = await lane.deflate(b, false, true);
+    // The same buffer, from its start: no fresh memory, and no marker split at its end.
+    expect(second[0]!.buffer).toBe(first[0]!.buffer);
+    expect(second[0]!.byteOffset).toBe(first[0]!.byteOffset);
+    expect(Buffer.concat(second).equals(fresh(b))).toBe(true);
+    // What the first block's chunks showed is gone: they are lent until the next block only.
+    expect(Buffer.concat(first).equals(firstBytes)).toBe(false);
+    const third = await lane.deflate(a, false, true);
+    expect(third[0]!.buffer).toBe(first[0]!.buffer);
+    expect(Buffer.concat(third).equals(firstBytes)).toBe(true);
+    lane.close();
+  });
+});
+
+describe('lent output', () => {
+  /** `blocks` MiB of text, each MiB different. */
+  const entries = (blocks: number) =>
+    Array.from({ length: blocks * 4 }, (_, i) => ({
+      path: `t/${String(i).padStart(3, '0')}.txt`,
+      data: Buffer.from(`${i} `.repeat(40_000) + randomBytes(150_000).toString('base64')).subarray(0, 256 * 1024),
+    }));
+
+  it('is never seen by a reader of bundleStream, which may keep every chunk it was given', async () => {
+    const input = entries(12); // three times more blocks than deflate streams
+    const kept: Buffer[] = [];
+    for await (const chunk of bundleStream(input)) kept.push(chunk as Buffer);
+    const bundle = await writeBundle(input);
+    expect(Buffer.concat(kept).equals(bundle)).toBe(true);
+    expect(gunzipSync(bundle).length).toBeGreaterThan(12 * GZIP_BLOCK_BYTES);
+  });
+
+  it('is what a ParallelGzip made with lends gives: each chunk valid until the next is asked for', async () => {
+    const gzip = new ParallelGzip(6, true);
+    const data = Buffer.concat(entries(8).map((entry) => entry.data));
+    // Written as a bundle is, waiting for room: the blocks take turns on a few streams.
+    const writing = (async () => {
+      for (let at = 0; at < data.length; at += 64 * 1024) {
+        gzip.append(data.subarray(at, at + 64 * 1024));
+        await gzip.room();
+      }
+      gzip.end();
+    })();
+    const copies: Buffer[] = [];
+    const views: Buffer[] = [];
+    for await (const chunk of gzip.output()) {
+      copies.push(Buffer.from(chunk));
+      views.push(chunk);
+    }
+    await writing;
+    expect(gunzipSync(Buffer.concat(copies)).equals(data)).toBe(true);
+    // Later blocks went through the same buffers, over what the early views showed.
+    expect(Buffer.concat(views).equals(Buffer.concat(copies))).toBe(false);
+  });
 });
 
 describe('lazily read entries', () => {

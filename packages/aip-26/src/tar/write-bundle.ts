@@ -103,9 +103,10 @@ export async function writeBundleTo<T>(
   const bound = gzipBound(tarBound(items));
   const sink = makeSink(() => bound);
   const hash = digest ? createHash('sha256') : undefined;
-  for await (const chunk of gzipTar(items, level)) {
-    sink.write(chunk as Buffer);
-    hash?.update(chunk as Buffer);
+  // Each chunk is lent until the next is asked for: the sink and the hash are done with it by then.
+  for await (const chunk of packTar(items, level, true).output()) {
+    sink.write(chunk);
+    hash?.update(chunk);
   }
   return { output: sink.finish(), sha256: hash?.digest('hex') };
 }
@@ -115,6 +116,7 @@ export async function writeBundleTo<T>(
  * are all there: the bundle in memory, or the number of bytes written to a file.
  */
 export interface BundleSink<T> {
+  /** `chunk` is lent for the call: a sink that keeps it keeps a copy. */
   write(chunk: Buffer): void;
   finish(): T;
 }
@@ -125,7 +127,7 @@ export interface BundleSink<T> {
  */
 export type SinkFactory<T> = (bound: () => number | undefined) => BundleSink<T>;
 
-/** The bundle in one buffer (see OutputBuffer): chunks that come before the bound is known are held until then. */
+/** The bundle in one buffer (see OutputBuffer): chunks that come before the bound is known are copied and held until then. */
 export const memorySink: SinkFactory<Buffer> = (bound) => {
   const early: Buffer[] = [];
   let output: OutputBuffer | undefined;
@@ -142,7 +144,7 @@ export const memorySink: SinkFactory<Buffer> = (bound) => {
     write(chunk) {
       const ready = settle();
       if (ready) ready.append(chunk);
-      else early.push(chunk);
+      else early.push(Buffer.from(chunk));
     },
     finish() {
       const ready = settle();
@@ -179,7 +181,8 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
   const level = checkLevel(options.level);
   async function* bundle(): AsyncGenerator<Buffer> {
     const items = planBundle(await collect(entries));
-    yield* gzipTar(items, level);
+    // Not lent: the stream's reader may keep the chunks it is given.
+    yield* packTar(items, level, false).output();
   }
   return Readable.from(bundle(), { objectMode: false });
 }
@@ -231,7 +234,8 @@ export class OrderedBundleWriter<T = Buffer> {
     const level = checkLevel(options.level);
     // The sink first: one that cannot be made (a file that cannot be created) takes no compressor.
     this.sink = makeSink(() => (this.ended ? gzipBound(this.tarBytes) : undefined));
-    this.gzip = new ParallelGzip(level);
+    // Lends its output: collect() hands each chunk to the sink and the hash, which are done with it at once.
+    this.gzip = new ParallelGzip(level, true);
     this.written = this.write();
     this.collected = this.collect();
     // Observed by result(); never an unhandled rejection meanwhile.
@@ -376,14 +380,14 @@ async function collect(entries: BundleEntries): Promise<BundleEntry[]> {
   return all;
 }
 
-/** The gzipped tar of `items`, as a stream that starts packing at once. */
-function gzipTar(items: readonly TarItem[], level: number): Readable {
-  const gzip = new ParallelGzip(level);
+/** The gzipped tar of `items`, packing from now on: its bytes come from `output()`, lent when `lends` (see ParallelGzip). */
+function packTar(items: readonly TarItem[], level: number, lends: boolean): ParallelGzip {
+  const gzip = new ParallelGzip(level, lends);
   writeTar(items, gzip).then(
     () => gzip.end(),
     (error: unknown) => gzip.fail(error as Error),
   );
-  return Readable.from(gzip.output(), { objectMode: false });
+  return gzip;
 }
 
 /**
