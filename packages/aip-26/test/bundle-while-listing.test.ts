@@ -241,4 +241,52 @@ describe('defineCode of one workspace folder: packed while it is listed', () => 
       defineCodeWithReport({ workspaceRoot: root, fs: growing, code: { sources: [{ local: 'src/' }] } }),
     ).rejects.toMatchObject({ code: 'AIP26_SOURCE_UNRESOLVED', reason: 'read-failed' });
   });
+
+  /** A workspace of `count` folders of one file each, and a WorkspaceFs that counts folders listed and files read. */
+  async function countedWorkspace(count: number, failAt?: number) {
+    const spec: Record<string, string> = {};
+    for (let i = 0; i < count; i++) spec[`src/d${String(i).padStart(3, '0')}/f.txt`] = `${i}`.repeat(20_000);
+    const root = await makeWorkspace(spec);
+    const fs = nodeWorkspaceFs(root);
+    const seen = { listed: 0, read: 0, leads: [] as number[] };
+    const counted = {
+      ...fs,
+      readDir: async (rel: string) => {
+        seen.listed++;
+        return fs.readDir(rel);
+      },
+      readFileInto: async (rel: string, target: Buffer) => {
+        seen.read++;
+        seen.leads.push(seen.listed - seen.read);
+        if (seen.read === failAt) throw Object.assign(new Error('the disk went away'), { code: 'EIO' });
+        return fs.readFileInto!(rel, target);
+      },
+    };
+    return { root, fs: counted, seen };
+  }
+
+  it('the listing waits for the reads until every deflate stream has a block, then runs ahead', async () => {
+    // 300 files of 20-60 KB in folders of their own: the first four 1 MiB blocks take ~100 of them.
+    const { root, fs, seen } = await countedWorkspace(300);
+    const code = { sources: [{ local: 'src/' }] };
+    const { bundle } = await defineCodeWithReport({ workspaceRoot: root, fs, code });
+    expect(seen.read).toBe(300);
+    // Paced, it is at most 16 entries (8 folders and their files) ahead of the reads; running
+    // free it was 50-200 folders ahead within the first hundred files.
+    expect(Math.max(...seen.leads.slice(0, 90))).toBeLessThanOrEqual(9);
+    // Once compression is under way on every stream, it goes ahead of them again.
+    expect(Math.max(...seen.leads)).toBeGreaterThan(20);
+    const cache = await openContentStore({ root: join(await makeWorkspace({}), 'cache') });
+    expect(bundle.equals((await defineCodeWithReport({ workspaceRoot: root, code, cache })).bundle)).toBe(true);
+  });
+
+  it('a read that fails while the listing waits for it ends the bundle with its error, never a hang', async () => {
+    const { root, fs, seen } = await countedWorkspace(300, 3);
+    await expect(
+      defineCodeWithReport({ workspaceRoot: root, fs, code: { sources: [{ local: 'src/' }] } }),
+    ).rejects.toMatchObject({ code: 'AIP26_SOURCE_UNRESOLVED', reason: 'read-failed' });
+    // The listing was waiting (a few folders ahead) when the read failed, and went on to its end.
+    expect(seen.leads[2]).toBeLessThanOrEqual(9);
+    expect(seen.listed).toBe(301); // src and its 300 folders
+  });
 });

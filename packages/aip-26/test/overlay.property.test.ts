@@ -22,7 +22,8 @@ describe('the merged bundle (overlay)', () => {
           const clash = folders.has(p) || parents.some((parent) => files.has(parent));
           let refused: unknown;
           try {
-            overlay.set(p, { data: Buffer.from(p), executable: false, source: 'test' }, 'test');
+            // Refusals are thrown, not returned; an overlay told of no additions returns no wait.
+            void overlay.set(p, { data: Buffer.from(p), executable: false, source: 'test' }, 'test');
           } catch (error) {
             refused = error;
           }

@@ -1,4 +1,10 @@
-import { distance } from 'fastest-levenshtein';
+import { createRequire } from 'node:module';
+
+/**
+ * fastest-levenshtein, loaded by the first mistyped word: a command typed right never needs
+ * it, and resolving and loading it cost ~2 ms of every start.
+ */
+let distance: typeof import('fastest-levenshtein').distance | undefined;
 
 /**
  * The candidate closest to a mistyped word, or undefined when none is close: at most two
@@ -7,6 +13,7 @@ import { distance } from 'fastest-levenshtein';
  * starts with (`verif` → `verify`). Letter case is no edit. Ties go to the candidate listed first.
  */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
+  distance ??= (createRequire(import.meta.url)('fastest-levenshtein') as typeof import('fastest-levenshtein')).distance;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {

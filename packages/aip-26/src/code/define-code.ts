@@ -241,7 +241,10 @@ async function buildWhileListing<T>(
   const writer = new OrderedBundleWriter({}, digest, target.sink);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(args, fs, plan, (path, file) => writer.add(bundleEntryOf(path, file)));
+    materialized = await materialize(args, fs, plan, (path, file) => {
+      writer.add(bundleEntryOf(path, file));
+      return writer.pace();
+    });
   } catch (error) {
     writer.stop();
     throw error;
@@ -380,7 +383,7 @@ async function materialize(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
-  added?: (path: string, file: BundleFile) => void,
+  added?: (path: string, file: BundleFile) => Promise<void> | undefined,
 ): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
   const overlay = new Overlay(limits, added);
@@ -396,7 +399,7 @@ async function materialize(
     };
     if (source.kind === 'inline') {
       const data = Buffer.from(source.content, 'utf8');
-      overlay.set(source.path, { data, executable: false, source: source.label }, source.declaration);
+      await overlay.set(source.path, { data, executable: false, source: source.label }, source.declaration);
       entry.files = 1;
       entry.bytes = data.length;
     } else if (source.kind === 'local') {

@@ -30,17 +30,20 @@ export class Overlay {
   /** Every folder implied by a file path → the first source that implied it. */
   private readonly folders = new Map<string, string>();
   private bytes = 0;
-  /** `added`: told of every file once it is in (a later one with the same path included). */
+  /**
+   * `added`: told of every file once it is in (a later one with the same path included); what
+   * it returns, `set` returns: a wait the caller awaits before it adds the next file.
+   */
   constructor(
     private readonly limits: Required<BundleLimits>,
-    private readonly added?: (path: string, file: BundleFile) => void,
+    private readonly added?: (path: string, file: BundleFile) => Promise<void> | undefined,
   ) {}
 
   get totalBytes(): number {
     return this.bytes;
   }
 
-  set(path: string, file: BundleFile, declaration: Source | string): void {
+  set(path: string, file: BundleFile, declaration: Source | string): Promise<void> | undefined {
     const folderOwner = this.folders.get(path);
     if (folderOwner !== undefined) {
       throw new SourceResolutionError(
@@ -75,7 +78,7 @@ export class Overlay {
     this.bytes = bytes;
     this.files.set(path, file);
     for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);
-    this.added?.(path, file);
+    return this.added?.(path, file);
   }
 }
 

@@ -82,7 +82,7 @@ export async function resolveGithub(
   const targetRoot = source.as === undefined ? source.path : source.as.replace(/\/$/, '');
   const tally: GithubResolution = { commit, files: 0, bytes: 0 };
   for (const [path, file] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    overlay.set(
+    await overlay.set(
       targetRoot === '' ? path : `${targetRoot}/${path}`,
       { ...file, source: source.label },
       source.declaration,

@@ -123,14 +123,16 @@ async function add(into: Into, from: string, to: string, executable: boolean, si
   const { source, overlay, tally } = into;
   into.signal?.throwIfAborted();
   if (size !== undefined) {
-    // The size is known: the bytes are read when the archive reaches this file.
-    overlay.set(to, lazyFile(into, from, size, executable), source.declaration);
+    // The size is known: the bytes are read when the archive reaches this file. A wait of
+    // the writer's is awaited only when there is one: a turn of the microtask queue a file otherwise.
+    const paced = overlay.set(to, lazyFile(into, from, size, executable), source.declaration);
     tally.files += 1;
     tally.bytes += size;
+    if (paced !== undefined) await paced;
     return;
   }
   const data = await read(into, from);
-  overlay.set(to, { data, executable, source: source.label }, source.declaration);
+  await overlay.set(to, { data, executable, source: source.label }, source.declaration);
   tally.files += 1;
   tally.bytes += data.length;
 }

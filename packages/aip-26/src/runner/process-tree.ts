@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { childProcess } from '../node-builtin.js';
 
 /**
  * How a run makes sure nothing the bundle started outlives it. A process group is not
@@ -29,7 +29,8 @@ export function pidNamespacePrefix(): string[] | undefined {
   const prefix = [unshare, '--map-current-user', '--pid', '--fork', '--kill-child', '--'];
   // Probed once per process: user namespaces may be off (sysctl, seccomp, a container).
   namespaceWorks ??=
-    spawnSync(prefix[0] as string, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+    childProcess().spawnSync(prefix[0] as string, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 })
+      .status === 0;
   return namespaceWorks ? prefix : undefined;
 }
 

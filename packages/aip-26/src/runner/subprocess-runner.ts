@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { childProcess } from '../node-builtin.js';
 import { type RunValue, assertRunFileInBundle, resolveRun } from '../run/index.js';
 import { extractTarGz } from '../tar/index.js';
 import { findProgram, pidNamespaceOf, pidNamespacePrefix, processesInNamespace, ProcessTree } from './process-tree.js';
@@ -154,7 +154,12 @@ function spawnBounded(
   }
   return new Promise((resolve, reject) => {
     // Its own process group as well, so a kill before the namespace exists still ends it.
-    const child = spawn(program, argv, { cwd, env: childEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = childProcess().spawn(program, argv, {
+      cwd,
+      env: childEnv,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const stdout = collect(child.stdout, maxOutput);
     const stderr = collect(child.stderr, maxOutput);
     const tree = !namespace && child.pid !== undefined ? new ProcessTree(child.pid, token) : undefined;

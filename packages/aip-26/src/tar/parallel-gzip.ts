@@ -137,6 +137,8 @@ export class ParallelGzip {
   /** With `lends`: the stream of each job, in order; idle again once the reader read its block. */
   private readonly lent: DeflateLane[] = objectArray();
   private ended = false;
+  /** Blocks that went to compression. */
+  private submitted = 0;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private blocked: (() => void) | undefined;
@@ -145,6 +147,11 @@ export class ParallelGzip {
     private readonly level: number,
     private readonly lends = false,
   ) {}
+
+  /** Whether as many blocks went to compression as run at once: every deflate stream got work. */
+  get started(): boolean {
+    return this.submitted >= IN_FLIGHT;
+  }
 
   /** Copies `chunk` into the blocks; full blocks start compressing. */
   append(chunk: Uint8Array): void {
@@ -297,6 +304,7 @@ export class ParallelGzip {
   }
 
   private submit(data: Buffer, last: boolean): void {
+    this.submitted++;
     this.crc = crc32(data, this.crc);
     this.size += data.length;
     // A block shorter than the deflate window (only the last can be) gets a fresh stream: see SHORT_BLOCK_BYTES.

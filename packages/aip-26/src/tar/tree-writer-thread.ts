@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { workerThreads } from '../node-builtin.js';
 
 /** One filesystem step, in archive order. Paths are relative to the staging folder. */
 export type TreeOp =
@@ -85,7 +86,7 @@ export function acquireTreeWriterThread(root: string, stop: SharedArrayBuffer): 
     idle = undefined;
     thread.ref();
   } else {
-    thread = new Worker(TREE_WRITER_SOURCE, {
+    thread = new (workerThreads().Worker)(TREE_WRITER_SOURCE, {
       eval: true,
       // The parent's loader hooks (a TypeScript loader, say) have nothing to do here.
       execArgv: [],
