@@ -158,6 +158,24 @@ describe('OrderedBundleWriter: entries packed as they come, in archive order', (
     expect(stopped.declined).toBe(true);
     await expect(stopped.result()).rejects.toThrow('stopped');
   });
+  it('a sink that refuses a chunk while entries are still packing rejects the result with its own error', async () => {
+    // A full disk under a file sink: the writer, stopped by it while it waits for room for
+    // its next block, fails only with "the output closed"; the sink's error is the one reported.
+    const full = Object.assign(new Error('no space left on the device'), { code: 'ENOSPC' });
+    let writes = 0;
+    const sink: SinkFactory<number> = () => ({
+      write() {
+        writes += 1;
+        if (writes === 2) throw full;
+      },
+      finish: () => writes,
+    });
+    const writer = new OrderedBundleWriter({}, true, sink);
+    for (let i = 0; i < 10; i++) writer.add(lazy(`f${i}.bin`, noise(1 << 20, i)));
+    writer.end();
+    await expect(writer.result()).rejects.toBe(full);
+  });
+
   it('gives its sink no chunk after stop(), not even of blocks that were compressing then', async () => {
     let stopped = false;
     let writes = 0;

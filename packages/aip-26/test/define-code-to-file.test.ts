@@ -165,7 +165,8 @@ describe('defineCodeToFile: the bundle defineCodeWithReport returns, written as 
   });
 
   it('a write the file system refuses (a file size cap) is a BundleWriteError at write, and the temporary file is gone', async () => {
-    const root = await sourceTree(100, 30_000);
+    // 12 MB in: the writer is still packing when the write fails, and stops for it.
+    const root = await sourceTree(400, 30_000);
     const out = await tempDir();
     const path = join(out, 'bundle.tar.gz');
     await writeFile(path, 'the previous bundle\n');

@@ -139,6 +139,8 @@ export class ParallelGzip {
   private ended = false;
   /** Blocks that went to compression. */
   private submitted = 0;
+  /** Whether the output's reader stopped first: the writer's failure is then only a consequence. */
+  private stoppedByReader = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private blocked: (() => void) | undefined;
@@ -151,6 +153,15 @@ export class ParallelGzip {
   /** Whether as many blocks went to compression as run at once: every deflate stream got work. */
   get started(): boolean {
     return this.submitted >= IN_FLIGHT;
+  }
+
+  /**
+   * Whether the output stopped because its reader did (or a block failed to compress), not
+   * because the writer failed: the writer then fails with an error that only says the output
+   * closed, and the reader's is the one that tells what happened.
+   */
+  get closedByReader(): boolean {
+    return this.stoppedByReader;
   }
 
   /** Copies `chunk` into the blocks; full blocks start compressing. */
@@ -281,9 +292,13 @@ export class ParallelGzip {
       trailer.writeUInt32LE(this.size % 2 ** 32, 4);
       yield trailer;
     } finally {
-      // A reader that stops early (a destroyed stream) stops the writer too, and the streams
-      // of blocks it did not read are closed.
-      if (!finished) this.fail(this.failure ?? new Error('bundle output closed'));
+      // A reader that stops early (a destroyed stream, a failed write of its own, a block that
+      // failed to compress) stops the writer too, and the streams of blocks it did not read
+      // are closed.
+      if (!finished) {
+        if (this.failure === undefined) this.stoppedByReader = true;
+        this.fail(this.failure ?? new Error('bundle output closed'));
+      }
       // Its job has ended here (the generator stops only at a yield, or when the job failed).
       reading?.close();
     }

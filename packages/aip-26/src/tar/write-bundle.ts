@@ -345,8 +345,15 @@ export class OrderedBundleWriter<T = Buffer> {
 
   /** What the sink gave and the bundle's SHA-256 (unless made without), once `end()` was called and every entry is written. */
   async result(): Promise<{ output: T; sha256: string | undefined }> {
-    await this.written;
-    return this.collected;
+    const [written, collected] = await Promise.allSettled([this.written, this.collected]);
+    if (collected.status === 'fulfilled') {
+      if (written.status === 'rejected') throw written.reason;
+      return collected.value;
+    }
+    // A sink that refused a chunk (a full disk) stops the compressor and so the writer, whose
+    // error then only says the output closed: the sink's tells what happened.
+    if (written.status === 'rejected' && !this.gzip.closedByReader) throw written.reason;
+    throw collected.reason;
   }
 
   private async write(): Promise<void> {
