@@ -242,6 +242,46 @@ describe('a deflate stream used for block after block', () => {
   });
 });
 
+describe('a deflate stream closed while it works', () => {
+  it('ends its job with an error, never an uncaught one, at whatever moment of the block it is closed', async () => {
+    // Closed while zlib finished the block's flush, Node calls the flush back without an
+    // error, on a stream whose handle is gone: resetting it then threw an uncaught internal
+    // assertion ("zlib binding closed"), which ends a host's process. Closed at every moment
+    // of a block's compression, each job must settle, and none may throw uncaught.
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const data = randomBytes(1 << 20);
+      const started = performance.now();
+      await new DeflateLane(6).deflate(data, false, true);
+      const blockMs = performance.now() - started;
+      // Closed later and later (in steps of a 25th of a block's time as first measured) until
+      // a job ends before its close: every moment of a block's compression is swept, however
+      // slow the machine is now.
+      const outcomes: string[] = [];
+      for (let i = 0; i < 400 && !outcomes.includes('compressed'); i++) {
+        const lane = new DeflateLane(6);
+        const job = lane.deflate(data, false, true);
+        await new Promise((r) => setTimeout(r, (blockMs * i) / 25));
+        lane.close();
+        outcomes.push(
+          await job.then(
+            () => 'compressed',
+            (error: Error) => error.message,
+          ),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(uncaught).toEqual([]);
+      expect(outcomes[0]).not.toBe('compressed');
+      expect(outcomes).toContain('compressed');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+});
+
 describe('lent output', () => {
   /** `blocks` MiB of text, each MiB different. */
   const entries = (blocks: number) =>

@@ -234,7 +234,8 @@ export class ParallelGzip {
 
   /** The input is complete: the last block is compressed and finished. */
   end(): void {
-    this.submit(this.block.subarray(0, this.used), true);
+    // Once the output failed, nothing more goes to compression.
+    if (this.failure === undefined) this.submit(this.block.subarray(0, this.used), true);
     this.ended = true;
     this.notify();
   }
@@ -245,10 +246,12 @@ export class ParallelGzip {
     this.closeLanes();
     // Lent streams whose block was not read: closed once their job ends (never while zlib
     // works on it), which may be at once.
+    // Each is the stream of one of the last jobs (the reader shifts both; a failure empties lent alone).
     const lent = this.lent.splice(0);
+    const first = this.jobs.length - lent.length;
     for (let i = 0; i < lent.length; i++) {
       const lane = lent[i]!;
-      this.jobs[i]?.then(
+      this.jobs[first + i]?.then(
         () => lane.close(),
         () => {},
       );
@@ -306,6 +309,12 @@ export class ParallelGzip {
 
   /** The current block is full: it starts compressing, and the writer goes on in a fresh one. */
   private cut(): void {
+    if (this.failure !== undefined) {
+      // Nothing more goes to compression once the output failed (a read that ended after a
+      // stop): the block is written over until the writer sees the failure.
+      this.used = 0;
+      return;
+    }
     this.submit(this.block, false);
     this.block = this.spare.pop() ?? shared.block();
     this.used = 0;
@@ -384,6 +393,7 @@ export class DeflateLane {
   private readonly stream: zlib.DeflateRaw;
   private chunks: Buffer[] = [];
   private failed: ((error: Error) => void) | undefined;
+  private closed = false;
 
   constructor(private readonly level: number) {
     this.stream = zlib.createDeflateRaw({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: LANE_OUTPUT_BYTES });
@@ -419,6 +429,9 @@ export class DeflateLane {
       this.stream.write(data);
       const flushed = (error?: Error | null) => {
         if (error) return reject(error);
+        // Closed while zlib worked on the flush: Node still calls back, without an error, and
+        // a reset of the closed stream would throw an uncaught internal assertion.
+        if (this.closed) return reject(new Error('deflate stream closed'));
         const chunks = this.chunks;
         this.chunks = [];
         this.failed = undefined;
@@ -438,6 +451,7 @@ export class DeflateLane {
   }
 
   close(): void {
+    this.closed = true;
     this.stream.close();
   }
 
