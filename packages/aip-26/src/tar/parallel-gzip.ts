@@ -245,8 +245,8 @@ export class ParallelGzip {
     this.failure = error;
     this.closeLanes();
     // Lent streams whose block was not read: closed once their job ends (never while zlib
-    // works on it), which may be at once.
-    // Each is the stream of one of the last jobs (the reader shifts both; a failure empties lent alone).
+    // works on it), which may be at once. They are the streams of the last jobs: the reader
+    // shifts both lists, a failure empties `lent` alone.
     const lent = this.lent.splice(0);
     const first = this.jobs.length - lent.length;
     for (let i = 0; i < lent.length; i++) {
