@@ -60,8 +60,11 @@ function print(term: Terminal, text: string): number {
  * difference.
  */
 export function nativeBound(argv: readonly string[]): boolean {
-  const [group, sub] = outputOptions(argv).args.filter((arg) => arg !== '--json');
-  return group === 'code' && sub === 'bundle';
+  const args = outputOptions(argv).args;
+  const [group, sub] = args.filter((arg) => arg !== '--json');
+  // `-h` or `--help` anywhere before `--` prints the subcommand's help: no work at all.
+  const asksHelp = beforeSeparator(args).some((arg) => arg === '-h' || arg === '--help');
+  return group === 'code' && sub === 'bundle' && !asksHelp;
 }
 
 /** The group and subcommand a failure belongs to, as far as the command line names them. */

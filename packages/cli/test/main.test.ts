@@ -84,4 +84,11 @@ describe('nativeBound: the command lines whose own process runs without the opti
     expect(nativeBound(['code'])).toBe(false);
     expect(nativeBound([])).toBe(false);
   });
+
+  it('is not code bundle asking for its help, unless the help flag comes after --', () => {
+    expect(nativeBound(['code', 'bundle', '--help'])).toBe(false);
+    expect(nativeBound(['code', 'bundle', 'tool.yaml', '-h'])).toBe(false);
+    expect(nativeBound(['--json', 'code', 'bundle', '--help'])).toBe(false);
+    expect(nativeBound(['code', 'bundle', 'tool.yaml', '--', '--help'])).toBe(true);
+  });
 });

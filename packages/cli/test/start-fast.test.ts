@@ -24,7 +24,10 @@ export async function resolve(specifier, context, next) {
 }
 `;
 
-/** The modules the real bin resolves for one command line, from the workspace's TypeScript sources. */
+/**
+ * The modules the real bin resolves for one command line, from the workspace's TypeScript
+ * sources, with a line `v8 flags: …` where it changes V8's flags.
+ */
 async function modulesLoaded(args: string[]): Promise<string[]> {
   const dir = await scratch();
   const hook = join(dir, 'hook.mjs');
@@ -35,10 +38,22 @@ async function modulesLoaded(args: string[]): Promise<string[]> {
     register,
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`,
   );
+  const flags = join(dir, 'flags.cjs');
+  await writeFile(flags, FLAG_PRELOAD);
   await writeFile(log, '');
   await execFileAsync(
     process.execPath,
-    ['--conditions=@agentproto/source', '--import', TSX, '--import', pathToFileURL(register).href, BIN, ...args],
+    [
+      '--conditions=@agentproto/source',
+      '--require',
+      flags,
+      '--import',
+      TSX,
+      '--import',
+      pathToFileURL(register).href,
+      BIN,
+      ...args,
+    ],
     { env: { ...process.env, AGENTPROTO_LOAD_LOG: log }, encoding: 'utf8' },
   ).catch((error: { code?: unknown }) => {
     // A wrong command line exits 2, a rejected plugin 1; what it loaded is what counts here.
@@ -53,16 +68,32 @@ function agentprotoPackages(urls: readonly string[]): string[] {
   return [...new Set(names)].filter((name) => name !== 'cli').sort();
 }
 
+/**
+ * Records, in the load log, each change of V8's flags at run time, where it comes among the
+ * modules resolved (a CommonJS preload: it patches node:v8 before the bin imports it).
+ */
+const FLAG_PRELOAD = `const { appendFileSync } = require('node:fs');
+const v8 = require('node:v8');
+const set = v8.setFlagsFromString;
+v8.setFlagsFromString = (flags) => {
+  appendFileSync(process.env.AGENTPROTO_LOAD_LOG, 'v8 flags: ' + flags + '\\n');
+  set(flags);
+};
+`;
+
 describe('start fast: --version and help load no command group', () => {
-  it.each([[['--version']], [['--help']], [['plugin', 'build', '--help']], [['plugins']]])(
-    '%j loads none of the @agentproto packages and no command group',
-    async (args) => {
-      const loaded = await modulesLoaded(args);
-      expect(loaded.some((url) => url.endsWith('/src/main.ts'))).toBe(true);
-      expect(agentprotoPackages(loaded)).toEqual([]);
-      expect(loaded.filter((url) => /\/src\/commands\//.test(url))).toEqual([]);
-    },
-  );
+  it.each([
+    [['--version']],
+    [['--help']],
+    [['plugin', 'build', '--help']],
+    [['code', 'bundle', '--help']],
+    [['plugins']],
+  ])('%j loads none of the @agentproto packages and no command group', async (args) => {
+    const loaded = await modulesLoaded(args);
+    expect(loaded.some((url) => url.endsWith('/src/main.ts'))).toBe(true);
+    expect(agentprotoPackages(loaded)).toEqual([]);
+    expect(loaded.filter((url) => /\/src\/commands\//.test(url))).toEqual([]);
+  });
 
   it('plugin validate loads the plugin group and agent-plugins, and no store, git or code package', async () => {
     // An empty folder: the plugin is rejected (exit 1) after everything it needs is loaded.
@@ -96,6 +127,30 @@ describe('start fast: --version and help load no command group', () => {
       join(workspace, 'store'),
     ]);
     expect(agentprotoPackages(github)).toEqual(expect.arrayContaining(['content-cache', 'git']));
+  });
+
+  it('code bundle turns off the optimizing compiler only once its code is loaded, and no other command does', async () => {
+    // A flag changed at run time changes the hash V8 checks code caches against: a built-in
+    // module loaded after it is compiled from its source, not from Node's code cache.
+    const workspace = await scratch();
+    const manifest = join(workspace, 'manifest.yaml');
+    await writeFile(join(workspace, 'main.py'), 'print(1)\n');
+    await writeFile(manifest, 'code:\n  sources:\n    - local: main.py\n');
+    const loaded = await modulesLoaded(['code', 'bundle', manifest, '--out', join(workspace, 'out.tar.gz')]);
+    const flagged = loaded.indexOf('v8 flags: --max-opt=1');
+    expect(flagged).toBeGreaterThan(-1);
+    expect(loaded.filter((line) => line.startsWith('v8 flags:'))).toHaveLength(1);
+    const aip26 = loaded.findIndex((url) => url.endsWith('/packages/aip-26/src/index.ts'));
+    const group = loaded.findIndex((url) => url.endsWith('/src/commands/code.ts'));
+    expect(aip26).toBeGreaterThan(-1);
+    expect(group).toBeGreaterThan(-1);
+    expect(flagged).toBeGreaterThan(Math.max(aip26, group));
+
+    for (const args of [
+      ['code', 'bundle', '--help'],
+      ['code', 'check', manifest],
+    ])
+      expect((await modulesLoaded(args)).filter((line) => line.startsWith('v8 flags:'))).toEqual([]);
   });
 
   it('a command loads its group and the packages it needs (the check above can fail)', async () => {
