@@ -226,12 +226,15 @@ describe('a deflate stream used for block after block', () => {
     const { a, b } = found!;
     const lane = new DeflateLane(6);
     const first = await lane.deflate(a, false, true);
+    // Written with its flush: one trip through the thread pool, one chunk.
+    expect(first).toHaveLength(1);
     const firstBytes = Buffer.concat(first);
     expect(firstBytes.equals(fresh(a))).toBe(true);
     const second = await lane.deflate(b, false, true);
     // The same buffer, from its start: no fresh memory, and no marker split at its end.
     expect(second[0]!.buffer).toBe(first[0]!.buffer);
     expect(second[0]!.byteOffset).toBe(first[0]!.byteOffset);
+    expect(second).toHaveLength(1);
     expect(Buffer.concat(second).equals(fresh(b))).toBe(true);
     // What the first block's chunks showed is gone: they are lent until the next block only.
     expect(Buffer.concat(first).equals(firstBytes)).toBe(false);

@@ -72,17 +72,18 @@ const shared = {
   block(): Buffer {
     return this.blocks.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
   },
-  lane(level: number, lends: boolean): DeflateLane {
-    return this.lanes.get(laneKey(level, lends))?.pop() ?? new DeflateLane(level);
+  lane(level: number, lends: boolean, finishes: boolean): DeflateLane {
+    return this.lanes.get(laneKey(level, lends, finishes))?.pop() ?? new DeflateLane(level, finishes);
   },
   /** Blocks and healthy lanes of a bundle that ended, kept for the next one. */
   keep(blocks: Buffer[], lanes: DeflateLane[], level: number, lends: boolean): void {
     for (const block of blocks) if (this.blocks.length < KEEP_BLOCKS) this.blocks.push(block);
-    const key = laneKey(level, lends);
-    const idle = this.lanes.get(key) ?? [];
-    this.lanes.set(key, idle);
     for (const lane of lanes) {
-      if (idle.length < IN_FLIGHT + 1) idle.push(lane);
+      const key = laneKey(level, lends, lane.finishes);
+      const idle = this.lanes.get(key) ?? [];
+      this.lanes.set(key, idle);
+      // A bundle has one last block: one stream that finishes is enough to keep.
+      if (idle.length < (lane.finishes ? 1 : IN_FLIGHT + 1)) idle.push(lane);
       else lane.close();
     }
     if (this.timer) this.timer.refresh();
@@ -98,8 +99,8 @@ const shared = {
   },
 };
 
-function laneKey(level: number, lends: boolean): string {
-  return `${level}${lends ? ' lent' : ''}`;
+function laneKey(level: number, lends: boolean, finishes: boolean): string {
+  return `${level}${lends ? ' lent' : ''}${finishes ? ' last' : ''}`;
 }
 
 /**
@@ -331,11 +332,14 @@ export class ParallelGzip {
     this.submitted++;
     this.crc = crc32(data, this.crc);
     this.size += data.length;
-    // A block shorter than the deflate window (only the last can be) gets a fresh stream: see SHORT_BLOCK_BYTES.
+    // A block shorter than the deflate window (only the last can be) gets a fresh stream: see
+    // SHORT_BLOCK_BYTES. The last block goes to a stream that finishes (see DeflateLane).
     const lane =
       data.length < SHORT_BLOCK_BYTES
-        ? new DeflateLane(this.level)
-        : (this.lanes.pop() ?? shared.lane(this.level, this.lends));
+        ? new DeflateLane(this.level, true)
+        : last
+          ? shared.lane(this.level, this.lends, true)
+          : (this.lanes.pop() ?? shared.lane(this.level, this.lends, false));
     const block = last ? this.block : data;
     const job = lane.deflate(data, last, this.lends);
     // zlib has read the block once its job settles: only then may it, and its lane, be used
@@ -375,19 +379,26 @@ export class ParallelGzip {
 }
 
 /**
- * A raw deflate stream used for one block after another: each block is written, then
- * flushed (a sync flush, or the finish for the last one), then the stream is reset, so the
- * next block starts a new independent deflate exactly as a fresh stream would: the same
- * bytes, for a block that fills the window (see SHORT_BLOCK_BYTES) and whose flush marker
- * is written once (see `deflate`). One stream per lane, not one per block: a fresh zlib
- * stream allocates its state and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29
- * states and 29 buffers of fresh memory, and the external memory they report made V8 run
- * full collections.
+ * A raw deflate stream used for one block after another: each block is written and flushed
+ * (a sync flush, or the finish for the last one), then the stream is reset, so the next
+ * block starts a new independent deflate exactly as a fresh stream would: the same bytes,
+ * for a block that fills the window (see SHORT_BLOCK_BYTES) and whose flush marker is
+ * written once (see `deflate`). One stream per lane, not one per block: a fresh zlib stream
+ * allocates its state and a 1 MiB output buffer, which on 29 blocks of 1 MiB was 29 states
+ * and 29 buffers of fresh memory, and the external memory they report made V8 run full
+ * collections.
  *
- * Its output buffer has room for a whole compressed block, so a block is one trip through
- * the thread pool and, as a rule, one output chunk: a view of that buffer, handed on
- * without a copy (zlib's default 16 KiB chunks took ~20 trips a block, each back through the
- * main thread; 100 MiB: main thread active 10-11 s against 1.6-1.9 s).
+ * Its output buffer has room for a whole compressed block, and a block is written with its
+ * sync flush (the stream's flush mode), so a block is one trip through the thread pool and,
+ * as a rule, one output chunk: a view of that buffer, handed on without a copy. zlib's
+ * default 16 KiB chunks took ~20 trips a block, each back through the main thread (100 MiB:
+ * main thread active 10-11 s against 1.6-1.9 s); a write and then a flush took two, and two
+ * or three chunks (2,000 files: 84 writes of the bundle file, 34 now). zlib's output depends
+ * on the input and where it is flushed, not on the calls that bring them: the same bytes.
+ *
+ * The last block goes to a stream made with `finishes`, in zlib's default flush mode: the
+ * block is written, then finished (Z_FINISH). In sync flush mode, a marker would come
+ * before the finish: other bytes.
  */
 export class DeflateLane {
   private readonly stream: zlib.DeflateRaw;
@@ -395,8 +406,16 @@ export class DeflateLane {
   private failed: ((error: Error) => void) | undefined;
   private closed = false;
 
-  constructor(private readonly level: number) {
-    this.stream = zlib.createDeflateRaw({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: LANE_OUTPUT_BYTES });
+  constructor(
+    private readonly level: number,
+    readonly finishes = false,
+  ) {
+    this.stream = zlib.createDeflateRaw({
+      level,
+      memLevel: GZIP_MEM_LEVEL,
+      chunkSize: LANE_OUTPUT_BYTES,
+      flush: finishes ? zlib.constants.Z_NO_FLUSH : zlib.constants.Z_SYNC_FLUSH,
+    });
     this.stream.on('data', (chunk: Buffer) => this.chunks.push(chunk));
     this.stream.on('error', (error: Error) => this.failed?.(error));
   }
@@ -426,7 +445,6 @@ export class DeflateLane {
     return new Promise((resolve, reject) => {
       this.failed = reject;
       if (rewind) this.rewind();
-      this.stream.write(data);
       const flushed = (error?: Error | null) => {
         if (error) return reject(error);
         // Closed while zlib worked on the flush: Node still calls back, without an error, and
@@ -437,7 +455,7 @@ export class DeflateLane {
         this.failed = undefined;
         this.stream.reset();
         if (again && !last && chunks.length > 1 && endsWith(chunks, REPEATED_FLUSH_MARKER)) {
-          const fresh = new DeflateLane(this.level);
+          const fresh = new DeflateLane(this.level, this.finishes);
           fresh
             .deflate(data, last, false, false)
             .then(resolve, reject)
@@ -446,7 +464,13 @@ export class DeflateLane {
         }
         resolve(chunks);
       };
-      this.stream.flush(last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH, flushed as () => void);
+      if (this.finishes) {
+        this.stream.write(data);
+        this.stream.flush(last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH, flushed as () => void);
+      } else {
+        if (last) throw new Error('the last block goes to a stream made to finish');
+        this.stream.write(data, flushed);
+      }
     });
   }
 
