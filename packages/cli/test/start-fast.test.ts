@@ -62,6 +62,15 @@ async function modulesLoaded(args: string[]): Promise<string[]> {
   return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
 }
 
+/** A workspace of one file, and a manifest bundling it. */
+async function oneFileWorkspace(): Promise<{ workspace: string; manifest: string }> {
+  const workspace = await scratch();
+  const manifest = join(workspace, 'manifest.yaml');
+  await writeFile(join(workspace, 'main.py'), 'print(1)\n');
+  await writeFile(manifest, 'code:\n  sources:\n    - local: main.py\n');
+  return { workspace, manifest };
+}
+
 /** The other workspace packages among them (@agentproto/* resolves to packages/<name>/src). */
 function agentprotoPackages(urls: readonly string[]): string[] {
   const names = urls.map((url) => /\/packages\/([^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined);
@@ -105,10 +114,7 @@ describe('start fast: --version and help load no command group', () => {
   });
 
   it('code bundle of workspace files loads no store, git or registry client; a github source loads them', async () => {
-    const workspace = await scratch();
-    const manifest = join(workspace, 'manifest.yaml');
-    await writeFile(join(workspace, 'main.py'), 'print(1)\n');
-    await writeFile(manifest, 'code:\n  sources:\n    - local: main.py\n');
+    const { workspace, manifest } = await oneFileWorkspace();
     const local = await modulesLoaded(['code', 'bundle', manifest, '--out', join(workspace, 'local.tar.gz')]);
     expect(agentprotoPackages(local)).toContain('aip-26');
     for (const name of ['content-cache', 'git', 'oci']) expect(agentprotoPackages(local)).not.toContain(name);
@@ -132,10 +138,7 @@ describe('start fast: --version and help load no command group', () => {
   it('code bundle turns off the optimizing compiler only once its code is loaded, and no other command does', async () => {
     // A flag changed at run time changes the hash V8 checks code caches against: a built-in
     // module loaded after it is compiled from its source, not from Node's code cache.
-    const workspace = await scratch();
-    const manifest = join(workspace, 'manifest.yaml');
-    await writeFile(join(workspace, 'main.py'), 'print(1)\n');
-    await writeFile(manifest, 'code:\n  sources:\n    - local: main.py\n');
+    const { workspace, manifest } = await oneFileWorkspace();
     const loaded = await modulesLoaded(['code', 'bundle', manifest, '--out', join(workspace, 'out.tar.gz')]);
     const flagged = loaded.indexOf('v8 flags: --max-opt=1');
     expect(flagged).toBeGreaterThan(-1);
