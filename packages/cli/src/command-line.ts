@@ -25,9 +25,9 @@ export function readCommandLine(args: readonly string[]): Request {
   if (!isGroup(first)) throw unknownCommand(first);
   const group = GROUPS[first]!;
   const [sub, ...words] = rest;
-  const asksHelp = beforeSeparator(rest).some((arg) => HELP_FLAGS.includes(arg));
+  const helpAsked = asksHelp(rest);
   if (sub === undefined || !Object.hasOwn(group.subcommands, sub)) {
-    if (asksHelp) return { kind: 'help', group: first };
+    if (helpAsked) return { kind: 'help', group: first };
     const names = Object.keys(group.subcommands);
     if (sub === undefined || sub.startsWith('-'))
       throw new UsageError(`${first} needs a subcommand: ${listed(names, 'or')}`);
@@ -37,7 +37,7 @@ export function readCommandLine(args: readonly string[]): Request {
     });
   }
   // `-h` or `--help` anywhere asks for the subcommand's help, whatever else the line holds.
-  if (asksHelp) return { kind: 'help', group: first, sub };
+  if (helpAsked) return { kind: 'help', group: first, sub };
   return { kind: 'run', invocation: readOptions(first, sub, words) };
 }
 
@@ -167,7 +167,13 @@ function unknownOption(group: string, sub: string, raw: string): UsageError {
   return new UsageError(`${command}: unknown option ${raw}`);
 }
 
-function beforeSeparator(args: readonly string[]): readonly string[] {
+/** Whether `-h` or `--help` stands anywhere before `--`: the line asks for help, whatever else it holds. */
+export function asksHelp(args: readonly string[]): boolean {
+  return beforeSeparator(args).some((arg) => HELP_FLAGS.includes(arg));
+}
+
+/** The words before `--`: after it, nothing is an option. */
+export function beforeSeparator(args: readonly string[]): readonly string[] {
   const end = args.indexOf('--');
   return end === -1 ? args : args.slice(0, end);
 }

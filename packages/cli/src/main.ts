@@ -1,4 +1,4 @@
-import { type Request, readCommandLine } from './command-line.js';
+import { type Request, asksHelp, beforeSeparator, readCommandLine } from './command-line.js';
 import { type FailureContext, reportFailure } from './failure.js';
 import { groupHelp, overview, subcommandHelp } from './help.js';
 import { type CliIO, EXIT_OK } from './io.js';
@@ -62,9 +62,8 @@ function print(term: Terminal, text: string): number {
 export function nativeBound(argv: readonly string[]): boolean {
   const args = outputOptions(argv).args;
   const [group, sub] = args.filter((arg) => arg !== '--json');
-  // `-h` or `--help` anywhere before `--` prints the subcommand's help: no work at all.
-  const asksHelp = beforeSeparator(args).some((arg) => arg === '-h' || arg === '--help');
-  return group === 'code' && sub === 'bundle' && !asksHelp;
+  // A line that asks for help prints the subcommand's help: no work at all.
+  return group === 'code' && sub === 'bundle' && !asksHelp(args);
 }
 
 /** The group and subcommand a failure belongs to, as far as the command line names them. */
@@ -83,9 +82,4 @@ function outputOptions(argv: readonly string[]): OutputOptions & { args: string[
   const options = beforeSeparator(argv);
   const args = [...options.filter((arg) => arg !== '--verbose'), ...argv.slice(options.length)];
   return { args, verbose: options.includes('--verbose'), json: options.includes('--json') };
-}
-
-function beforeSeparator(args: readonly string[]): readonly string[] {
-  const end = args.indexOf('--');
-  return end === -1 ? args : args.slice(0, end);
 }
