@@ -834,6 +834,42 @@ describe('a project outside the workspace that installs the tarballs', () => {
       });
     },
   );
+
+  // The bin also keeps V8's new space at the size it has once its code is loaded
+  // (--semi-space-growth-factor=1, read by V8 whenever it would grow the space, on every Node
+  // from 20 on): a listing of thousands of files made the default V8 grow it.
+  it("code bundle's own process keeps V8's new space from growing, while a host's main() call lets it grow", async () => {
+    const workspace = await manyFilesWorkspace();
+    const cli = join(project, 'node_modules', '@agentproto', 'cli', 'dist');
+    const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
+    // Prints the new space's size as the process exits (the bin ends with process.exit).
+    const preload = join(workspace, 'new-space.cjs');
+    await writeFile(
+      preload,
+      "process.on('exit', () => require('node:fs').writeSync(2, `new space ${require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size}\\n`));\n",
+    );
+    const newSpace = (output: { stdout: string; stderr: string }) => {
+      expect(output.stdout).toMatch(/out\.tar\.gz: 3000 files, .* sha256 [0-9a-f]{64}\n/);
+      return Number(/new space (\d+)/.exec(output.stderr)?.[1]);
+    };
+    const bin = await run(testNode.path, ['-r', preload, join(cli, 'bin.cjs'), ...args], {
+      cwd: project,
+      timeout: RUN_TIMEOUT,
+    });
+    const hosted = await run(
+      testNode.path,
+      [
+        '-r',
+        preload,
+        '--input-type=module',
+        '-e',
+        `const { main } = await import(${JSON.stringify(pathToFileURL(join(cli, 'index.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`,
+      ],
+      { cwd: project, timeout: RUN_TIMEOUT },
+    );
+    expect(newSpace(bin)).toBeGreaterThan(0);
+    expect(newSpace(hosted)).toBeGreaterThan(newSpace(bin));
+  });
 });
 
 /** A workspace of 600 small files and a manifest bundling it, made once. */
@@ -852,6 +888,25 @@ function bundleWorkspace(): Promise<string> {
     return workspace;
   })();
   return madeWorkspace;
+}
+
+/** A workspace of 3,000 tiny files (enough entries for a listing to make V8 grow its new space), made once. */
+let madeManyFiles: Promise<string> | undefined;
+function manyFilesWorkspace(): Promise<string> {
+  madeManyFiles ??= (async () => {
+    const workspace = join(project, 'many-files-workspace');
+    for (let folder = 0; folder < 30; folder++) {
+      await mkdir(join(workspace, 'src', `d${folder}`), { recursive: true });
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          writeFile(join(workspace, 'src', `d${folder}`, `f${i}.js`), `export const v${i} = ${folder};\n`),
+        ),
+      );
+    }
+    await writeFile(join(workspace, 'tool.yaml'), 'code:\n  sources:\n    - local: src/\n');
+    return workspace;
+  })();
+  return madeManyFiles;
 }
 
 function cliVersion(): string | undefined {
