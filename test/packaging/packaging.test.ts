@@ -808,24 +808,9 @@ describe('a project outside the workspace that installs the tarballs', () => {
     "code bundle's own process optimizes nothing with TurboFan, while a host's main() call keeps its V8 as it is",
     async () => {
       const workspace = await bundleWorkspace();
-      const cli = join(project, 'node_modules', '@agentproto', 'cli', 'dist');
-      const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
       const optimized = (output: { stdout: string; stderr: string }) =>
         (output.stdout + output.stderr).split('\n').filter((line) => line.startsWith('[completed optimizing')).length;
-      const bin = await run(testNode.path, ['--trace-opt', join(cli, 'bin.cjs'), ...args], {
-        cwd: project,
-        timeout: RUN_TIMEOUT,
-      });
-      const hosted = await run(
-        testNode.path,
-        [
-          '--trace-opt',
-          '--input-type=module',
-          '-e',
-          `const { main } = await import(${JSON.stringify(pathToFileURL(join(cli, 'index.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`,
-        ],
-        { cwd: project, timeout: RUN_TIMEOUT },
-      );
+      const { bin, hosted } = await bundleAsBinAndHost(workspace, ['--trace-opt']);
       expect(bin.stdout).toMatch(/out\.tar\.gz: 600 files, .* sha256 [0-9a-f]{64}\n/);
       expect(hosted.stdout).toMatch(/out\.tar\.gz: 600 files, .* sha256 [0-9a-f]{64}\n/);
       expect({ bin: optimized(bin), hostedAtLeastOne: optimized(hosted) > 0 }).toEqual({
@@ -840,8 +825,6 @@ describe('a project outside the workspace that installs the tarballs', () => {
   // from 20 on): a listing of thousands of files made the default V8 grow it.
   it("code bundle's own process keeps V8's new space from growing, while a host's main() call lets it grow", async () => {
     const workspace = await manyFilesWorkspace();
-    const cli = join(project, 'node_modules', '@agentproto', 'cli', 'dist');
-    const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
     // Prints the new space's size as the process exits (the bin ends with process.exit).
     const preload = join(workspace, 'new-space.cjs');
     await writeFile(
@@ -852,25 +835,36 @@ describe('a project outside the workspace that installs the tarballs', () => {
       expect(output.stdout).toMatch(/out\.tar\.gz: 3000 files, .* sha256 [0-9a-f]{64}\n/);
       return Number(/new space (\d+)/.exec(output.stderr)?.[1]);
     };
-    const bin = await run(testNode.path, ['-r', preload, join(cli, 'bin.cjs'), ...args], {
-      cwd: project,
-      timeout: RUN_TIMEOUT,
-    });
-    const hosted = await run(
-      testNode.path,
-      [
-        '-r',
-        preload,
-        '--input-type=module',
-        '-e',
-        `const { main } = await import(${JSON.stringify(pathToFileURL(join(cli, 'index.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`,
-      ],
-      { cwd: project, timeout: RUN_TIMEOUT },
-    );
+    const { bin, hosted } = await bundleAsBinAndHost(workspace, ['-r', preload]);
     expect(newSpace(bin)).toBeGreaterThan(0);
     expect(newSpace(hosted)).toBeGreaterThan(newSpace(bin));
   });
 });
+
+/**
+ * `code bundle` of `workspace` (its tool.yaml) with the installed CLI twice, each under Node
+ * with `nodeArgs`: as the bin's own process, and as a host's `main()` call in its process.
+ */
+async function bundleAsBinAndHost(
+  workspace: string,
+  nodeArgs: string[],
+): Promise<Record<'bin' | 'hosted', { stdout: string; stderr: string }>> {
+  const cli = join(project, 'node_modules', '@agentproto', 'cli', 'dist');
+  const args = ['code', 'bundle', join(workspace, 'tool.yaml'), '--out', join(workspace, 'out.tar.gz')];
+  const options = { cwd: project, timeout: RUN_TIMEOUT };
+  const bin = await run(testNode.path, [...nodeArgs, join(cli, 'bin.cjs'), ...args], options);
+  const hosted = await run(
+    testNode.path,
+    [
+      ...nodeArgs,
+      '--input-type=module',
+      '-e',
+      `const { main } = await import(${JSON.stringify(pathToFileURL(join(cli, 'index.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`,
+    ],
+    options,
+  );
+  return { bin, hosted };
+}
 
 /** A workspace of 600 small files and a manifest bundling it, made once. */
 let madeWorkspace: Promise<string> | undefined;
