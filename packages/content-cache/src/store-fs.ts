@@ -41,7 +41,8 @@ export type StoreFs = Pick<
     realpathSync(path: string): string;
     /**
      * Streams a folder's entries, so `list` and `gc` never hold a folder of a million key
-     * records in memory. Optional: without it the store reads each folder with `readdir`.
+     * records in memory; the store reads the `Dir` it gives with `readSync`. Optional:
+     * without it the store reads each folder with `readdir`.
      */
     opendir?: typeof fsp.opendir;
   };

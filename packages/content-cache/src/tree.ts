@@ -450,6 +450,15 @@ export async function io<T>(name: string, path: string, run: () => Promise<T>): 
   }
 }
 
+/** io for a synchronous call. */
+export function ioSync<T>(name: string, path: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw asStoreError(name, path, error);
+  }
+}
+
 function asStoreError(name: string, path: string, error: unknown): unknown {
   // A path that leads out of the tree (NotInsideError) is the tree's failure, not the filesystem's: it passes as it is.
   if (

@@ -47,6 +47,26 @@ describe('a store of any size', () => {
     expect(listing.objects.map((o) => o.objectId)).toEqual(listing.objects.map((o) => o.objectId).sort());
   });
 
+  it('list() orders by name whatever the names: digests, equal first digits, and names left by hand', async () => {
+    const { root, store } = await populated();
+    const hand = [
+      'aaaaaaaaaaaa1',
+      'aaaaaaaaaaaa0f',
+      'aaaaaaaaaaaa0',
+      '0',
+      'A',
+      'ffffffffffffg',
+      'fffffffffff',
+      'é',
+      '~',
+    ];
+    for (const name of hand) await symlink('nowhere', join(root, 'links', name));
+    const names = (await store.list()).links.map((link) => link.name);
+    expect(names).toEqual(expect.arrayContaining(hand));
+    expect(names).toHaveLength(hand.length + 3);
+    expect(names).toEqual([...names].sort());
+  });
+
   it('lists and collects with a filesystem that cannot stream a folder (no opendir)', async () => {
     const { opendir: _, ...withoutOpendir } = nodeStoreFs;
     const { root, store } = await populated(withoutOpendir);
@@ -75,6 +95,39 @@ describe('a store of any size', () => {
     await rm(join(root, 'keys'), { recursive: true });
     await writeFile(join(root, 'keys'), 'not a folder');
     await expect(openContentStore({ root, fs: counting })).rejects.toMatchObject({ code: 'CACHE_ROOT_UNUSABLE' });
+  });
+
+  it('judges every record whole: reads that stop short, and records longer than one read, lose no key', async () => {
+    const { root } = await populated();
+    // A key record of ~12 KiB: longer than the one read a record gets at first.
+    const long = keyFor('t3', { paths: Array.from({ length: 600 }, (_, i) => `skills/s${i}`) });
+    await (await openContentStore({ root })).acquire(long, fillWith({ f: 'three' }));
+    // A filesystem whose reads give 7 bytes at most, as a network filesystem may stop short.
+    const reads: number[] = [];
+    const short: StoreFs = {
+      ...nodeStoreFs,
+      readSync: ((fd: number, buffer: Buffer, offset: number, length: number, position: number) => {
+        reads.push(length);
+        return nodeStoreFs.readSync(fd, buffer, offset, Math.min(length, 7), position);
+      }) as StoreFs['readSync'],
+    };
+    const store = await openContentStore({ root, fs: short });
+    const listing = await store.list();
+    expect(reads.length).toBeGreaterThan(0);
+    expect(listing.keys).toHaveLength(4);
+    expect(listing.keys.map((entry) => entry.key)).toContainEqual(long);
+    expect(listing.objects).toHaveLength(3);
+    expect(await collect(store.entries())).toHaveLength(4 + 3 + 4);
+    const fresh = await openContentStore({ root, fs: short });
+    for (const key of [long, keyFor('t1', { a: 1 }, 'v2'), keyFor('t2', { b: 2 })])
+      expect((await fresh.acquire(key, () => Promise.reject(new Error('a stored key must not fill')))).fromCache).toBe(
+        true,
+      );
+    // gc removes the damaged record alone.
+    const report = await store.gc();
+    expect(report.removedKeys).toBe(1);
+    expect(report.removedObjects).toEqual([]);
+    expect(storeState(root).keys).toHaveLength(4);
   });
 
   it('an unreadable folder fails entries() with CACHE_IO naming it', async () => {

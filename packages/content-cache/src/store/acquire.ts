@@ -183,18 +183,18 @@ export class Acquisitions {
   private isRecorded(digest: string, keyText: string): boolean {
     if (this.core.recorded.has(digest)) return true;
     const path = this.core.layout.key(digest);
-    let text: string;
+    let record: unknown;
     try {
-      text = this.core.fs.readFileSync(path, 'utf8');
+      record = this.core.readRecordSync(path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      // A record damaged by hand is a miss; the next publication rewrites it.
+      if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw new StoreIOError('read key record', path, error);
     }
     try {
-      const record = JSON.parse(text) as { key?: unknown };
-      if (canonicalJson(record.key) !== keyText) return false;
+      if (canonicalJson((record as { key?: unknown } | null)?.key) !== keyText) return false;
     } catch {
-      return false; // A record damaged by hand is a miss; the next publication rewrites it.
+      return false;
     }
     this.core.recorded.add(digest);
     return true;
