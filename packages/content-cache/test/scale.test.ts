@@ -1,7 +1,9 @@
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type StoreEntry, type StoreFs, nodeStoreFs, openContentStore } from '@agentproto/content-cache';
+import { canonicalKey } from '../src/canonical-key.js';
 import { storeState } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { fillWith, keyFor } from './support/trees.js';
@@ -128,6 +130,55 @@ describe('a store of any size', () => {
     expect(report.removedKeys).toBe(1);
     expect(report.removedObjects).toEqual([]);
     expect(storeState(root).keys).toHaveLength(4);
+  });
+
+  it('lets the event loop run while list, entries and gc read folders of thousands of records', async () => {
+    const { root } = await populated();
+    // 2,000 more objects (bare folders) and a key record reaching each.
+    for (let i = 0; i < 2000; i++) {
+      const objectId = createHash('sha256').update(`object ${i}`).digest('hex');
+      await mkdir(join(root, 'objects', objectId));
+      const text = canonicalKey(keyFor(`c${i}`, { i }));
+      const digest = createHash('sha256').update(text).digest('hex');
+      await writeFile(join(root, 'keys', `${digest}.json`), `{"objectId":"${objectId}","key":${text}}\n`);
+    }
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    // The turns seen while each folder was being read, from its first name to its last.
+    const seen = new Map<string, number[]>();
+    const watching: StoreFs = {
+      ...nodeStoreFs,
+      opendir: (async (path: string, options?: object) => {
+        const dir = await nodeStoreFs.opendir!(path, options);
+        const folder = basename(path);
+        const readSync = dir.readSync.bind(dir);
+        return Object.assign(dir, {
+          readSync: () => {
+            seen.set(folder, [...(seen.get(folder) ?? []), turns]);
+            return readSync();
+          },
+        });
+      }) as StoreFs['opendir'],
+    };
+    const store = await openContentStore({ root, fs: watching });
+    const turnsWhile = async (run: () => Promise<unknown>) => {
+      seen.clear();
+      await run();
+      return Object.fromEntries([...seen].map(([folder, at]) => [folder, Math.max(...at) - Math.min(...at)]));
+    };
+    setImmediate(tick);
+    // 2,000 records take four slices of 512 at least: the loop turned between them.
+    for (const run of [() => store.list(), () => collect(store.entries()), () => store.gc()]) {
+      const spans = await turnsWhile(run);
+      expect(spans.objects).toBeGreaterThanOrEqual(3);
+      expect(spans.keys).toBeGreaterThanOrEqual(3);
+    }
+    ticking = false;
+    expect((await store.list()).keys).toHaveLength(2003);
   });
 
   it('an unreadable folder fails entries() with CACHE_IO naming it', async () => {

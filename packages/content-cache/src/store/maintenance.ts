@@ -220,7 +220,7 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
     // fewer), never the keys or links, which are streamed from their folders and judged one
     // at a time. Publication takes the same lock, so no object appears meanwhile.
     const objects = new ObjectIdSet();
-    for await (const id of core.names(core.layout.objects)) objects.add(id);
+    for await (const id of sliced(core.names(core.layout.objects))) objects.add(id);
     objects.seal();
     for await (const name of sliced(core.names(core.layout.keys))) {
       const path = join(core.layout.keys, name);
