@@ -158,7 +158,8 @@ describe('a store of any size', () => {
         const readSync = dir.readSync.bind(dir);
         return Object.assign(dir, {
           readSync: () => {
-            seen.set(folder, [...(seen.get(folder) ?? []), turns]);
+            if (!seen.has(folder)) seen.set(folder, []);
+            seen.get(folder)!.push(turns);
             return readSync();
           },
         });
