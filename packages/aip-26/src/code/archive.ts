@@ -1,7 +1,7 @@
 import { readBundleEntries } from '../tar/index.js';
 import type { BundleEntry } from '../tar/bundle-plan.js';
 import { type SinkFactory, memorySink, writeBundleTo } from '../tar/write-bundle.js';
-import type { BundleFile } from './overlay.js';
+import { type BundleFile, isUnmeasured } from './overlay.js';
 
 /**
  * Reads a fetched tar.gz with every archive rule applied (no links, devices, traversal or
@@ -42,8 +42,9 @@ export function buildArchiveTo<T>(
   );
 }
 
-/** A merged file as the archive writer takes it. */
+/** A merged file as the archive writer takes it (measured: see Overlay.measureAll). */
 export function bundleEntryOf(path: string, file: BundleFile): BundleEntry {
+  if (isUnmeasured(file)) throw new Error(`${JSON.stringify(path)} was not measured before the archive was planned`);
   return 'data' in file
     ? { path, data: file.data, executable: file.executable }
     : { path, size: file.size, read: file.read, readInto: file.readInto, executable: file.executable };

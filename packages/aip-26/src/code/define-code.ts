@@ -5,11 +5,12 @@ import { readArchive } from '@agentproto/archive';
 import type { ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
+import type { BundleEntry, OpenedLaterEntry } from '../tar/bundle-plan.js';
 import { BUNDLE_LAYOUT, OrderedBundleWriter, type SinkFactory, memorySink } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive, buildArchiveTo, bundleEntryOf } from './archive.js';
 import { SourceResolutionError } from './errors.js';
-import { type BundleFile, Overlay, contentOf } from './overlay.js';
+import { type BundleFile, Overlay, contentOf, isUnmeasured } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
 import { findCaseTwins } from './path-rules.js';
 import { resolveGithub } from './resolve-github.js';
@@ -150,6 +151,12 @@ async function defineCodeWith(
  */
 export interface BundleTarget<T> {
   sink: SinkFactory<T>;
+  /**
+   * Whether the sink needs no bound of the bundle's size before its last chunk (a file
+   * does; one buffer in memory is sized from it). A workspace folder is then listed without
+   * a `stat` of each file: each is measured as it is opened to be packed.
+   */
+  needsNoBound: boolean;
   take(bundle: Buffer): T;
   restart(): void;
   bytes(output: T): number;
@@ -157,6 +164,7 @@ export interface BundleTarget<T> {
 
 const IN_MEMORY: BundleTarget<Buffer> = {
   sink: memorySink,
+  needsNoBound: false,
   take: (bundle) => bundle,
   restart() {},
   bytes: (bundle) => bundle.length,
@@ -241,10 +249,16 @@ async function buildWhileListing<T>(
   const writer = new OrderedBundleWriter({}, digest, target.sink);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(args, fs, plan, (path, file) => {
-      writer.add(bundleEntryOf(path, file));
-      return writer.pace();
-    });
+    materialized = await materialize(
+      args,
+      fs,
+      plan,
+      (path, file, overlay) => {
+        writer.add(writerEntryOf(path, file, overlay));
+        return writer.pace();
+      },
+      target.needsNoBound,
+    );
   } catch (error) {
     writer.stop();
     throw error;
@@ -255,10 +269,43 @@ async function buildWhileListing<T>(
   if (writer.declined) {
     // The declined writer gives its sink nothing after it stopped: the file is written from its start again.
     target.restart();
+    await overlay.measureAll();
     written = await buildArchiveTo(overlay.files, digest, target.sink);
   } else written = await writer.result();
   const { output, sha256 } = written;
-  return { output, report: { ...report, sha256, compressedBytes: target.bytes(output) } };
+  // Files measured as they were opened are all counted now (one source: its bytes are the bundle's).
+  const bytes = overlay.totalBytes;
+  return {
+    output,
+    report: {
+      ...report,
+      bytes,
+      sources: report.sources.map((source) => ({ ...source, bytes })),
+      sha256,
+      compressedBytes: target.bytes(output),
+    },
+  };
+}
+
+/**
+ * A merged file as OrderedBundleWriter takes it: an unmeasured one is opened when the
+ * archive reaches it, and its bytes count against the limit (BundleSizeError) before any is read.
+ */
+function writerEntryOf(path: string, file: BundleFile, overlay: Overlay): BundleEntry | OpenedLaterEntry {
+  if (!isUnmeasured(file)) return bundleEntryOf(path, file);
+  return {
+    path,
+    open: async () => {
+      const opened = await file.open();
+      try {
+        overlay.measured(path, file, opened.size);
+      } catch (error) {
+        opened.close();
+        throw error;
+      }
+      return opened;
+    },
+  };
 }
 
 async function digested<T>(
@@ -356,6 +403,7 @@ async function mergedDigest(files: ReadonlyMap<string, BundleFile>): Promise<str
   const digest = createHash('sha256');
   for (const path of [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) {
     const file = files.get(path)!;
+    if (isUnmeasured(file)) throw new Error(`${JSON.stringify(path)} was not measured before it was digested`);
     digest.update(
       `${path}\0${file.executable ? 'x' : '-'}\0${createHash('sha256')
         .update(await contentOf(file))
@@ -383,7 +431,8 @@ async function materialize(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
-  added?: (path: string, file: BundleFile) => Promise<void> | undefined,
+  added?: (path: string, file: BundleFile, overlay: Overlay) => Promise<void> | undefined,
+  measureOnOpen = false,
 ): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
   const overlay = new Overlay(limits, added);
@@ -403,13 +452,34 @@ async function materialize(
       entry.files = 1;
       entry.bytes = data.length;
     } else if (source.kind === 'local') {
-      Object.assign(entry, await resolveLocal(source, fs, overlay, args.signal));
+      Object.assign(entry, await resolveLocal(source, fs, overlay, args.signal, measureOnOpen));
     } else {
       const remaining = { bytes: limits.maxBytes - overlay.totalBytes, files: limits.maxFiles };
       Object.assign(entry, await resolveGithub(source, args.github, overlay, remaining));
     }
     sources.push(entry);
   }
+  try {
+    checkMerged(args, plan, overlay);
+  } catch (error) {
+    // A limit refusal comes first. Files not measured yet (they are as they are opened) are
+    // measured now: measureAll throws BundleSizeError when their bytes are over the limit.
+    if (measureOnOpen) await overlay.measureAll();
+    throw error;
+  }
+  return {
+    overlay,
+    report: {
+      sources,
+      workspaces: plan.workspaces.map((w) => w.path),
+      files: overlay.files.size,
+      bytes: overlay.totalBytes,
+    },
+  };
+}
+
+/** The checks of the merged files: the run file is among them, and no two differ by case alone. */
+function checkMerged(args: DefineCodeOptions, plan: CodePlan, overlay: Overlay): void {
   // The run file is looked for among the merged files, before any archive is written.
   if (args.run !== undefined) assertRunFileInBundle(args.run, overlay.files.keys(), args.runOptions);
   const twins = findCaseTwins(overlay.files.keys());
@@ -428,13 +498,4 @@ async function materialize(
       `${JSON.stringify(b)} differs from ${JSON.stringify(a)} (from ${firstSource}) only by case: they collide on case-insensitive filesystems`,
     );
   }
-  return {
-    overlay,
-    report: {
-      sources,
-      workspaces: plan.workspaces.map((w) => w.path),
-      files: overlay.files.size,
-      bytes: overlay.totalBytes,
-    },
-  };
 }

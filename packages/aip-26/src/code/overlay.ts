@@ -1,3 +1,4 @@
+import type { OpenedFile } from '../tar/bundle-plan.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleLimits, Source } from './types.js';
 
@@ -6,17 +7,35 @@ import type { BundleLimits, Source } from './types.js';
  * so the files are read one at a time while the archive is written instead of all held in
  * memory at once.
  */
-export type BundleFile = {
+export type MeasuredFile = {
   executable: boolean;
   /** Which source wrote it last. */
   source: string;
 } & ({ data: Buffer } | { size: number; read: () => Promise<Buffer>; readInto?: (target: Buffer) => Promise<void> });
 
-function sizeOf(file: BundleFile): number {
-  return 'data' in file ? file.data.length : file.size;
+/**
+ * A workspace file listed without a `stat` (only for a bundle packed while its one folder
+ * is listed): its size and mode come from the descriptor `open` gives when the archive
+ * reaches it, and its bytes count from then (`Overlay.measured`). `measure` gives it as a
+ * MeasuredFile, by a `stat`, to anything that needs its size before that.
+ */
+export interface UnmeasuredFile {
+  source: string;
+  open: () => Promise<OpenedFile>;
+  measure: () => Promise<MeasuredFile>;
 }
 
-export function contentOf(file: BundleFile): Promise<Buffer> {
+export type BundleFile = MeasuredFile | UnmeasuredFile;
+
+export function isUnmeasured(file: BundleFile): file is UnmeasuredFile {
+  return 'measure' in file;
+}
+
+function sizeOf(file: BundleFile): number {
+  return isUnmeasured(file) ? 0 : 'data' in file ? file.data.length : file.size;
+}
+
+export function contentOf(file: MeasuredFile): Promise<Buffer> {
   return 'data' in file ? Promise.resolve(file.data) : file.read();
 }
 
@@ -36,7 +55,7 @@ export class Overlay {
    */
   constructor(
     private readonly limits: Required<BundleLimits>,
-    private readonly added?: (path: string, file: BundleFile) => Promise<void> | undefined,
+    private readonly added?: (path: string, file: BundleFile, overlay: Overlay) => Promise<void> | undefined,
   ) {}
 
   get totalBytes(): number {
@@ -78,7 +97,42 @@ export class Overlay {
     this.bytes = bytes;
     this.files.set(path, file);
     for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);
-    return this.added?.(path, file);
+    return this.added?.(path, file, this);
+  }
+
+  /**
+   * An unmeasured file's size, once it is opened: its bytes are counted now, and the byte
+   * limit checked as `set` checks it. Files are opened in the order they were set (the
+   * archive's, for the one folder source they come from), so the file that passes the limit
+   * and the count it passes it with are the ones `set` would have found.
+   */
+  measured(path: string, file: UnmeasuredFile, size: number): void {
+    // Measured again by measureAll since (a writer that stopped): counted there.
+    if (this.files.get(path) !== file) return;
+    const bytes = this.bytes + size;
+    if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
+    this.bytes = bytes;
+  }
+
+  /**
+   * Every unmeasured file measured (a `stat` each, in the order they were set) and put back
+   * as a MeasuredFile, the byte count made again from the start, the limit checked at each
+   * file as `set` checks it: for a bundle that is not packed while it is listed after all,
+   * or a refusal that must know whether the bytes were over the limit first. Counts from
+   * `measured` before are dropped, and a `measured` of a file measured here is not counted.
+   */
+  async measureAll(): Promise<void> {
+    let bytes = 0;
+    for (const [path, file] of this.files) {
+      let measured = file;
+      if (isUnmeasured(file)) {
+        measured = await file.measure();
+        this.files.set(path, measured);
+      }
+      bytes += sizeOf(measured);
+      if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
+    }
+    this.bytes = bytes;
   }
 }
 

@@ -1,9 +1,15 @@
 import { posix } from 'node:path';
 import type { Minimatch } from 'minimatch';
 import { objectArray } from '../tar/object-array.js';
-import { WorkspaceLinkError } from '../workspace/node-workspace-fs.js';
+import type { OpenedFile } from '../tar/bundle-plan.js';
+import {
+  type MeasureOnOpen,
+  WorkspaceChangedError,
+  WorkspaceLinkError,
+  measureOnOpenOf,
+} from '../workspace/node-workspace-fs.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
-import type { BundleFile, Overlay } from './overlay.js';
+import type { BundleFile, MeasuredFile, Overlay } from './overlay.js';
 import type { PlannedSource } from './plan.js';
 import type { WorkspaceEntry, WorkspaceFs } from './types.js';
 
@@ -27,8 +33,16 @@ export async function resolveLocal(
   fs: WorkspaceFs,
   overlay: Overlay,
   signal?: AbortSignal,
+  measureOnOpen = false,
 ): Promise<SourceTally> {
-  const into: Into = { source, fs, overlay, signal, tally: { files: 0, bytes: 0 } };
+  const into: Into = {
+    source,
+    fs,
+    overlay,
+    signal,
+    tally: { files: 0, bytes: 0 },
+    measure: measureOnOpen ? measureOnOpenOf(fs) : undefined,
+  };
   const pathGlob = hasMagic(source.path) ? splitGlob(source.path) : undefined;
   const matcher = source.glob !== undefined || pathGlob ? await globMatcher() : undefined;
   const glob = source.glob !== undefined ? matcher!(source.glob) : undefined;
@@ -79,6 +93,11 @@ interface Into {
   overlay: Overlay;
   signal: AbortSignal | undefined;
   tally: SourceTally;
+  /**
+   * With a caller that takes unmeasured files (a folder's files are then listed without a
+   * `stat` each): the reader's MeasureOnOpen.
+   */
+  measure: MeasureOnOpen | undefined;
 }
 
 /*
@@ -92,7 +111,7 @@ interface Into {
 
 /** The files below `base` that `match` takes (all without it), in archive order. */
 async function addFolder(into: Into, base: string, targetRoot: string, match: Minimatch | undefined): Promise<void> {
-  const files = walk(into.fs, base, '');
+  const files = walk(into.measure ?? into.fs, into.fs, base, '');
   try {
     await addWalked(into, files, base, targetRoot, match);
   } catch (error) {
@@ -115,6 +134,18 @@ async function addWalked(
     if (step.done === true) return;
     const file = step.value;
     if (match && !match.match(file.rel)) continue;
+    if (file.unmeasured) {
+      into.signal?.throwIfAborted();
+      const paced = into.overlay.set(
+        join(targetRoot, file.rel),
+        unmeasuredFile(into, join(base, file.rel)),
+        into.source.declaration,
+      );
+      // Its bytes are counted once it is opened (Overlay.measured).
+      into.tally.files += 1;
+      if (paced !== undefined) await paced;
+      continue;
+    }
     await add(into, join(base, file.rel), join(targetRoot, file.rel), file.executable, file.size);
   }
 }
@@ -137,8 +168,50 @@ async function add(into: Into, from: string, to: string, executable: boolean, si
   tally.bytes += data.length;
 }
 
+/**
+ * A file listed without a `stat`: opened (and so measured) when the archive reaches it, or
+ * measured by a `stat` when something needs its size before (`measure`).
+ */
+function unmeasuredFile(into: Into, from: string): BundleFile {
+  const { source } = into;
+  const measure = into.measure!;
+  return {
+    source: source.label,
+    open: async (): Promise<OpenedFile> => {
+      let file: OpenedFile;
+      try {
+        file = await measure.open(from);
+      } catch (error) {
+        return fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+      }
+      return {
+        size: file.size,
+        executable: file.executable,
+        readInto(target) {
+          try {
+            file.readInto(target);
+          } catch (error) {
+            fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+          }
+        },
+        close: () => file.close(),
+      };
+    },
+    measure: async (): Promise<MeasuredFile> => {
+      const info = await into.fs.stat!(from).catch((error: unknown) =>
+        fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error),
+      );
+      if (info?.type !== 'file') {
+        const changed = new WorkspaceChangedError(from);
+        return fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${changed.message}`, changed);
+      }
+      return lazyFile(into, from, info.size, info.executable);
+    },
+  };
+}
+
 /** A file read only when the archive reaches it. */
-function lazyFile(into: Into, from: string, size: number, executable: boolean): BundleFile {
+function lazyFile(into: Into, from: string, size: number, executable: boolean): MeasuredFile {
   const { fs, source } = into;
   const readInto = fs.readFileInto
     ? async (target: Buffer) => {
@@ -197,8 +270,13 @@ async function probe(
  * generator above it, a turn of the microtask queue each (node_modules-like trees, 6,735
  * files at depth 6-10: ~50,000 resumptions a bundle).
  */
-function walk(fs: WorkspaceFs, top: string, rel: string): AsyncGenerator<WalkedFile> {
-  return walkFrom(fs, top, rel, objectArray());
+function walk(
+  lister: Pick<WorkspaceFs, 'readDir'>,
+  fs: WorkspaceFs,
+  top: string,
+  rel: string,
+): AsyncGenerator<WalkedFile> {
+  return walkFrom(lister, fs, top, rel, objectArray());
 }
 
 /**
@@ -208,9 +286,17 @@ function walk(fs: WorkspaceFs, top: string, rel: string): AsyncGenerator<WalkedF
  * away at its first step, then compiled it again. So the top folder is listed by the same
  * call as every folder under it.
  */
-async function* walkFrom(fs: WorkspaceFs, top: string, rel: string, stack: Listing[]): AsyncGenerator<WalkedFile> {
+async function* walkFrom(
+  lister: Pick<WorkspaceFs, 'readDir'>,
+  fs: WorkspaceFs,
+  top: string,
+  rel: string,
+  stack: Listing[],
+): AsyncGenerator<WalkedFile> {
+  // A MeasureOnOpen's listing leaves files unmeasured; a WorkspaceFs's may leave them unsized.
+  const unmeasured = lister !== fs;
   for (let next: string | undefined = rel; ; ) {
-    if (next !== undefined) stack.push(await listing(fs, top, next));
+    if (next !== undefined) stack.push(await listing(lister, top, next));
     next = undefined;
     if (stack.length === 0) return;
     const folder = stack[stack.length - 1]!;
@@ -221,10 +307,12 @@ async function* walkFrom(fs: WorkspaceFs, top: string, rel: string, stack: Listi
     const entry = folder.entries[folder.next++]!;
     const childRel = join(folder.rel, entry.name);
     if (entry.type === 'directory') next = childRel;
-    else if (entry.executable !== undefined) yield { rel: childRel, executable: entry.executable, size: entry.size };
+    else if (entry.executable !== undefined)
+      yield { rel: childRel, executable: entry.executable, size: entry.size, unmeasured: false };
+    else if (unmeasured) yield { rel: childRel, executable: false, size: undefined, unmeasured: true };
     else {
       const info = fs.stat ? await fs.stat(join(top, childRel)) : undefined;
-      yield { rel: childRel, executable: info?.executable ?? false, size: info?.size };
+      yield { rel: childRel, executable: info?.executable ?? false, size: info?.size, unmeasured: false };
     }
   }
 }
@@ -232,7 +320,9 @@ async function* walkFrom(fs: WorkspaceFs, top: string, rel: string, stack: Listi
 interface WalkedFile {
   rel: string;
   executable: boolean;
-  size?: number;
+  size: number | undefined;
+  /** Listed without a `stat`: measured when opened (see unmeasuredFile). */
+  unmeasured: boolean;
 }
 
 /** A folder's entries in name order, and how many of them the walk has taken. */
@@ -242,8 +332,8 @@ interface Listing {
   next: number;
 }
 
-async function listing(fs: WorkspaceFs, top: string, rel: string): Promise<Listing> {
-  const entries = await fs.readDir(join(top, rel));
+async function listing(lister: Pick<WorkspaceFs, 'readDir'>, top: string, rel: string): Promise<Listing> {
+  const entries = await lister.readDir(join(top, rel));
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { rel, entries, next: 0 };
 }

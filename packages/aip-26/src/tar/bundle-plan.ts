@@ -19,6 +19,27 @@ export interface InMemoryEntry {
   executable?: boolean;
 }
 
+/**
+ * A file opened for the archive: its size and mode as its open descriptor has them, its
+ * bytes read through that descriptor. Closed by the writer once its bytes are in.
+ */
+export interface OpenedFile {
+  readonly size: number;
+  readonly executable: boolean;
+  /** Fills `target` (exactly `size` bytes); throws when the file is not that size any more. */
+  readInto(target: Buffer): void;
+  close(): void;
+}
+
+/**
+ * A file whose size and mode are taken when the archive reaches it, by opening it (see
+ * OrderedBundleWriter): its folder was listed without a `stat` of each file.
+ */
+export interface OpenedLaterEntry {
+  path: string;
+  open: () => Promise<OpenedFile>;
+}
+
 /** One tar entry to write, in archive order. Directory names end with "/". */
 export interface TarItem {
   name: string;
@@ -29,6 +50,8 @@ export interface TarItem {
   read?: () => Promise<Buffer>;
   /** Fills `target` (exactly `size` bytes) with the file: lets the writer reuse its buffers. */
   readInto?: (target: Buffer) => Promise<void>;
+  /** An OpenedLaterEntry's: `size` and `mode` are set once it is opened. */
+  open?: () => Promise<OpenedFile>;
 }
 
 const FILE_MODE = 0o644;
@@ -124,7 +147,7 @@ export function planBundle(entries: readonly BundleEntry[]): TarItem[] {
 
 /** The tar item of a file entry (its path already checked). */
 export function fileItem(entry: BundleEntry): TarItem {
-  const mode = entry.executable ? EXECUTABLE_MODE : FILE_MODE;
+  const mode = fileMode(entry.executable);
   return 'data' in entry
     ? { name: entry.path, type: 'file', mode, data: asBuffer(entry.data), size: entry.data.length }
     : {
@@ -136,6 +159,16 @@ export function fileItem(entry: BundleEntry): TarItem {
         read: entry.read,
         readInto: entry.readInto,
       };
+}
+
+/** The tar item of an OpenedLaterEntry (its path already checked): size and mode still to come. */
+export function openedLaterItem(entry: OpenedLaterEntry): TarItem {
+  return { name: entry.path, type: 'file', mode: FILE_MODE, data: undefined, size: 0, open: entry.open };
+}
+
+/** The mode of a file entry: 0755 when executable, else 0644. */
+export function fileMode(executable: boolean | undefined): number {
+  return executable ? EXECUTABLE_MODE : FILE_MODE;
 }
 
 /** The tar item of the folder `path` (no trailing "/"). */

@@ -213,15 +213,29 @@ export class ParallelGzip {
       this.commit(bytes);
       return;
     }
-    let target: Buffer;
-    if (bytes <= GZIP_BLOCK_BYTES) {
-      this.scratch ??= shared.block();
-      target = this.scratch.subarray(0, bytes);
-    } else {
-      target = Buffer.allocUnsafe(bytes);
-    }
+    const target = this.overflowTarget(bytes);
     await read(target);
     this.append(target);
+  }
+
+  /** `fill`, for a reader that reads synchronously (an OpenedFile). */
+  fillFrom(bytes: number, file: { readInto(target: Buffer): void }): void {
+    const view = this.reserve(bytes);
+    if (view) {
+      file.readInto(view);
+      this.commit(bytes);
+      return;
+    }
+    const target = this.overflowTarget(bytes);
+    file.readInto(target);
+    this.append(target);
+  }
+
+  /** Where `bytes` bytes that do not fit before the next cut are read whole, to be copied in. */
+  private overflowTarget(bytes: number): Buffer {
+    if (bytes > GZIP_BLOCK_BYTES) return Buffer.allocUnsafe(bytes);
+    this.scratch ??= shared.block();
+    return this.scratch.subarray(0, bytes);
   }
 
   /**

@@ -4,10 +4,13 @@ import { Readable } from 'node:stream';
 import { archiveOrderKey } from '@agentproto/archive';
 import {
   type BundleEntry,
+  type OpenedLaterEntry,
   type TarItem,
   bundlePathProblem,
   directoryItem,
   fileItem,
+  fileMode,
+  openedLaterItem,
   planBundle,
 } from './bundle-plan.js';
 import { BundleEntryError } from './errors.js';
@@ -218,6 +221,8 @@ export class OrderedBundleWriter<T = Buffer> {
   private readonly folders = new Set<string>();
   private last: { key: Buffer; item: TarItem } | undefined;
   private tarBytes = 1024; // end-of-archive marker
+  /** Opened-later entries queued or being written: their size is not in `tarBytes` yet. */
+  private unmeasured = 0;
   // Both are set false in the constructor (see there).
   private ended = true;
   private stopped = true;
@@ -248,7 +253,8 @@ export class OrderedBundleWriter<T = Buffer> {
     this.pacesListing = true;
     const level = checkLevel(options.level);
     // The sink first: one that cannot be made (a file that cannot be created) takes no compressor.
-    this.sink = makeSink(() => (this.ended ? gzipBound(this.tarBytes) : undefined));
+    // The bound is known once every entry is in and every opened-later one was measured.
+    this.sink = makeSink(() => (this.ended && this.unmeasured === 0 ? gzipBound(this.tarBytes) : undefined));
     // Lends its output: collect() hands each chunk to the sink and the hash, which are done with it at once.
     this.gzip = new ParallelGzip(level, true);
     this.written = this.write();
@@ -263,8 +269,12 @@ export class OrderedBundleWriter<T = Buffer> {
     return this.stopped;
   }
 
-  /** The next entry, with its parent folders' entries before it when they are new. */
-  add(entry: BundleEntry): void {
+  /**
+   * The next entry, with its parent folders' entries before it when they are new. An
+   * OpenedLaterEntry is opened when the archive reaches it: its header takes the size and
+   * mode of the descriptor its bytes are read through.
+   */
+  add(entry: BundleEntry | OpenedLaterEntry): void {
     if (this.stopped || this.ended) return;
     if (bundlePathProblem(entry.path) !== undefined) {
       this.stop();
@@ -280,7 +290,7 @@ export class OrderedBundleWriter<T = Buffer> {
         if (!this.folders.has(folder)) items.push(directoryItem(folder));
       }
     }
-    items.push(fileItem(entry));
+    items.push('open' in entry ? openedLaterItem(entry) : fileItem(entry));
     for (const item of items) {
       const key = archiveOrderKey(item.name);
       if (this.last && Buffer.compare(key, this.last.key) <= 0) {
@@ -300,7 +310,8 @@ export class OrderedBundleWriter<T = Buffer> {
     }
     for (const item of items) {
       if (item.type === 'directory') this.folders.add(item.name.slice(0, -1));
-      this.tarBytes += itemBound(item);
+      if (item.open !== undefined) this.unmeasured++;
+      else this.tarBytes += itemBound(item);
       this.queue.push(item);
     }
     this.notify();
@@ -386,6 +397,11 @@ export class OrderedBundleWriter<T = Buffer> {
         if (this.listingWait !== undefined && (this.gzip.started || this.queue.length - this.next <= LEAD_ENTRIES / 2))
           this.letListingOn(this.gzip.started);
         await writeItem(item, this.gzip);
+        if (item.open !== undefined) {
+          // Opened and written: its size is known now.
+          this.tarBytes += itemBound(item);
+          this.unmeasured--;
+        }
         continue;
       }
       if (ended) return;
@@ -459,7 +475,20 @@ async function writeTar(items: readonly TarItem[], gzip: ParallelGzip): Promise<
 
 /** One entry: its header, its bytes and their padding; then waits for room. */
 async function writeItem(item: TarItem, gzip: ParallelGzip): Promise<void> {
-  if (item.data !== undefined || !item.read) {
+  if (item.open !== undefined) {
+    // Opened now: the header says what the open descriptor says, and the bytes are read
+    // through it (the reader refuses a file that grows or shrinks while it is read).
+    const file = await item.open();
+    try {
+      item.size = file.size;
+      item.mode = fileMode(file.executable);
+      place(item, file.size, gzip);
+      if (file.size > 0) gzip.fillFrom(file.size, file);
+      gzip.zeros(padding(file.size));
+    } finally {
+      file.close();
+    }
+  } else if (item.data !== undefined || !item.read) {
     place(item, item.data?.length ?? 0, gzip);
     if (item.data !== undefined) {
       gzip.append(item.data);

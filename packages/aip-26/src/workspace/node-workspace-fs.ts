@@ -15,6 +15,7 @@ import {
   readFileInside,
 } from '@agentproto/fs-inside';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
+import type { OpenedFile } from '../tar/bundle-plan.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
 export class WorkspaceLinkError extends Error {
@@ -62,6 +63,51 @@ export class WorkspaceChangedError extends Error {
   constructor(readonly path: string) {
     super(`${JSON.stringify(path)} changed while it was being read`);
     this.name = 'WorkspaceChangedError';
+  }
+}
+
+/**
+ * What a reader nodeWorkspaceFs made does for the bundle writer beyond WorkspaceFs: list a
+ * folder without a `stat` of each of its files (their size and mode are left out), and open
+ * a file, measuring it through the descriptor its bytes are then read through. A bundle of
+ * 2,000 files made 2,000 fewer calls into the kernel, and 2,000 fewer Stats objects (each
+ * with four Dates on Node 20), this way.
+ */
+export interface MeasureOnOpen {
+  readDir(path: string): Promise<WorkspaceEntry[]>;
+  open(path: string): Promise<OpenedFile>;
+}
+
+const measureOnOpen = new WeakMap<WorkspaceFs, MeasureOnOpen>();
+
+/**
+ * The MeasureOnOpen of a reader nodeWorkspaceFs made: that very object only, so a host's
+ * wrapper around one (its own readDir or readFileInto) is always what is called.
+ */
+export function measureOnOpenOf(fs: WorkspaceFs): MeasureOnOpen | undefined {
+  return measureOnOpen.get(fs);
+}
+
+/** A workspace file open for the archive: measured and read through one descriptor. */
+class OpenedWorkspaceFile implements OpenedFile {
+  constructor(
+    private readonly fd: number,
+    private readonly rel: string,
+    readonly size: number,
+    readonly executable: boolean,
+  ) {}
+
+  readInto(target: Buffer): void {
+    try {
+      readDescriptorInto(this.fd, target, this.rel);
+    } catch (error) {
+      if (error instanceof NotInsideError) throw new WorkspaceChangedError(this.rel);
+      throw error;
+    }
+  }
+
+  close(): void {
+    fs.closeSync(this.fd);
   }
 }
 
@@ -126,7 +172,43 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       return { type: 'file' as const, size: stats.size, executable: (stats.mode & 0o111) !== 0 };
     });
 
-  return {
+  /** A folder's entries; with `measure`, each file's size and mode from an `lstat` of it. */
+  const list = async (rel: string, measure: boolean): Promise<WorkspaceEntry[]> => {
+    const turn = breathe();
+    if (turn !== undefined) await turn;
+    // Listed and measured through the folder's proven descriptor: a name from this
+    // listing is a name inside the workspace, and every file is opened and proven again
+    // before a byte of it is read.
+    const dir = proven(rel, () => openDirInside(realRoot, rel));
+    const entries: WorkspaceEntry[] = [];
+    try {
+      for (const dirent of proven(rel, () => dir.entries())) {
+        const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+        if (dirent.isSymbolicLink()) {
+          const info = statOf(childRel);
+          entries.push({ name: dirent.name, ...info });
+        } else if (dirent.isDirectory()) {
+          entries.push({ name: dirent.name, type: 'directory' });
+        } else if (dirent.isFile()) {
+          if (!measure) {
+            // Measured when it is opened to be read (MeasureOnOpen.open).
+            entries.push({ name: dirent.name, type: 'file' });
+            continue;
+          }
+          const stat = dir.lstat(dirent.name);
+          if (!stat?.isFile()) throw new WorkspaceChangedError(childRel);
+          entries.push({ name: dirent.name, type: 'file', size: stat.size, executable: (stat.mode & 0o111) !== 0 });
+        } else {
+          throw new WorkspaceLinkError(childRel, 'special');
+        }
+      }
+    } finally {
+      dir.close();
+    }
+    return entries;
+  };
+
+  const reader: WorkspaceFs = {
     async readFile(rel) {
       const turn = breathe();
       if (turn !== undefined) await turn;
@@ -147,35 +229,7 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
         }
       });
     },
-    async readDir(rel) {
-      const turn = breathe();
-      if (turn !== undefined) await turn;
-      // Listed and measured through the folder's proven descriptor: a name from this
-      // listing is a name inside the workspace, and every file is opened and proven again
-      // before a byte of it is read.
-      const dir = proven(rel, () => openDirInside(realRoot, rel));
-      const entries: WorkspaceEntry[] = [];
-      try {
-        for (const dirent of proven(rel, () => dir.entries())) {
-          const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-          if (dirent.isSymbolicLink()) {
-            const info = statOf(childRel);
-            entries.push({ name: dirent.name, ...info });
-          } else if (dirent.isDirectory()) {
-            entries.push({ name: dirent.name, type: 'directory' });
-          } else if (dirent.isFile()) {
-            const stat = dir.lstat(dirent.name);
-            if (!stat?.isFile()) throw new WorkspaceChangedError(childRel);
-            entries.push({ name: dirent.name, type: 'file', size: stat.size, executable: (stat.mode & 0o111) !== 0 });
-          } else {
-            throw new WorkspaceLinkError(childRel, 'special');
-          }
-        }
-      } finally {
-        dir.close();
-      }
-      return entries;
-    },
+    readDir: (rel) => list(rel, true),
     async stat(rel) {
       try {
         return statOf(rel);
@@ -202,6 +256,22 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       return readManifestIn(read);
     },
   };
+  measureOnOpen.set(reader, {
+    readDir: (rel) => list(rel, false),
+    async open(rel) {
+      const turn = breathe();
+      if (turn !== undefined) await turn;
+      return proven(rel, () => {
+        const { fd, stats } = opener.open(rel);
+        if (!stats.isFile()) {
+          fs.closeSync(fd);
+          throw new WorkspaceChangedError(rel);
+        }
+        return new OpenedWorkspaceFile(fd, rel, stats.size, (stats.mode & 0o111) !== 0);
+      });
+    },
+  });
+  return reader;
 }
 
 /** The first `maxBytes` bytes of a file as text, and whether that is all of it. */

@@ -1,4 +1,4 @@
-import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { renderings, startLinkSwapper, tempDir, writeOutsideSecret } from '@agentproto/testkit';
@@ -7,9 +7,11 @@ import {
   SourceResolutionError,
   WorkspaceChangedError,
   WorkspaceLinkError,
+  defineCodeToFile,
   defineCodeWithReport,
   nodeWorkspaceFs,
 } from '../../src/index.js';
+import { measureOnOpenOf } from '../../src/workspace/node-workspace-fs.js';
 
 /**
  * The attack of a workspace owner on `defineCode`: while the host builds, a process of
@@ -98,12 +100,69 @@ describe('a workspace whose folders are swapped for links while it is read', () 
     expect(built + refused).toBeGreaterThan(10);
   });
 
+  it('the same for a bundle written to a file, its one folder listed without a stat of each file and each measured as it is opened', async () => {
+    const { workspaceRoot, outside, a, b } = await scene();
+    const code = { sources: [{ local: 'src' }] };
+    const path = join(workspaceRoot, '..', `bundle-${Math.random().toString(36).slice(2)}.tar.gz`);
+    expect((await defineCodeToFile({ code, workspaceRoot }, path)).files).toBe(4);
+    const swapper = await startLinkSwapper(a, b);
+    const bundleLeaks: string[] = [];
+    const leaks: string[] = [];
+    const untyped: string[] = [];
+    let built = 0;
+    let refused = 0;
+    const started = performance.now();
+    try {
+      for (let i = 0; i < BUILDS && performance.now() - started < BUDGET_MS; i++) {
+        await rm(path, { force: true });
+        try {
+          const report = await defineCodeToFile({ code, workspaceRoot }, path);
+          built += 1;
+          const found = [
+            ...outside.leaksIn(gunzipSync(await readFile(path))),
+            ...outside.leaksIn(JSON.stringify(report)),
+          ];
+          if (found.length > 0) bundleLeaks.push(`bundle ${i}: ${found.join(', ')}`);
+        } catch (error) {
+          refused += 1;
+          const cause = (error as Error).cause;
+          const typed =
+            error instanceof SourceResolutionError &&
+            [WorkspaceLinkError, WorkspaceChangedError].some((type) => cause instanceof type);
+          if (!typed) untyped.push(String(error));
+          for (const text of renderings(error)) {
+            const found = outside.leaksIn(text);
+            if (found.length > 0) leaks.push(`error ${i}: ${found.join(', ')} in ${text.slice(0, 300)}`);
+          }
+        }
+      }
+    } finally {
+      expect(await swapper.stop()).toBeGreaterThan(100);
+    }
+    expect(bundleLeaks.slice(0, 5)).toEqual([]);
+    expect(leaks.slice(0, 5)).toEqual([]);
+    expect(untyped.slice(0, 5)).toEqual([]);
+    expect(built + refused).toBeGreaterThan(10);
+  });
+
   it('never returns outside bytes, sizes or names from any workspace read while folders are swapped for links', async () => {
     // The reader's own calls, thousands of times: each one is a chance for the swap to land
     // between a check and an open, far more than whole builds give in the same time.
     const { workspaceRoot, outside, a, b } = await scene();
     const workspace = nodeWorkspaceFs(workspaceRoot);
+    const measure = measureOnOpenOf(workspace)!;
     const reads: Array<() => Promise<unknown>> = [
+      () => measure.readDir('src/lib'),
+      async () => {
+        const file = await measure.open('src/lib/util.ts');
+        try {
+          const bytes = Buffer.alloc(file.size);
+          file.readInto(bytes);
+          return `${file.size} ${file.executable} ${bytes.toString('latin1')}`;
+        } finally {
+          file.close();
+        }
+      },
       () => workspace.readFile('src/lib/main.ts'),
       () => workspace.readDir('src/lib'),
       () => workspace.readDir('src/lib/deep'),

@@ -1,0 +1,208 @@
+import { mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { measureOnOpenOf } from '../src/workspace/node-workspace-fs.js';
+import {
+  BundleSizeError,
+  RunFileMissingError,
+  WorkspaceChangedError,
+  WorkspaceLinkError,
+  type WorkspaceFs,
+  defineCodeToFile,
+  defineCodeWithReport,
+  nodeWorkspaceFs,
+  readBundleEntries,
+} from '../src/index.js';
+import { makeWorkspace, tempDir } from './support/workspace.js';
+
+const LIMITS = { maxBytes: 64 * 1024 * 1024, maxFiles: 1_000 };
+
+/**
+ * A bundle written to a file lists its one workspace folder without a `stat` of each file:
+ * each file is measured by the descriptor it is opened with when the archive reaches it
+ * (see MeasureOnOpen). These pin down that reader and that the bundle, its report and its
+ * refusals are the ones `defineCodeWithReport` (which measures while listing) gives.
+ */
+describe('nodeWorkspaceFs: a listing without a stat of each file, files measured as they are opened', () => {
+  it('lists files without size or mode, and gives them from the open descriptor', async () => {
+    const root = await makeWorkspace({
+      'src/a.txt': 'aaaa',
+      'src/run.sh': { content: '#!/bin/sh\n', mode: 0o755 },
+      'src/inner/b.txt': 'b',
+      'src/link.txt': { symlink: 'a.txt' },
+    });
+    const fs = nodeWorkspaceFs(root);
+    const measure = measureOnOpenOf(fs)!;
+    const entries = await measure.readDir('src');
+    const byName = Object.fromEntries(entries.map((entry) => [entry.name, entry]));
+    expect(byName['a.txt']).toEqual({ name: 'a.txt', type: 'file' });
+    expect(byName.inner).toEqual({ name: 'inner', type: 'directory' });
+    // A link is followed (and proven inside) while listing, as readDir does: it comes measured.
+    expect(byName['link.txt']).toEqual({ name: 'link.txt', type: 'file', size: 4, executable: false });
+    // readDir itself still measures every file.
+    expect((await fs.readDir('src')).find((entry) => entry.name === 'a.txt')).toEqual({
+      name: 'a.txt',
+      type: 'file',
+      size: 4,
+      executable: false,
+    });
+
+    const script = await measure.open('src/run.sh');
+    expect([script.size, script.executable]).toEqual([10, true]);
+    const bytes = Buffer.alloc(script.size);
+    script.readInto(bytes);
+    script.close();
+    expect(bytes.toString()).toBe('#!/bin/sh\n');
+  });
+
+  it('belongs to the reader nodeWorkspaceFs made, never to a copy or wrapper of it', async () => {
+    const fs = nodeWorkspaceFs(await makeWorkspace({ 'a.txt': 'a' }));
+    expect(measureOnOpenOf(fs)).toBeDefined();
+    expect(measureOnOpenOf({ ...fs })).toBeUndefined();
+    expect(measureOnOpenOf(Object.create(fs) as WorkspaceFs)).toBeUndefined();
+  });
+
+  it('measures a file when it opens it: one that grew since the listing is read whole at its new size', async () => {
+    const root = await makeWorkspace({ 'src/a.txt': 'a' });
+    const measure = measureOnOpenOf(nodeWorkspaceFs(root))!;
+    await measure.readDir('src');
+    await writeFile(join(root, 'src/a.txt'), 'a'.repeat(5000));
+    const file = await measure.open('src/a.txt');
+    expect(file.size).toBe(5000);
+    const bytes = Buffer.alloc(file.size);
+    file.readInto(bytes);
+    file.close();
+    expect(bytes.toString()).toBe('a'.repeat(5000));
+  });
+
+  it('refuses a file that grows or shrinks between its open and its read, and what is no file any more', async () => {
+    const root = await makeWorkspace({ 'src/a.txt': 'a'.repeat(100), 'src/b.txt': 'b'.repeat(100), 'src/c.txt': 'c' });
+    const measure = measureOnOpenOf(nodeWorkspaceFs(root))!;
+    for (const [name, content] of [
+      ['a.txt', 'a'.repeat(101)],
+      ['b.txt', 'b'.repeat(99)],
+    ]) {
+      const file = await measure.open(`src/${name}`);
+      await writeFile(join(root, 'src', name!), content!);
+      expect(() => file.readInto(Buffer.alloc(file.size))).toThrow(WorkspaceChangedError);
+      file.close();
+    }
+    // A folder where the file was listed, and a link out where it was.
+    await rm(join(root, 'src/c.txt'));
+    await mkdir(join(root, 'src/c.txt'));
+    await expect(measure.open('src/c.txt')).rejects.toBeInstanceOf(WorkspaceChangedError);
+    const outside = await makeWorkspace({ 'secret.txt': 'outside' });
+    await rm(join(root, 'src/c.txt'), { recursive: true });
+    await symlink(join(outside, 'secret.txt'), join(root, 'src/c.txt'));
+    const refused = await measure.open('src/c.txt').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WorkspaceLinkError);
+    expect(String(refused)).not.toContain('outside');
+  });
+});
+
+describe('defineCodeToFile: one folder listed without a stat of each file gives what defineCodeWithReport gives', () => {
+  /** A folder of files over several 1 MiB blocks, with an executable, a link and a nested folder. */
+  async function workspace(extra: Record<string, string> = {}) {
+    const spec: Parameters<typeof makeWorkspace>[0] = {
+      'src/bin/tool.sh': { content: '#!/bin/sh\necho hi\n', mode: 0o755 },
+      'src/empty.txt': '',
+      'src/alias.js': { symlink: 'm000/f.js' },
+      ...extra,
+    };
+    for (let i = 0; i < 120; i++)
+      spec[`src/m${String(i).padStart(3, '0')}/f.js`] = `// ${i}\n${Buffer.alloc(30_000, `${i} `).toString()}`;
+    return makeWorkspace(spec);
+  }
+
+  it('the same bytes, modes and report', async () => {
+    const root = await workspace();
+    const code = { sources: [{ local: 'src/' }] };
+    const path = join(await tempDir(), 'bundle.tar.gz');
+    const expected = await defineCodeWithReport({ workspaceRoot: root, code });
+    const report = await defineCodeToFile({ workspaceRoot: root, code }, path);
+    const written = await readFile(path);
+    expect(written.equals(expected.bundle)).toBe(true);
+    expect(report).toEqual(expected.report);
+    expect(report.bytes).toBeGreaterThan(3_600_000);
+    const entries = await readBundleEntries(written, LIMITS);
+    expect(entries.find((entry) => entry.path === 'src/bin/tool.sh')?.executable).toBe(true);
+    expect(entries.find((entry) => entry.path === 'src/empty.txt')?.data.length).toBe(0);
+  });
+
+  it('names listed out of archive order: measured and packed the sorted way, the same bytes and report', async () => {
+    // The listing sorts U+1F600 before U+E000 (UTF-16), the archive after (UTF-8): the writer
+    // that packs while listing declines, and the files are measured and packed in order.
+    const root = await workspace({ 'src/zz/\u{1f600}.txt': 'smile', 'src/zz/\ue000.txt': 'private' });
+    const code = { sources: [{ local: 'src/' }] };
+    const path = join(await tempDir(), 'bundle.tar.gz');
+    const expected = await defineCodeWithReport({ workspaceRoot: root, code });
+    const report = await defineCodeToFile({ workspaceRoot: root, code }, path);
+    expect((await readFile(path)).equals(expected.bundle)).toBe(true);
+    expect(report).toEqual(expected.report);
+  });
+
+  it('the byte limit refuses at the same file with the same count, before a byte of it is read, and before the run file is missing', async () => {
+    const root = await workspace();
+    const code = { sources: [{ local: 'src/' }] };
+    const out = await tempDir();
+    for (const run of [undefined, 'src/missing.py']) {
+      const expected = await defineCodeWithReport({ workspaceRoot: root, code, run, limits: { maxBytes: 2_000_000 } })
+        .then(() => undefined)
+        .catch((error: unknown) => error);
+      const refused = await defineCodeToFile(
+        { workspaceRoot: root, code, run, limits: { maxBytes: 2_000_000 } },
+        join(out, 'b.tar.gz'),
+      ).catch((error: unknown) => error);
+      expect(expected).toBeInstanceOf(BundleSizeError);
+      expect(refused).toBeInstanceOf(BundleSizeError);
+      expect({ ...(refused as BundleSizeError) }).toEqual({ ...(expected as BundleSizeError) });
+      expect((refused as Error).message).toBe((expected as Error).message);
+    }
+    // Under the limit, the missing run file is what is refused.
+    await expect(
+      defineCodeToFile({ workspaceRoot: root, code, run: 'src/missing.py' }, join(out, 'c.tar.gz')),
+    ).rejects.toBeInstanceOf(RunFileMissingError);
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it('a host wrapping the reader is always called: what its readDir leaves out is not in the bundle', async () => {
+    const root = await workspace({ 'src/secret.env': 'TOKEN=canary-not-for-the-bundle' });
+    const disk = nodeWorkspaceFs(root);
+    const fs: WorkspaceFs = {
+      ...disk,
+      readDir: async (folder) => (await disk.readDir(folder)).filter((entry) => !entry.name.endsWith('.env')),
+    };
+    const path = join(await tempDir(), 'bundle.tar.gz');
+    const report = await defineCodeToFile({ workspaceRoot: root, code: { sources: [{ local: 'src/' }] }, fs }, path);
+    const tar = gunzipSync(await readFile(path));
+    expect(tar.includes('canary-not-for-the-bundle')).toBe(false);
+    expect(report.files).toBe(123);
+  });
+
+  it('a file replaced by a larger one after the listing is packed whole as it was when opened', async () => {
+    // The last folder is listed before its files are read; its file is swapped right after
+    // the listing of its folder, so the bundle has it at the size its descriptor gives.
+    const root = await workspace();
+    const grown = 'grown '.repeat(50_000);
+    const disk = nodeWorkspaceFs(root);
+    const measure = measureOnOpenOf(disk)!;
+    const listed = measure.readDir.bind(measure);
+    measure.readDir = async (folder) => {
+      const entries = await listed(folder);
+      if (folder === 'src/m119') {
+        await writeFile(join(root, 'src/m119/next.js'), grown);
+        await rename(join(root, 'src/m119/next.js'), join(root, 'src/m119/f.js'));
+      }
+      return entries;
+    };
+    const path = join(await tempDir(), 'bundle.tar.gz');
+    const report = await defineCodeToFile(
+      { workspaceRoot: root, code: { sources: [{ local: 'src/' }] }, fs: disk },
+      path,
+    );
+    const entries = await readBundleEntries(await readFile(path), LIMITS);
+    expect(entries.find((entry) => entry.path === 'src/m119/f.js')?.data.toString()).toBe(grown);
+    expect(report.bytes).toBe(entries.reduce((sum, entry) => sum + entry.data.length, 0));
+  });
+});
