@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -163,6 +163,26 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     await expect(
       defineCodeToFile({ workspaceRoot: root, code, run: 'src/missing.py' }, join(out, 'c.tar.gz')),
     ).rejects.toBeInstanceOf(RunFileMissingError);
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it('a file of 8 GiB (sparse) is refused when it is opened, before any of it is read or a buffer for it is made', async () => {
+    const root = await workspace();
+    const huge = join(root, 'src/m050/huge.bin');
+    await writeFile(huge, '');
+    await truncate(huge, 8 * 2 ** 30);
+    const out = await tempDir();
+    const started = performance.now();
+    const before = process.memoryUsage().rss;
+    const refused = await defineCodeToFile(
+      { workspaceRoot: root, code: { sources: [{ local: 'src/' }] } },
+      join(out, 'b.tar.gz'),
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BundleSizeError);
+    expect(refused).toMatchObject({ limit: 'bytes', max: 100 * 2 ** 20, source: 'sources[0]' });
+    expect((refused as BundleSizeError).actual).toBeGreaterThan(8 * 2 ** 30);
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 2 ** 20);
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(await readdir(out)).toEqual([]);
   });
 
