@@ -47,9 +47,7 @@ export async function resolveLocal(
   const matcher = source.glob !== undefined || pathGlob ? await globMatcher() : undefined;
   const glob = source.glob !== undefined ? matcher!(source.glob) : undefined;
   const base = pathGlob ? pathGlob.base : source.path;
-  const info = await probe(fs, base).catch((error: unknown) =>
-    fail(source, 'read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error),
-  );
+  const info = await probe(fs, base).catch((error: unknown) => readFailed(source, base, error));
   if (!info) return fail(source, 'not-found', `${JSON.stringify(base)} does not exist in the workspace`);
 
   if (info.type === 'file') {
@@ -81,7 +79,7 @@ export async function resolveLocal(
   } catch (error) {
     if (error instanceof SourceResolutionError || error instanceof BundleSizeError || error instanceof DOMException)
       throw error;
-    return fail(source, 'read-failed', `cannot read ${JSON.stringify(base)}: ${messageOf(error)}`, error);
+    return readFailed(source, base, error);
   }
   return into.tally;
 }
@@ -182,7 +180,7 @@ function unmeasuredFile(into: Into, from: string): BundleFile {
       try {
         file = await measure.open(from);
       } catch (error) {
-        return fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+        return readFailed(source, from, error);
       }
       return {
         size: file.size,
@@ -191,20 +189,15 @@ function unmeasuredFile(into: Into, from: string): BundleFile {
           try {
             file.readInto(target);
           } catch (error) {
-            fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+            readFailed(source, from, error);
           }
         },
         close: () => file.close(),
       };
     },
     measure: async (): Promise<MeasuredFile> => {
-      const info = await into.fs.stat!(from).catch((error: unknown) =>
-        fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error),
-      );
-      if (info?.type !== 'file') {
-        const changed = new WorkspaceChangedError(from);
-        return fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${changed.message}`, changed);
-      }
+      const info = await into.fs.stat!(from).catch((error: unknown) => readFailed(source, from, error));
+      if (info?.type !== 'file') return readFailed(source, from, new WorkspaceChangedError(from));
       return lazyFile(into, from, info.size, info.executable);
     },
   };
@@ -218,7 +211,7 @@ function lazyFile(into: Into, from: string, size: number, executable: boolean): 
         try {
           await fs.readFileInto!(from, target);
         } catch (error) {
-          fail(source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+          readFailed(source, from, error);
         }
       }
     : undefined;
@@ -230,7 +223,7 @@ async function read(into: Into, from: string): Promise<Buffer> {
   try {
     data = await into.fs.readFile(from);
   } catch (error) {
-    return fail(into.source, 'read-failed', `cannot read ${JSON.stringify(from)}: ${messageOf(error)}`, error);
+    return readFailed(into.source, from, error);
   }
   return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
@@ -239,6 +232,11 @@ function fail(source: LocalSource, reason: 'not-found' | 'read-failed', detail: 
   // A link out of the workspace, a loop or a dangling link is a safety refusal, not a read error.
   const why = cause instanceof WorkspaceLinkError ? 'unsafe-link' : reason;
   throw new SourceResolutionError(source.label, source.declaration, why, detail, { cause });
+}
+
+/** A path of the source that could not be read: `read-failed`, the cause's message with the path. */
+function readFailed(source: LocalSource, path: string, cause: unknown): never {
+  return fail(source, 'read-failed', `cannot read ${JSON.stringify(path)}: ${messageOf(cause)}`, cause);
 }
 
 function join(a: string, b: string): string {
