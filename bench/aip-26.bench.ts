@@ -13,18 +13,20 @@
  *  2. The CLI, `agentproto code bundle` as a whole process (the built bin), on the 2,000-file
  *     workspace against the same pipeline. Target <= 1.2, measured without NODE_EXTRA_CA_CERTS
  *     (a file every node start reads: a cost of the machine, printed beside it with the
- *     environment as inherited when it is set). Needs `pnpm build` first (or AGENTPROTO_BIN
- *     naming a bin); skipped with a note when there is none.
+ *     environment as inherited when it is set). Beside it, the least a Node process does for
+ *     the same bundle, checking nothing (aip-26-cli-floor.child.cjs): what the CLI takes above
+ *     it is its own code and checks, what it takes above tar | pigz is Node's. Needs `pnpm
+ *     build` first (or AGENTPROTO_BIN naming a bin); skipped with a note when there is none.
  *  3. A second defineCode with a SHA-pinned github source: zero requests to the git server
  *     (counted by the testkit server) and <= 5% of the cold time.
  */
 import { execFileSync } from 'node:child_process';
 import zlib from 'node:zlib';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
 import { openContentStore } from '@agentproto/content-cache';
 import { makeRepo, startGitHttpServer } from '@agentproto/testkit';
@@ -34,6 +36,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CORES = availableParallelism();
 const TAR_FLAGS = ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0'];
 const CHILD = fileURLToPath(new URL('./aip-26-define-code.child.ts', import.meta.url));
+const CLI_FLOOR = fileURLToPath(new URL('./aip-26-cli-floor.child.cjs', import.meta.url));
 const BIN = resolve(
   process.env.AGENTPROTO_BIN ?? fileURLToPath(new URL('../packages/cli/dist/bin.cjs', import.meta.url)),
 );
@@ -113,13 +116,16 @@ try {
     execFileSync(process.execPath, args); // warm the page cache and check it works
     const ours = environments.map((): number[] => []);
     const bare = environments.map((): number[] => []);
+    const floor: number[] = [];
     const pigz: number[] = [];
+    const floorArgs = [CLI_FLOOR, small.root, join(work, 'floor.tar.gz')];
     for (let round = 0; round < ROUNDS * 2; round++) {
       const command = async () => {
         for (const [i, [, env]] of environments.entries()) {
           ours[i]!.push(await time(async () => execFileSync(process.execPath, args, { env })));
           bare[i]!.push(await time(async () => execFileSync(process.execPath, ['-e', '0'], { env })));
         }
+        floor.push(await time(async () => execFileSync(process.execPath, floorArgs, { env: environments[0]![1] })));
       };
       const baseline = async () => pigz.push(await time(async () => tarPigz(small.root, join(work, 'pigz.tar.gz'))));
       if (round % 2 === 0) {
@@ -135,6 +141,12 @@ try {
         `  agentproto code bundle vs tar | pigz, 2,000 files (median ms, whole process), ${label}: ours ${median(ours[i]!).toFixed(0)} (${spread(ours[i]!)}), tar | pigz ${median(pigz).toFixed(0)} (${spread(pigz)}), ratio ${(median(ours[i]!) / median(pigz)).toFixed(3)}; node -e 0 alone ${median(bare[i]!).toFixed(0)} ms`,
       );
     }
+    // The same work: the floor's tar holds the same entries, headers and padding as the CLI's.
+    const tarBytes = (file: string) => zlib.gunzipSync(readFileSync(join(work, file))).length;
+    const sameWork = tarBytes('floor.tar.gz') === tarBytes('cli.tar.gz');
+    console.log(
+      `  the least a Node process does to bundle the folder (${basename(CLI_FLOOR)}: list, read, deflate with defineCode's settings, write; no checks), ${environments[0]![0]}: ${median(floor).toFixed(0)} ms (${spread(floor)}), ${(median(floor) / median(pigz)).toFixed(3)}x tar | pigz; agentproto code bundle is ${(median(ours[0]!) / median(floor)).toFixed(3)}x it${sameWork ? '' : " (NOT COMPARABLE: its tar is not the size of the CLI's)"}`,
+    );
     const ratio = median(ours[0]!) / median(pigz);
     if (ratio > 1.2) missed += 1;
     console.log(
