@@ -1,6 +1,6 @@
 /**
- * The least a Node process does to bundle a folder: what `agentproto code bundle` is measured
- * against besides tar | pigz. It starts Node, lists `<root>/src` in GNU tar's `--sort=name`
+ * A Node process that does only the work of bundling a folder: what `agentproto code bundle`
+ * is measured against besides tar | pigz. It starts Node, lists `<root>/src` in GNU tar's `--sort=name`
  * order, writes a ustar header for each folder and file, reads each file (open, fstat, read,
  * close) into 1 MiB blocks, deflates them with defineCode's settings (level 6, memLevel 9,
  * independent blocks, four in flight on the thread pool), and writes the gzip to `<out>`
@@ -93,6 +93,7 @@ function cut(last) {
       lane.once('error', reject);
       const done = () => {
         lane.off('data', onData);
+        lane.off('error', reject);
         spare.push(filled);
         resolve({ chunks, lane, last });
       };

@@ -13,10 +13,11 @@
  *  2. The CLI, `agentproto code bundle` as a whole process (the built bin), on the 2,000-file
  *     workspace against the same pipeline. Target <= 1.2, measured without NODE_EXTRA_CA_CERTS
  *     (a file every node start reads: a cost of the machine, printed beside it with the
- *     environment as inherited when it is set). Beside it, the least a Node process does for
- *     the same bundle, checking nothing (aip-26-cli-floor.child.cjs): what the CLI takes above
- *     it is its own code and checks, what it takes above tar | pigz is Node's. Needs `pnpm
- *     build` first (or AGENTPROTO_BIN naming a bin); skipped with a note when there is none.
+ *     environment as inherited when it is set). Beside it, a Node process that does only the
+ *     work itself for the same bundle, checking nothing (aip-26-cli-floor.child.cjs): what the
+ *     CLI takes above it is its own code and checks, what it takes above tar | pigz is Node's.
+ *     Needs `pnpm build` first (or AGENTPROTO_BIN naming a bin); skipped with a note when
+ *     there is none.
  *  3. A second defineCode with a SHA-pinned github source: zero requests to the git server
  *     (counted by the testkit server) and <= 5% of the cold time.
  */
@@ -145,7 +146,7 @@ try {
     const tarBytes = (file: string) => zlib.gunzipSync(readFileSync(join(work, file))).length;
     const sameWork = tarBytes('floor.tar.gz') === tarBytes('cli.tar.gz');
     console.log(
-      `  the least a Node process does to bundle the folder (${basename(CLI_FLOOR)}: list, read, deflate with defineCode's settings, write; no checks), ${environments[0]![0]}: ${median(floor).toFixed(0)} ms (${spread(floor)}), ${(median(floor) / median(pigz)).toFixed(3)}x tar | pigz; agentproto code bundle is ${(median(ours[0]!) / median(floor)).toFixed(3)}x it${sameWork ? '' : " (NOT COMPARABLE: its tar is not the size of the CLI's)"}`,
+      `  a Node process doing only the work (${basename(CLI_FLOOR)}: list, read, deflate with defineCode's settings, write; no checks), ${environments[0]![0]}: ${median(floor).toFixed(0)} ms (${spread(floor)}), ${(median(floor) / median(pigz)).toFixed(3)}x tar | pigz; agentproto code bundle is ${(median(ours[0]!) / median(floor)).toFixed(3)}x it${sameWork ? '' : " (NOT COMPARABLE: its tar is not the size of the CLI's)"}`,
     );
     const ratio = median(ours[0]!) / median(pigz);
     if (ratio > 1.2) missed += 1;
