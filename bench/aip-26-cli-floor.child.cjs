@@ -1,12 +1,13 @@
 /**
  * A Node process that does only the work of bundling a folder: what `agentproto code bundle`
- * is measured against besides tar | pigz. It starts Node, lists `<root>/src` in GNU tar's `--sort=name`
- * order, writes a ustar header for each folder and file, reads each file (open, fstat, read,
- * close) into 1 MiB blocks, deflates them with defineCode's settings (level 6, memLevel 9,
- * independent blocks, four in flight on the thread pool), and writes the gzip to `<out>`
- * with its SHA-256, as the CLI does. It checks nothing: no path rules, no proof that a file is
- * inside the folder, no limits, no manifest, no partial file. So whatever the CLI takes above
- * it is the cost of its own code and checks; whatever this takes above tar | pigz, Node's.
+ * is measured against besides tar | pigz. It starts Node, lists `<root>/src` in GNU tar's
+ * `--sort=name` order, writes a ustar header for each folder and file, reads each file (open,
+ * fstat, read, close) into 1 MiB blocks, deflates them with defineCode's settings (level 6,
+ * memLevel 9, independent blocks, four in flight on the thread pool), and writes the gzip to
+ * `<out>` with its SHA-256, as the CLI does. It checks nothing: no path rules, no proof that
+ * a file is inside the folder, no limits, no manifest, no partial file. So whatever the CLI
+ * takes above it is the cost of its own code and checks; whatever this takes above
+ * tar | pigz, Node's.
  *
  * Plain CommonJS run by `node` itself (no tsx, no ES module loader), as the CLI's bin is.
  * Usage: node aip-26-cli-floor.child.cjs <root> <out>
