@@ -2,7 +2,7 @@ import { mkdir, readFile, readdir, rename, rm, symlink, truncate, writeFile } fr
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { measureOnOpenOf } from '../src/workspace/node-workspace-fs.js';
+import { measureOnOpenOf, workspaceReaderOf } from '../src/workspace/node-workspace-fs.js';
 import {
   BundleSizeError,
   RunFileMissingError,
@@ -61,6 +61,25 @@ describe('nodeWorkspaceFs: a listing without a stat of each file, files measured
     expect(measureOnOpenOf(fs)).toBeDefined();
     expect(measureOnOpenOf({ ...fs })).toBeUndefined();
     expect(measureOnOpenOf(Object.create(fs) as WorkspaceFs)).toBeUndefined();
+  });
+
+  it("the object's functions are its own: they work taken out of it, and its reader (called directly by the bundle writer) is that object's only", async () => {
+    const root = await makeWorkspace({ 'manifest.yaml': 'code: src/\n', 'src/a.txt': 'aaaa' });
+    const fs = nodeWorkspaceFs(root);
+    expect(Object.keys(fs).sort()).toEqual(['readDir', 'readFile', 'readFileInto', 'readManifest', 'stat']);
+    const { readFile, readFileInto, readDir, stat, readManifest } = fs;
+    expect(Buffer.from(await readFile('src/a.txt')).toString()).toBe('aaaa');
+    const target = Buffer.alloc(4);
+    await readFileInto!('src/a.txt', target);
+    expect(target.toString()).toBe('aaaa');
+    expect(await readDir('src')).toEqual([{ name: 'a.txt', type: 'file', size: 4, executable: false }]);
+    expect(await stat!('src/a.txt')).toEqual({ type: 'file', size: 4, executable: false });
+    expect(await stat!('missing.txt')).toBeUndefined();
+    expect(await readManifest('')).toEqual({ code: 'src/' });
+    // A spread copy, or an object built on it, is the host's own: never passed by.
+    expect(workspaceReaderOf(fs)).toBeDefined();
+    expect(workspaceReaderOf({ ...fs })).toBeUndefined();
+    expect(workspaceReaderOf(Object.create(fs) as WorkspaceFs)).toBeUndefined();
   });
 
   it('measures a file when it opens it: one that grew since the listing is read whole at its new size', async () => {
@@ -198,6 +217,30 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     const tar = gunzipSync(await readFile(path));
     expect(tar.includes('canary-not-for-the-bundle')).toBe(false);
     expect(report.files).toBe(123);
+  });
+
+  it('a host wrapping the reader is always called by a bundle built in memory too: its readDir and readFileInto are the ones used', async () => {
+    const root = await workspace({ 'src/secret.env': 'TOKEN=canary-not-for-the-bundle' });
+    const disk = nodeWorkspaceFs(root);
+    const read: string[] = [];
+    const fs: WorkspaceFs = {
+      ...disk,
+      readDir: async (folder) => (await disk.readDir(folder)).filter((entry) => !entry.name.endsWith('.env')),
+      readFileInto: async (path, target) => {
+        read.push(path);
+        await disk.readFileInto!(path, target);
+      },
+    };
+    const { bundle, report } = await defineCodeWithReport({
+      workspaceRoot: root,
+      code: { sources: [{ local: 'src/' }] },
+      fs,
+    });
+    expect(gunzipSync(bundle).includes('canary-not-for-the-bundle')).toBe(false);
+    expect(report.files).toBe(123);
+    // Every file but the empty one went through the host's readFileInto.
+    expect(read).toHaveLength(122);
+    expect(read).toContain('src/m000/f.js');
   });
 
   it('a file replaced by a larger one after the listing is packed whole as it was when opened', async () => {

@@ -276,51 +276,64 @@ export interface InsideOpener {
  * an opener never keeps a descriptor open while its caller waits.
  */
 export function insideOpener(realRoot: string): InsideOpener {
-  let folder: { rel: string; fd: number; prefix: string } | undefined;
-  let closing: NodeJS.Immediate | undefined;
-  const close = (): void => {
-    if (closing !== undefined) clearImmediate(closing);
-    closing = undefined;
-    if (folder === undefined) return;
-    const { fd } = folder;
-    folder = undefined;
-    fs.closeSync(fd);
-  };
-  const folderOf = (rel: string): { rel: string; fd: number; prefix: string } | undefined => {
-    if (folder?.rel === rel) return folder;
-    close();
+  return new FolderOpener(realRoot);
+}
+
+/**
+ * insideOpener's opener, as methods of a class rather than closures of each call: a reader
+ * calls `open` for every file of a tree, and V8 compiles the reader's loop against the
+ * function it calls. A closure made for one tree is another function for the next, and
+ * the reader's compiled loop was thrown away at the next tree's first file; a method is
+ * the same function for every tree.
+ */
+class FolderOpener implements InsideOpener {
+  private folder: { rel: string; fd: number; prefix: string } | undefined;
+  private closing: NodeJS.Immediate | undefined;
+
+  constructor(private readonly realRoot: string) {}
+
+  open(rel: string): InsideHandle {
+    const slash = rel.lastIndexOf('/');
+    const name = rel.slice(slash + 1);
+    if (!hasProcFd() || name === '' || name === '.' || name === '..') return openInside(this.realRoot, rel);
+    const parent = this.folderOf(slash < 0 ? '' : rel.slice(0, slash));
+    if (parent === undefined) return openInside(this.realRoot, rel);
     let fd: number;
     try {
-      fd = openProven(realRoot, rel, BASE_FLAGS | DIRECTORY, true).fd;
+      fd = fs.openSync(parent.prefix + name, BASE_FLAGS | NOFOLLOW);
+    } catch {
+      // A link (ELOOP: followed and proven by openInside), an entry gone or anything else:
+      // the usual open, with its proof and its errors.
+      return openInside(this.realRoot, rel);
+    }
+    // Inside: one name, not a link, in a folder proven inside.
+    return measured(fd, rel, true);
+  }
+
+  close(): void {
+    if (this.closing !== undefined) clearImmediate(this.closing);
+    this.closing = undefined;
+    if (this.folder === undefined) return;
+    const { fd } = this.folder;
+    this.folder = undefined;
+    fs.closeSync(fd);
+  }
+
+  private folderOf(rel: string): { rel: string; fd: number; prefix: string } | undefined {
+    if (this.folder?.rel === rel) return this.folder;
+    this.close();
+    let fd: number;
+    try {
+      fd = openProven(this.realRoot, rel, BASE_FLAGS | DIRECTORY, true).fd;
     } catch {
       // The file's own open says why, as openInside would.
       return undefined;
     }
-    folder = { rel, fd, prefix: `/proc/self/fd/${fd}/` };
-    closing = setImmediate(close);
-    closing.unref();
-    return folder;
-  };
-  return {
-    open(rel: string): InsideHandle {
-      const slash = rel.lastIndexOf('/');
-      const name = rel.slice(slash + 1);
-      if (!hasProcFd() || name === '' || name === '.' || name === '..') return openInside(realRoot, rel);
-      const parent = folderOf(slash < 0 ? '' : rel.slice(0, slash));
-      if (parent === undefined) return openInside(realRoot, rel);
-      let fd: number;
-      try {
-        fd = fs.openSync(parent.prefix + name, BASE_FLAGS | NOFOLLOW);
-      } catch {
-        // A link (ELOOP: followed and proven by openInside), an entry gone or anything else:
-        // the usual open, with its proof and its errors.
-        return openInside(realRoot, rel);
-      }
-      // Inside: one name, not a link, in a folder proven inside.
-      return measured(fd, rel, true);
-    },
-    close,
-  };
+    this.folder = { rel, fd, prefix: `/proc/self/fd/${fd}/` };
+    this.closing = setImmediate(() => this.close());
+    this.closing.unref();
+    return this.folder;
+  }
 }
 
 /** lstat of `rel` (not following a link at its end) through its proven parent folder; undefined when absent. */

@@ -10,7 +10,7 @@ import { BUNDLE_LAYOUT, OrderedBundleWriter, type SinkFactory, memorySink } from
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive, buildArchiveTo, bundleEntryOf } from './archive.js';
 import { SourceResolutionError } from './errors.js';
-import { type BundleFile, Overlay, contentOf, isUnmeasured } from './overlay.js';
+import { type BundleFile, Overlay, type OverlayListener, contentOf, isUnmeasured } from './overlay.js';
 import { type CodePlan, type PlannedSource, planCode } from './plan.js';
 import { findCaseTwins } from './path-rules.js';
 import { resolveGithub } from './resolve-github.js';
@@ -249,16 +249,7 @@ async function buildWhileListing<T>(
   const writer = new OrderedBundleWriter({}, digest, target.sink);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(
-      args,
-      fs,
-      plan,
-      (path, file, overlay) => {
-        writer.add(writerEntryOf(path, file, overlay));
-        return writer.pace();
-      },
-      target.needsNoBound,
-    );
+    materialized = await materialize(args, fs, plan, new WriterFeed(writer), target.needsNoBound);
   } catch (error) {
     writer.stop();
     throw error;
@@ -285,6 +276,16 @@ async function buildWhileListing<T>(
       compressedBytes: target.bytes(output),
     },
   };
+}
+
+/** Each merged file, as it is set, goes on to the writer; the listing then awaits the writer's pace. */
+class WriterFeed<T> implements OverlayListener {
+  constructor(private readonly writer: OrderedBundleWriter<T>) {}
+
+  added(path: string, file: BundleFile, overlay: Overlay): Promise<void> | undefined {
+    this.writer.add(writerEntryOf(path, file, overlay));
+    return this.writer.pace();
+  }
 }
 
 /**
@@ -431,11 +432,11 @@ async function materialize(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
-  added?: (path: string, file: BundleFile, overlay: Overlay) => Promise<void> | undefined,
+  listener?: OverlayListener,
   measureOnOpen = false,
 ): Promise<{ overlay: Overlay; report: CodeReport }> {
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
-  const overlay = new Overlay(limits, added);
+  const overlay = new Overlay(limits, listener);
   const sources: SourceReport[] = [];
   for (const source of plan.sources) {
     args.signal?.throwIfAborted();

@@ -40,6 +40,18 @@ export function contentOf(file: MeasuredFile): Promise<Buffer> {
 }
 
 /**
+ * What an Overlay tells of every file once it is in (a later one with the same path
+ * included). What `added` returns, `set` returns: a wait the caller awaits before it adds
+ * the next file. An object whose method is called, not a callback: a method of a class is
+ * the same function in every bundle, so the code V8 compiled for `set`, which calls it
+ * for every file, holds for the next bundle too (a closure made for each bundle threw it
+ * away at the next bundle's first file).
+ */
+export interface OverlayListener {
+  added(path: string, file: BundleFile, overlay: Overlay): Promise<void> | undefined;
+}
+
+/**
  * The merged bundle: bundle path → file, later sources overwriting earlier ones (AIP-26
  * overlay, last wins). Limits are checked on every insert, so a source that would push the
  * bundle over them fails while it is being read, not after.
@@ -49,13 +61,10 @@ export class Overlay {
   /** Every folder implied by a file path → the first source that implied it. */
   private readonly folders = new Map<string, string>();
   private bytes = 0;
-  /**
-   * `added`: told of every file once it is in (a later one with the same path included); what
-   * it returns, `set` returns: a wait the caller awaits before it adds the next file.
-   */
+  /** `listener`: told of every file once it is in (see OverlayListener). */
   constructor(
     private readonly limits: Required<BundleLimits>,
-    private readonly added?: (path: string, file: BundleFile, overlay: Overlay) => Promise<void> | undefined,
+    private readonly listener?: OverlayListener,
   ) {}
 
   get totalBytes(): number {
@@ -97,7 +106,7 @@ export class Overlay {
     this.bytes = bytes;
     this.files.set(path, file);
     for (const parent of parents) if (!this.folders.has(parent)) this.folders.set(parent, file.source);
-    return this.added?.(path, file, this);
+    return this.listener?.added(path, file, this);
   }
 
   /**

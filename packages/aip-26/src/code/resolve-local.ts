@@ -7,6 +7,7 @@ import {
   WorkspaceChangedError,
   WorkspaceLinkError,
   measureOnOpenOf,
+  workspaceReaderOf,
 } from '../workspace/node-workspace-fs.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleFile, MeasuredFile, Overlay } from './overlay.js';
@@ -37,7 +38,9 @@ export async function resolveLocal(
 ): Promise<SourceTally> {
   const into: Into = {
     source,
-    fs,
+    // nodeWorkspaceFs's own object passes each call on to its reader: the reader is called
+    // directly, the same methods in every bundle (see workspaceReaderOf).
+    fs: workspaceReaderOf(fs) ?? fs,
     overlay,
     signal,
     tally: { files: 0, bytes: 0 },
@@ -274,7 +277,8 @@ function walk(
   top: string,
   rel: string,
 ): AsyncGenerator<WalkedFile> {
-  return walkFrom(lister, fs, top, rel, objectArray());
+  // A MeasureOnOpen's listing leaves files unmeasured; a WorkspaceFs's may leave them unsized.
+  return walkFrom(lister, fs, lister !== fs, top, rel, objectArray());
 }
 
 /**
@@ -287,12 +291,11 @@ function walk(
 async function* walkFrom(
   lister: Pick<WorkspaceFs, 'readDir'>,
   fs: WorkspaceFs,
+  unmeasured: boolean,
   top: string,
   rel: string,
   stack: Listing[],
 ): AsyncGenerator<WalkedFile> {
-  // A MeasureOnOpen's listing leaves files unmeasured; a WorkspaceFs's may leave them unsized.
-  const unmeasured = lister !== fs;
   for (let next: string | undefined = rel; ; ) {
     if (next !== undefined) stack.push(await listing(lister, top, next));
     next = undefined;

@@ -58,9 +58,23 @@ const spellingOf = (raw: string) =>
  */
 export function findPathTwins(paths: Iterable<string>): PathTwin[] {
   const twins: PathTwin[] = [];
-  const reported = new Set<string>();
-  const firstRaw = new Map<string, string>();
-  const root: TrieNode = { spelling: '', children: undefined };
+  findTwinsFrom(paths, twins, new Set(), new Map(), { spelling: '', children: undefined });
+  return twins;
+}
+
+/**
+ * findPathTwins's loop, which starts with the loop: what runs once a call (its state made)
+ * is findPathTwins's. Run once a bundle over its thousands of paths, this is compiled while
+ * the first bundle's loop runs, before V8 kept type feedback for what came before it, and
+ * the next bundle threw that code away at its start.
+ */
+function findTwinsFrom(
+  paths: Iterable<string>,
+  twins: PathTwin[],
+  reported: Set<string>,
+  firstRaw: Map<string, string>,
+  root: TrieNode,
+): void {
   let lastFolder = '';
   let lastFolderNode: TrieNode | undefined;
   for (const raw of paths) {
@@ -100,7 +114,6 @@ export function findPathTwins(paths: Iterable<string>): PathTwin[] {
     lastFolder = folder;
     lastFolderNode = folderNode;
   }
-  return twins;
 }
 
 function report(twins: PathTwin[], reported: Set<string>, kind: PathTwin['kind'], first: string, second: string): void {

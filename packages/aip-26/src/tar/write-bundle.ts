@@ -199,6 +199,24 @@ export function bundleStream(entries: BundleEntries, options: WriteBundleOptions
  */
 const LEAD_ENTRIES = 16;
 
+/** What OrderedBundleWriter keeps of the entry it added last: its archive order key, its name, whether it is a file. */
+interface LastEntry {
+  key: Buffer;
+  name: string;
+  file: boolean;
+}
+
+/**
+ * Made by one function, the one before a writer's first entry included: objects of one
+ * shape, whose fields hold the same kinds of values in every bundle. (Holding the entry
+ * itself, a folder's or a file's, whose shapes differ, the check of the entry before a
+ * folder, compiled against the shapes the first bundle gave it, met another at the next
+ * bundle's first entry, and its code was thrown away.)
+ */
+function lastEntry(key: Buffer, name: string, file: boolean): LastEntry {
+  return { key, name, file };
+}
+
 /**
  * A bundle packed while its entries are still being found. A workspace folder is listed
  * name by name, depth-first, which is the archive's own order: its first blocks can be
@@ -219,7 +237,13 @@ export class OrderedBundleWriter<T = Buffer> {
   private next = 0;
   /** Folders whose entry is written or queued. */
   private readonly folders = new Set<string>();
-  private last: { key: Buffer; item: TarItem } | undefined;
+  /**
+   * The last entry added; before the first, one that comes before every other (an empty
+   * key) and is not a file. Never unset: `add`, compiled while a long bundle ran,
+   * had met it unset only at the bundle's first entry, before V8 kept type feedback, and the
+   * next bundle threw that code away at its first entry.
+   */
+  private last: LastEntry = lastEntry(Buffer.alloc(0), '', false);
   private tarBytes = 1024; // end-of-archive marker
   /** Opened-later entries queued or being written: their size is not in `tarBytes` yet. */
   private unmeasured = 0;
@@ -293,20 +317,16 @@ export class OrderedBundleWriter<T = Buffer> {
     items.push('open' in entry ? openedLaterItem(entry) : fileItem(entry));
     for (const item of items) {
       const key = archiveOrderKey(item.name);
-      if (this.last && Buffer.compare(key, this.last.key) <= 0) {
+      if (Buffer.compare(key, this.last.key) <= 0) {
         this.stop();
         return;
       }
       // A file that is also a folder: in archive order, the folder comes right after it.
-      if (
-        item.type === 'directory' &&
-        this.last?.item.type === 'file' &&
-        this.last.item.name === item.name.slice(0, -1)
-      ) {
+      if (item.type === 'directory' && this.last.file && this.last.name === item.name.slice(0, -1)) {
         this.stop();
         return;
       }
-      this.last = { key, item };
+      this.last = lastEntry(key, item.name, item.type === 'file');
     }
     for (const item of items) {
       if (item.type === 'directory') this.folders.add(item.name.slice(0, -1));
@@ -369,7 +389,14 @@ export class OrderedBundleWriter<T = Buffer> {
 
   private async write(): Promise<void> {
     try {
-      await this.writeQueued();
+      // The waits for entries are here, not in writeQueued's loop (see there).
+      for (;;) {
+        if (this.stopped) throw new Error('bundle writing stopped');
+        const ended = this.ended;
+        if (this.next < this.queue.length) await this.writeQueued();
+        else if (ended) break;
+        else await new Promise<void>((resolve) => (this.wake = resolve));
+      }
       this.gzip.zeros(1024); // end-of-archive marker
       this.gzip.end();
     } catch (error) {
@@ -382,30 +409,26 @@ export class OrderedBundleWriter<T = Buffer> {
   }
 
   /**
-   * The entries as they are queued, until the last: only the loop, every read in it made on
-   * every turn. What runs once a bundle (the end-of-archive marker) is write's: code a long
-   * bundle got optimized before reaching it has no type feedback for it, and threw itself
-   * away there at the end of every bundle, then was compiled again in the next.
+   * The entries queued, until none is left: only the loop, every read in it made on every
+   * turn. What runs once a bundle, or only now and then, is write's: code a long bundle got
+   * optimized before reaching it has no type feedback for it, and threw itself away there
+   * in the next bundle, then was compiled again. So it went at the end of every bundle (the
+   * end-of-archive marker), and at its start (the wait for the first entry, before V8 kept
+   * feedback: a loop that waited only then had none for the wait).
    */
   private async writeQueued(): Promise<void> {
-    for (;;) {
+    while (this.next < this.queue.length) {
       if (this.stopped) throw new Error('bundle writing stopped');
-      const ended = this.ended;
-      if (this.next < this.queue.length) {
-        const item = this.queue[this.next]!;
-        this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
-        if (this.listingWait !== undefined && (this.gzip.started || this.queue.length - this.next <= LEAD_ENTRIES / 2))
-          this.letListingOn(this.gzip.started);
-        await writeItem(item, this.gzip);
-        if (item.open !== undefined) {
-          // Opened and written: its size is known now.
-          this.tarBytes += itemBound(item);
-          this.unmeasured--;
-        }
-        continue;
+      const item = this.queue[this.next]!;
+      this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
+      if (this.listingWait !== undefined && (this.gzip.started || this.queue.length - this.next <= LEAD_ENTRIES / 2))
+        this.letListingOn(this.gzip.started);
+      await writeItem(item, this.gzip);
+      if (item.open !== undefined) {
+        // Opened and written: its size is known now.
+        this.tarBytes += itemBound(item);
+        this.unmeasured--;
       }
-      if (ended) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
     }
   }
 

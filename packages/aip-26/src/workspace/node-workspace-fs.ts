@@ -7,6 +7,7 @@ import {
   parseUntrustedYaml,
 } from '@agentproto/documents';
 import {
+  type InsideOpener,
   NotInsideError,
   insideOpener,
   openDirInside,
@@ -78,14 +79,22 @@ export interface MeasureOnOpen {
   open(path: string): Promise<OpenedFile>;
 }
 
-const measureOnOpen = new WeakMap<WorkspaceFs, MeasureOnOpen>();
+/** The reader behind each WorkspaceFs nodeWorkspaceFs made. */
+const readers = new WeakMap<WorkspaceFs, NodeWorkspaceReader>();
 
 /**
- * The MeasureOnOpen of a reader nodeWorkspaceFs made: that very object only, so a host's
- * wrapper around one (its own readDir or readFileInto) is always what is called.
+ * The reader behind a WorkspaceFs nodeWorkspaceFs made, whose calls the object only passes
+ * on: for that very object only, so a host's wrapper around one (its own readDir or
+ * readFileInto) is always what is called. Its methods are the same functions in every
+ * bundle (see NodeWorkspaceReader).
  */
+export function workspaceReaderOf(fs: WorkspaceFs): WorkspaceFs | undefined {
+  return readers.get(fs);
+}
+
+/** The MeasureOnOpen of a reader nodeWorkspaceFs made: that very object only (see workspaceReaderOf). */
 export function measureOnOpenOf(fs: WorkspaceFs): MeasureOnOpen | undefined {
-  return measureOnOpen.get(fs);
+  return readers.get(fs)?.unmeasured;
 }
 
 /** A workspace file open for the archive: measured and read through one descriptor. */
@@ -137,55 +146,121 @@ function monotonicMs(): number {
  * `insideOpener`), and its bytes, size and listing come from that descriptor only.
  */
 export function nodeWorkspaceFs(root: string): WorkspaceFs {
-  const realRoot = fs.realpathSync.native(root);
+  const reader = new NodeWorkspaceReader(fs.realpathSync.native(root));
+  // The host's object: plain functions of its own (a host may take one out of it, or spread
+  // it into a wrapper of its own), each passing the call on to the reader.
+  const workspace: WorkspaceFs = {
+    readFile: (rel) => reader.readFile(rel),
+    readFileInto: (rel, target) => reader.readFileInto(rel, target),
+    readDir: (rel) => reader.readDir(rel),
+    stat: (rel) => reader.stat(rel),
+    readManifest: (rel) => reader.readManifest(rel),
+  };
+  readers.set(workspace, reader);
+  return workspace;
+}
+
+/**
+ * nodeWorkspaceFs's reader, as methods of a class rather than closures of each call. V8
+ * compiles a bundle's per-file loop (listing, reading) against the functions it calls,
+ * and a closure made for one bundle is another function in the next: 2,000 files, the
+ * second bundle of a process threw away the code of the loop that reads the files at its
+ * first file, and compiled it again (~20 ms of compile on one of two cores, while the
+ * other compressed). A method is the same function in every bundle.
+ */
+class NodeWorkspaceReader implements WorkspaceFs {
+  /** The listing without a `stat` of each file, and the open that measures (MeasureOnOpen). */
+  readonly unmeasured: MeasureOnOpen = new UnmeasuredListing(this);
   // Files are read in archive order, folder by folder: each through its folder's proven
   // descriptor, which the opener holds until the next turn of the event loop at most.
-  const opener = insideOpener(realRoot);
-  let since = monotonicMs();
-  /** A turn of the event loop once the slice is used up; undefined (no promise to await) before. */
-  const breathe = (): Promise<void> | undefined => {
-    if (monotonicMs() - since < SLICE_MS) return undefined;
-    return new Promise<void>((resolve) =>
-      setImmediate(() => {
-        since = monotonicMs();
-        resolve();
-      }),
-    );
-  };
+  private readonly opener: InsideOpener;
+  private since = monotonicMs();
 
-  /** Runs a proven read; a refusal becomes this package's typed error, with the workspace path only. */
-  const proven = <T>(rel: string, run: () => T): T => {
-    try {
-      return run();
-    } catch (error) {
-      if (!(error instanceof NotInsideError)) throw error;
-      if (error.reason === 'changed') throw new WorkspaceChangedError(rel);
-      throw new WorkspaceLinkError(rel, error.reason);
-    }
-  };
+  constructor(private readonly realRoot: string) {
+    this.opener = insideOpener(realRoot);
+  }
 
-  const statOf = (rel: string) =>
+  async readFile(rel: string): Promise<Uint8Array> {
+    const turn = this.breathe();
+    if (turn !== undefined) await turn;
+    return proven(rel, () => readFileInside(this.realRoot, rel).bytes);
+  }
+
+  async readFileInto(rel: string, target: Buffer): Promise<void> {
+    const turn = this.breathe();
+    if (turn !== undefined) await turn;
     proven(rel, () => {
-      const { fd, stats } = openInside(realRoot, rel);
-      fs.closeSync(fd);
-      if (stats.isDirectory()) return { type: 'directory' as const, size: 0, executable: false };
-      return { type: 'file' as const, size: stats.size, executable: (stats.mode & 0o111) !== 0 };
+      const { fd, stats } = this.opener.open(rel);
+      try {
+        // The size the bundle was laid out with must be the size of the file opened: a
+        // file replaced since it was listed is refused, whatever it is now.
+        if (!stats.isFile() || stats.size !== target.length) throw new WorkspaceChangedError(rel);
+        readDescriptorInto(fd, target, rel);
+      } finally {
+        fs.closeSync(fd);
+      }
     });
+  }
+
+  readDir(rel: string): Promise<WorkspaceEntry[]> {
+    return this.list(rel, true);
+  }
+
+  async stat(rel: string): Promise<{ type: 'file' | 'directory'; size: number; executable: boolean } | undefined> {
+    try {
+      return this.statOf(rel);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+        return undefined;
+      throw error;
+    }
+  }
+
+  async readManifest(rel: string): Promise<Record<string, unknown>> {
+    // Each candidate is read like any workspace file, through a descriptor proven inside:
+    // a manifest that is a link out of the workspace is refused, not read. And never more
+    // of it than the parser may take: a manifest of gigabytes costs no more memory than
+    // one at the cap.
+    const read = (name: string, maxBytes: number): ManifestText | undefined => {
+      const path = rel === '' ? name : `${rel}/${name}`;
+      try {
+        return proven(path, () => readHead(this.realRoot, path, maxBytes));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+    };
+    return readManifestIn(read);
+  }
+
+  /** MeasureOnOpen's open: the file opened and proven, measured through its descriptor. */
+  async open(rel: string): Promise<OpenedFile> {
+    const turn = this.breathe();
+    if (turn !== undefined) await turn;
+    return proven(rel, () => {
+      const { fd, stats } = this.opener.open(rel);
+      if (!stats.isFile()) {
+        fs.closeSync(fd);
+        throw new WorkspaceChangedError(rel);
+      }
+      return new OpenedWorkspaceFile(fd, rel, stats.size, (stats.mode & 0o111) !== 0);
+    });
+  }
 
   /** A folder's entries; with `measure`, each file's size and mode from an `lstat` of it. */
-  const list = async (rel: string, measure: boolean): Promise<WorkspaceEntry[]> => {
-    const turn = breathe();
+  async list(rel: string, measure: boolean): Promise<WorkspaceEntry[]> {
+    const turn = this.breathe();
     if (turn !== undefined) await turn;
     // Listed and measured through the folder's proven descriptor: a name from this
     // listing is a name inside the workspace, and every file is opened and proven again
     // before a byte of it is read.
-    const dir = proven(rel, () => openDirInside(realRoot, rel));
+    const dir = proven(rel, () => openDirInside(this.realRoot, rel));
     const entries: WorkspaceEntry[] = [];
     try {
       for (const dirent of proven(rel, () => dir.entries())) {
         const childRel = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
         if (dirent.isSymbolicLink()) {
-          const info = statOf(childRel);
+          const info = this.statOf(childRel);
           entries.push({ name: dirent.name, ...info });
         } else if (dirent.isDirectory()) {
           entries.push({ name: dirent.name, type: 'directory' });
@@ -206,72 +281,51 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
       dir.close();
     }
     return entries;
-  };
+  }
 
-  const reader: WorkspaceFs = {
-    async readFile(rel) {
-      const turn = breathe();
-      if (turn !== undefined) await turn;
-      return proven(rel, () => readFileInside(realRoot, rel).bytes);
-    },
-    async readFileInto(rel, target) {
-      const turn = breathe();
-      if (turn !== undefined) await turn;
-      proven(rel, () => {
-        const { fd, stats } = opener.open(rel);
-        try {
-          // The size the bundle was laid out with must be the size of the file opened: a
-          // file replaced since it was listed is refused, whatever it is now.
-          if (!stats.isFile() || stats.size !== target.length) throw new WorkspaceChangedError(rel);
-          readDescriptorInto(fd, target, rel);
-        } finally {
-          fs.closeSync(fd);
-        }
-      });
-    },
-    readDir: (rel) => list(rel, true),
-    async stat(rel) {
-      try {
-        return statOf(rel);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
-          return undefined;
-        throw error;
-      }
-    },
-    async readManifest(rel) {
-      // Each candidate is read like any workspace file, through a descriptor proven inside:
-      // a manifest that is a link out of the workspace is refused, not read. And never more
-      // of it than the parser may take: a manifest of gigabytes costs no more memory than
-      // one at the cap.
-      const read = (name: string, maxBytes: number): ManifestText | undefined => {
-        const path = rel === '' ? name : `${rel}/${name}`;
-        try {
-          return proven(path, () => readHead(realRoot, path, maxBytes));
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-          throw error;
-        }
-      };
-      return readManifestIn(read);
-    },
-  };
-  measureOnOpen.set(reader, {
-    readDir: (rel) => list(rel, false),
-    async open(rel) {
-      const turn = breathe();
-      if (turn !== undefined) await turn;
-      return proven(rel, () => {
-        const { fd, stats } = opener.open(rel);
-        if (!stats.isFile()) {
-          fs.closeSync(fd);
-          throw new WorkspaceChangedError(rel);
-        }
-        return new OpenedWorkspaceFile(fd, rel, stats.size, (stats.mode & 0o111) !== 0);
-      });
-    },
-  });
-  return reader;
+  /** A turn of the event loop once the slice is used up; undefined (no promise to await) before. */
+  private breathe(): Promise<void> | undefined {
+    if (monotonicMs() - this.since < SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.since = monotonicMs();
+        resolve();
+      }),
+    );
+  }
+
+  private statOf(rel: string): { type: 'file' | 'directory'; size: number; executable: boolean } {
+    return proven(rel, () => {
+      const { fd, stats } = openInside(this.realRoot, rel);
+      fs.closeSync(fd);
+      if (stats.isDirectory()) return { type: 'directory' as const, size: 0, executable: false };
+      return { type: 'file' as const, size: stats.size, executable: (stats.mode & 0o111) !== 0 };
+    });
+  }
+}
+
+/** A reader's MeasureOnOpen: its listing without a `stat` of each file, and its open. */
+class UnmeasuredListing implements MeasureOnOpen {
+  constructor(private readonly reader: NodeWorkspaceReader) {}
+
+  readDir(rel: string): Promise<WorkspaceEntry[]> {
+    return this.reader.list(rel, false);
+  }
+
+  open(rel: string): Promise<OpenedFile> {
+    return this.reader.open(rel);
+  }
+}
+
+/** Runs a proven read; a refusal becomes this package's typed error, with the workspace path only. */
+function proven<T>(rel: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (!(error instanceof NotInsideError)) throw error;
+    if (error.reason === 'changed') throw new WorkspaceChangedError(rel);
+    throw new WorkspaceLinkError(rel, error.reason);
+  }
 }
 
 /** The first `maxBytes` bytes of a file as text, and whether that is all of it. */
