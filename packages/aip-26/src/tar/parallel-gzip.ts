@@ -1,5 +1,6 @@
 import * as zlib from 'node:zlib';
 import { objectArray } from './object-array.js';
+import { Waiter } from './waiter.js';
 
 /** Bytes of the tar stream compressed as one independent block run. Fixed: part of the output's identity. */
 export const GZIP_BLOCK_BYTES = 1 << 20;
@@ -143,8 +144,10 @@ export class ParallelGzip {
   /** Whether the output's reader stopped first: the writer's failure is then only a consequence. */
   private stoppedByReader = false;
   private failure: Error | undefined;
-  private wake: (() => void) | undefined;
-  private blocked: (() => void) | undefined;
+  /** The reader's wait for a block (see output). */
+  private readonly outputWait = new Waiter();
+  /** The writer's wait for room (see room). */
+  private readonly roomWait = new Waiter();
 
   constructor(
     private readonly level: number,
@@ -243,7 +246,7 @@ export class ParallelGzip {
    * Rejects once the output failed or its reader stopped, so the writer reads no further.
    */
   async room(): Promise<void> {
-    if (this.jobs.length >= IN_FLIGHT && !this.failure) await new Promise<void>((resolve) => (this.blocked = resolve));
+    if (this.jobs.length >= IN_FLIGHT && !this.failure) await this.roomWait.wait();
     if (this.failure) throw this.failure;
   }
 
@@ -301,7 +304,7 @@ export class ParallelGzip {
           continue;
         }
         if (this.ended) break;
-        await new Promise<void>((resolve) => (this.wake = resolve));
+        await this.outputWait.wait();
       }
       this.keepForNext();
       finished = true;
@@ -337,9 +340,7 @@ export class ParallelGzip {
   }
 
   private release(): void {
-    const blocked = this.blocked;
-    this.blocked = undefined;
-    blocked?.();
+    this.roomWait.wake();
   }
 
   private submit(data: Buffer, last: boolean): void {
@@ -386,9 +387,7 @@ export class ParallelGzip {
   }
 
   private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    this.outputWait.wake();
   }
 }
 

@@ -16,6 +16,7 @@ import {
 import { BundleEntryError } from './errors.js';
 import { objectArray } from './object-array.js';
 import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
+import { Waiter } from './waiter.js';
 import { headerBytes, writeHeader } from './tar-header.js';
 
 /**
@@ -252,10 +253,10 @@ export class OrderedBundleWriter<T = Buffer> {
   private stopped = true;
   /** Whether the listing may still be made to wait (see pace); set true in the constructor. */
   private pacesListing = false;
-  private wake: (() => void) | undefined;
-  /** The listing's wait (see pace), and what ends it. */
-  private listingWait: Promise<void> | undefined;
-  private endListingWait: (() => void) | undefined;
+  /** The writer's wait for an entry (see write). */
+  private readonly entryWait = new Waiter();
+  /** The listing's wait (see pace). */
+  private readonly listingWait = new Waiter();
   private readonly written: Promise<void>;
   private readonly collected: Promise<{ output: T; sha256: string | undefined }>;
 
@@ -345,14 +346,13 @@ export class OrderedBundleWriter<T = Buffer> {
    */
   pace(): Promise<void> | undefined {
     if (!this.pacesListing) return undefined;
-    if (this.listingWait !== undefined) return this.listingWait;
+    if (this.listingWait.waiting) return this.listingWait.wait();
     if (this.gzip.started) {
       this.letListingOn(true);
       return undefined;
     }
     if (this.queue.length - this.next < LEAD_ENTRIES) return undefined;
-    this.listingWait = new Promise<void>((resolve) => (this.endListingWait = resolve));
-    return this.listingWait;
+    return this.listingWait.wait();
   }
 
   /** Every entry was added: the archive is finished. */
@@ -395,7 +395,7 @@ export class OrderedBundleWriter<T = Buffer> {
         const ended = this.ended;
         if (this.next < this.queue.length) await this.writeQueued();
         else if (ended) break;
-        else await new Promise<void>((resolve) => (this.wake = resolve));
+        else await this.entryWait.wait();
       }
       this.gzip.zeros(1024); // end-of-archive marker
       this.gzip.end();
@@ -421,7 +421,7 @@ export class OrderedBundleWriter<T = Buffer> {
       if (this.stopped) throw new Error('bundle writing stopped');
       const item = this.queue[this.next]!;
       this.queue[this.next++] = undefined as unknown as TarItem; // written: let it go
-      if (this.listingWait !== undefined && (this.gzip.started || this.queue.length - this.next <= LEAD_ENTRIES / 2))
+      if (this.listingWait.waiting && (this.gzip.started || this.queue.length - this.next <= LEAD_ENTRIES / 2))
         this.letListingOn(this.gzip.started);
       await writeItem(item, this.gzip);
       if (item.open !== undefined) {
@@ -444,18 +444,13 @@ export class OrderedBundleWriter<T = Buffer> {
   }
 
   private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    this.entryWait.wake();
   }
 
   /** Ends the listing's wait, if any; with `forGood`, it never waits again. */
   private letListingOn(forGood: boolean): void {
     if (forGood) this.pacesListing = false;
-    const endWait = this.endListingWait;
-    this.listingWait = undefined;
-    this.endListingWait = undefined;
-    endWait?.();
+    this.listingWait.wake();
   }
 }
 
