@@ -243,6 +243,22 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     expect(read).toContain('src/m000/f.js');
   });
 
+  it("a host that puts its own readDir into nodeWorkspaceFs's object itself is called too, by both writers", async () => {
+    const root = await workspace({ 'src/secret.env': 'TOKEN=canary-not-for-the-bundle' });
+    const fs = nodeWorkspaceFs(root);
+    const disk = fs.readDir;
+    fs.readDir = async (folder) => (await disk(folder)).filter((entry) => !entry.name.endsWith('.env'));
+    expect(workspaceReaderOf(fs)).toBeUndefined();
+    expect(measureOnOpenOf(fs)).toBeUndefined();
+    const args = { workspaceRoot: root, code: { sources: [{ local: 'src/' }] }, fs };
+    const { bundle, report } = await defineCodeWithReport(args);
+    expect(gunzipSync(bundle).includes('canary-not-for-the-bundle')).toBe(false);
+    expect(report.files).toBe(123);
+    const path = join(await tempDir(), 'bundle.tar.gz');
+    expect((await defineCodeToFile(args, path)).files).toBe(123);
+    expect(gunzipSync(await readFile(path)).includes('canary-not-for-the-bundle')).toBe(false);
+  });
+
   it('a file replaced by a larger one after the listing is packed whole as it was when opened', async () => {
     // The last folder is listed before its files are read; its file is swapped right after
     // the listing of its folder, so the bundle has it at the size its descriptor gives.

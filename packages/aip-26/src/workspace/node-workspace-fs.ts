@@ -79,22 +79,36 @@ export interface MeasureOnOpen {
   open(path: string): Promise<OpenedFile>;
 }
 
-/** The reader behind each WorkspaceFs nodeWorkspaceFs made. */
-const readers = new WeakMap<WorkspaceFs, NodeWorkspaceReader>();
+/** The reader behind each WorkspaceFs nodeWorkspaceFs made, and the functions it gave that object. */
+const readers = new WeakMap<WorkspaceFs, { reader: NodeWorkspaceReader; functions: WorkspaceFs }>();
 
 /**
  * The reader behind a WorkspaceFs nodeWorkspaceFs made, whose calls the object only passes
- * on: for that very object only, so a host's wrapper around one (its own readDir or
- * readFileInto) is always what is called. Its methods are the same functions in every
- * bundle (see NodeWorkspaceReader).
+ * on: for that very object only, and only while its functions are still the ones it was
+ * made with, so what a host put in their place (its own readDir or readFileInto, in a
+ * wrapper of its own or in that object) is always what is called. Its methods are the
+ * same functions in every bundle (see NodeWorkspaceReader).
  */
 export function workspaceReaderOf(fs: WorkspaceFs): WorkspaceFs | undefined {
-  return readers.get(fs);
+  return readerAsMade(fs);
 }
 
-/** The MeasureOnOpen of a reader nodeWorkspaceFs made: that very object only (see workspaceReaderOf). */
+/** The MeasureOnOpen of a reader nodeWorkspaceFs made: that very object only, as it was made (see workspaceReaderOf). */
 export function measureOnOpenOf(fs: WorkspaceFs): MeasureOnOpen | undefined {
-  return readers.get(fs)?.unmeasured;
+  return readerAsMade(fs)?.unmeasured;
+}
+
+function readerAsMade(fs: WorkspaceFs): NodeWorkspaceReader | undefined {
+  const made = readers.get(fs);
+  if (made === undefined) return undefined;
+  const { functions } = made;
+  const unchanged =
+    fs.readFile === functions.readFile &&
+    fs.readFileInto === functions.readFileInto &&
+    fs.readDir === functions.readDir &&
+    fs.stat === functions.stat &&
+    fs.readManifest === functions.readManifest;
+  return unchanged ? made.reader : undefined;
 }
 
 /** A workspace file open for the archive: measured and read through one descriptor. */
@@ -156,7 +170,7 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     stat: (rel) => reader.stat(rel),
     readManifest: (rel) => reader.readManifest(rel),
   };
-  readers.set(workspace, reader);
+  readers.set(workspace, { reader, functions: { ...workspace } });
   return workspace;
 }
 
