@@ -99,15 +99,23 @@ const DIRECTORY = constants.O_DIRECTORY ?? 0;
 let procFd: boolean | undefined;
 
 /**
- * The last fs.Stats and fs.Dirent this module made, kept for the life of the process (a few
- * hundred bytes). V8 forgets an object shape as soon as no object has it, and with it every
- * optimized function that checks for that shape: a full collection between two reads of a
- * tree (a host bundling a workspace again) left no Stats alive, and the next read compiled
- * `fstatSync`, `Stats`, `isFile` and their callers again (~30 ms of compile a bundle of
- * 2,000 files, on one of this machine's two cores). The last, not the first: a shape V8
- * has since replaced (a size past its small integers, say) would keep nothing useful.
+ * The last fs.Stats and fs.Dirent this module made, and the last folder, handle and
+ * opener's folder, kept for the life of the process (a few hundred bytes; a descriptor
+ * number kept is closed, or about to be). V8 forgets an object shape as soon as no object
+ * has it, and with it every optimized function that checks for that shape: a full
+ * collection between two reads of a tree (a host bundling a workspace again) left no Stats
+ * alive, and the next read compiled `fstatSync`, `Stats`, `isFile` and their callers again
+ * (~30 ms of compile a bundle of 2,000 files, on one of this machine's two cores). The last,
+ * not the first: a shape V8 has since replaced (a size past its small integers, say) would
+ * keep nothing useful.
  */
-const keptShapes: { stats?: fs.Stats; dirent?: fs.Dirent } = {};
+const keptShapes: {
+  stats?: fs.Stats;
+  dirent?: fs.Dirent;
+  dir?: InsideDir;
+  handle?: InsideHandle;
+  folder?: HeldFolder;
+} = {};
 
 /** Whether `/proc/self/fd` tells where a descriptor is (Linux, with /proc mounted). */
 function hasProcFd(): boolean {
@@ -212,7 +220,9 @@ function measured(fd: number, rel: string, inside: boolean): InsideHandle {
     const stats = fs.fstatSync(fd);
     keptShapes.stats = stats;
     if (!stats.isFile() && !stats.isDirectory()) throw new NotInsideError(rel, 'special');
-    return { fd, stats };
+    const handle = { fd, stats };
+    keptShapes.handle = handle;
+    return handle;
   } catch (error) {
     fs.closeSync(fd);
     throw error;
@@ -228,27 +238,52 @@ export function openDirInside(realRoot: string, rel: string, options: OpenInside
   const flags = BASE_FLAGS | DIRECTORY | (options.follow === false ? NOFOLLOW : 0);
   // O_DIRECTORY: a file there fails with ENOTDIR before anything is opened for reading.
   const { fd, stats } = openProven(realRoot, rel, flags, options.follow !== false);
-  const abs = absoluteOf(realRoot, rel);
-  const here = hasProcFd() ? `/proc/self/fd/${fd}` : abs;
-  let closed = false;
-  return {
-    fd,
-    stats,
-    entries: () => {
-      const entries = fs.readdirSync(here, { withFileTypes: true });
-      if (entries.length > 0) keptShapes.dirent = entries[entries.length - 1];
-      // Portable proof of the listing: the name must still lead to the folder proven.
-      if (!hasProcFd() && !descriptorIsInside(fd, realRoot, abs)) throw new NotInsideError(rel, 'changed');
-      return entries;
-    },
-    lstat: (name) => fs.lstatSync(`${here}/${name}`, { throwIfNoEntry: false }),
-    readlink: (name) => fs.readlinkSync(`${here}/${name}`),
-    close: () => {
-      if (closed) return;
-      closed = true;
-      fs.closeSync(fd);
-    },
-  };
+  const dir = new ProvenDir(fd, stats, realRoot, rel, absoluteOf(realRoot, rel));
+  keptShapes.dir = dir;
+  return dir;
+}
+
+/**
+ * openDirInside's folder, as methods of a class rather than closures of each folder: a
+ * reader calls `lstat` for every file of a tree, and V8 keeps the code it optimized for a
+ * closure only while that closure lives, so each tree compiled it again.
+ */
+class ProvenDir implements InsideDir {
+  private readonly here: string;
+  private closed = false;
+
+  constructor(
+    readonly fd: number,
+    readonly stats: fs.Stats,
+    private readonly realRoot: string,
+    private readonly rel: string,
+    private readonly abs: string,
+  ) {
+    this.here = hasProcFd() ? `/proc/self/fd/${fd}` : abs;
+  }
+
+  entries(): fs.Dirent[] {
+    const entries = fs.readdirSync(this.here, { withFileTypes: true });
+    if (entries.length > 0) keptShapes.dirent = entries[entries.length - 1];
+    // Portable proof of the listing: the name must still lead to the folder proven.
+    if (!hasProcFd() && !descriptorIsInside(this.fd, this.realRoot, this.abs))
+      throw new NotInsideError(this.rel, 'changed');
+    return entries;
+  }
+
+  lstat(name: string): fs.Stats | undefined {
+    return fs.lstatSync(`${this.here}/${name}`, { throwIfNoEntry: false });
+  }
+
+  readlink(name: string): string {
+    return fs.readlinkSync(`${this.here}/${name}`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+  }
 }
 
 /** Opens files of one folder after another, each through its folder's proven descriptor (see insideOpener). */
@@ -279,6 +314,13 @@ export function insideOpener(realRoot: string): InsideOpener {
   return new FolderOpener(realRoot);
 }
 
+/** A folder an opener holds (see keptShapes). */
+interface HeldFolder {
+  rel: string;
+  fd: number;
+  prefix: string;
+}
+
 /**
  * insideOpener's opener, as methods of a class rather than closures of each call: a reader
  * calls `open` for every file of a tree, and V8 compiles the reader's loop against the
@@ -287,7 +329,7 @@ export function insideOpener(realRoot: string): InsideOpener {
  * the same function for every tree.
  */
 class FolderOpener implements InsideOpener {
-  private folder: { rel: string; fd: number; prefix: string } | undefined;
+  private folder: HeldFolder | undefined;
   private closing: NodeJS.Immediate | undefined;
 
   constructor(private readonly realRoot: string) {}
@@ -319,7 +361,7 @@ class FolderOpener implements InsideOpener {
     fs.closeSync(fd);
   }
 
-  private folderOf(rel: string): { rel: string; fd: number; prefix: string } | undefined {
+  private folderOf(rel: string): HeldFolder | undefined {
     if (this.folder?.rel === rel) return this.folder;
     this.close();
     let fd: number;
@@ -330,6 +372,7 @@ class FolderOpener implements InsideOpener {
       return undefined;
     }
     this.folder = { rel, fd, prefix: `/proc/self/fd/${fd}/` };
+    keptShapes.folder = this.folder;
     this.closing = setImmediate(() => this.close());
     this.closing.unref();
     return this.folder;

@@ -6,6 +6,7 @@ import type { ContentStore } from '@agentproto/content-cache';
 import { type RunOptions, type RunValue, assertRunFileInBundle, parseRun } from '../run/index.js';
 import { DEFAULT_GZIP_LEVEL } from '../tar/index.js';
 import type { BundleEntry, OpenedLaterEntry } from '../tar/bundle-plan.js';
+import { keepShape } from '../tar/keep-shape.js';
 import { BUNDLE_LAYOUT, OrderedBundleWriter, type SinkFactory, memorySink } from '../tar/write-bundle.js';
 import { nodeWorkspaceFs } from '../workspace/node-workspace-fs.js';
 import { buildArchive, buildArchiveTo, bundleEntryOf } from './archive.js';
@@ -247,9 +248,10 @@ async function buildWhileListing<T>(
   target: BundleTarget<T>,
 ): Promise<{ output: T; report: MaybeDigestedReport }> {
   const writer = new OrderedBundleWriter({}, digest, target.sink);
+  const feed = new WriterFeed(writer);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(args, fs, plan, new WriterFeed(writer), target.needsNoBound);
+    materialized = await materialize(args, fs, plan, feed, target.needsNoBound);
   } catch (error) {
     writer.stop();
     throw error;
@@ -266,6 +268,9 @@ async function buildWhileListing<T>(
   const { output, sha256 } = written;
   // Files measured as they were opened are all counted now (one source: its bytes are the bundle's).
   const bytes = overlay.totalBytes;
+  // Kept for the next bundle, as the writer keeps itself once it gave its output (see keepShape).
+  overlay.keepForNext();
+  keepShape(feed);
   return {
     output,
     report: {

@@ -1,4 +1,5 @@
 import type { OpenedFile } from '../tar/bundle-plan.js';
+import { keepShape } from '../tar/keep-shape.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleLimits, Source } from './types.js';
 
@@ -142,6 +143,16 @@ export class Overlay {
       if (bytes > this.limits.maxBytes) throw new BundleSizeError('bytes', this.limits.maxBytes, bytes, file.source);
     }
     this.bytes = bytes;
+  }
+
+  /**
+   * The bundle is made and nothing reads this overlay again: it lets go of its files and
+   * folders and is kept for the next bundle (see keepShape). Its byte count stays.
+   */
+  keepForNext(): void {
+    this.files.clear();
+    this.folders.clear();
+    keepShape(this);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   measureOnOpenOf,
   workspaceReaderOf,
 } from '../workspace/node-workspace-fs.js';
+import { keepShape } from '../tar/keep-shape.js';
 import { BundleSizeError, SourceResolutionError } from './errors.js';
 import type { BundleFile, MeasuredFile, Overlay } from './overlay.js';
 import type { PlannedSource } from './plan.js';
@@ -36,16 +37,15 @@ export async function resolveLocal(
   signal?: AbortSignal,
   measureOnOpen = false,
 ): Promise<SourceTally> {
-  const into: Into = {
+  const into = new Into(
     source,
     // nodeWorkspaceFs's own object passes each call on to its reader: the reader is called
     // directly, the same methods in every bundle (see workspaceReaderOf).
-    fs: workspaceReaderOf(fs) ?? fs,
+    workspaceReaderOf(fs) ?? fs,
     overlay,
     signal,
-    tally: { files: 0, bytes: 0 },
-    measure: measureOnOpen ? measureOnOpenOf(fs) : undefined,
-  };
+    measureOnOpen ? measureOnOpenOf(fs) : undefined,
+  );
   const pathGlob = hasMagic(source.path) ? splitGlob(source.path) : undefined;
   const matcher = source.glob !== undefined || pathGlob ? await globMatcher() : undefined;
   const glob = source.glob !== undefined ? matcher!(source.glob) : undefined;
@@ -88,18 +88,25 @@ export async function resolveLocal(
 }
 
 /** Where a source's files go, and what was added so far. */
-interface Into {
-  source: LocalSource;
-  fs: WorkspaceFs;
-  overlay: Overlay;
-  signal: AbortSignal | undefined;
-  tally: SourceTally;
-  /**
-   * With a caller that takes unmeasured files (a folder's files are then listed without a
-   * `stat` each): the reader's MeasureOnOpen.
-   */
-  measure: MeasureOnOpen | undefined;
+class Into {
+  readonly tally: SourceTally = { files: 0, bytes: 0 };
+
+  constructor(
+    readonly source: LocalSource,
+    readonly fs: WorkspaceFs,
+    readonly overlay: Overlay,
+    readonly signal: AbortSignal | undefined,
+    /**
+     * With a caller that takes unmeasured files (a folder's files are then listed without a
+     * `stat` each): the reader's MeasureOnOpen.
+     */
+    readonly measure: MeasureOnOpen | undefined,
+  ) {}
 }
+
+// An Into no source uses, made once for its shape alone: every per-file function below
+// checks for it, and the Into of a source lives as long as its bundle (see keepShape).
+keepShape(new Into(undefined as never, undefined as never, undefined as never, undefined, undefined));
 
 /*
  * The per-file loop below (addFolder, add) is made of module functions, with the call's
@@ -206,19 +213,28 @@ function unmeasuredFile(into: Into, from: string): BundleFile {
   };
 }
 
-/** A file read only when the archive reaches it. */
+/**
+ * A file read only when the archive reaches it. Its readers are module functions bound to
+ * it, not closures: V8 keeps the code it optimized for a function only while the function
+ * lives, and a closure made for each file lived as long as its bundle, so every bundle
+ * compiled its reader again.
+ */
 function lazyFile(into: Into, from: string, size: number, executable: boolean): MeasuredFile {
-  const { fs, source } = into;
-  const readInto = fs.readFileInto
-    ? async (target: Buffer) => {
-        try {
-          await fs.readFileInto!(from, target);
-        } catch (error) {
-          readFailed(source, from, error);
-        }
-      }
-    : undefined;
-  return { size, read: () => read(into, from), readInto, executable, source: source.label };
+  return {
+    size,
+    read: read.bind(undefined, into, from),
+    readInto: into.fs.readFileInto ? readInto.bind(undefined, into, from) : undefined,
+    executable,
+    source: into.source.label,
+  };
+}
+
+async function readInto(into: Into, from: string, target: Buffer): Promise<void> {
+  try {
+    await into.fs.readFileInto!(from, target);
+  } catch (error) {
+    readFailed(into.source, from, error);
+  }
 }
 
 async function read(into: Into, from: string): Promise<Buffer> {

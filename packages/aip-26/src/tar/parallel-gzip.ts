@@ -1,4 +1,5 @@
 import * as zlib from 'node:zlib';
+import { keepShape } from './keep-shape.js';
 import { objectArray } from './object-array.js';
 import { Waiter } from './waiter.js';
 
@@ -61,14 +62,6 @@ const shared = {
    */
   lanes: new Map<string, DeflateLane[]>(),
   timer: undefined as NodeJS.Timeout | undefined,
-  /**
-   * The last ParallelGzip that finished, its blocks given back (see keepForNext): kept for the
-   * life of the process. V8 forgets an object shape as soon as no object has it, and throws
-   * away the optimized code of every method that checks for it: after a full collection
-   * between two bundles, the next one compiled `reserve`, `commit`, `fill` and the tar writer
-   * that inlines them again.
-   */
-  shape: undefined as ParallelGzip | undefined,
 
   block(): Buffer {
     return this.blocks.pop() ?? Buffer.allocUnsafe(GZIP_BLOCK_BYTES);
@@ -383,7 +376,9 @@ export class ParallelGzip {
     shared.keep(blocks, this.lanes.splice(0), this.level, this.lends);
     // The last block went to the shared ones with the spares: this one holds no memory now.
     this.block = NO_BLOCK;
-    shared.shape = this;
+    // Without it, after a full collection between two bundles, the next one compiled
+    // `reserve`, `commit`, `fill` and the tar writer that inlines them again.
+    keepShape(this);
   }
 
   private notify(): void {

@@ -14,6 +14,7 @@ import {
   planBundle,
 } from './bundle-plan.js';
 import { BundleEntryError } from './errors.js';
+import { keepShape } from './keep-shape.js';
 import { objectArray } from './object-array.js';
 import { GZIP_BLOCK_BYTES, ParallelGzip } from './parallel-gzip.js';
 import { Waiter } from './waiter.js';
@@ -135,6 +136,7 @@ export type SinkFactory<T> = (bound: () => number | undefined) => BundleSink<T>;
 export const memorySink: SinkFactory<Buffer> = (bound) => {
   const early: Buffer[] = [];
   let output: OutputBuffer | undefined;
+  let finished = false;
   const settle = (): OutputBuffer | undefined => {
     if (output === undefined) {
       const bytes = bound();
@@ -151,8 +153,12 @@ export const memorySink: SinkFactory<Buffer> = (bound) => {
       else early.push(Buffer.from(chunk));
     },
     finish() {
+      if (finished) throw new Error('bundle finished twice');
       const ready = settle();
       if (!ready) throw new Error('bundle finished before its entries were all known');
+      // The bundle is its caller's now: the sink (which a writer kept for its shape may hold) lets go of it.
+      finished = true;
+      output = undefined;
       return ready.bytes();
     },
   };
@@ -258,7 +264,8 @@ export class OrderedBundleWriter<T = Buffer> {
   /** The listing's wait (see pace). */
   private readonly listingWait = new Waiter();
   private readonly written: Promise<void>;
-  private readonly collected: Promise<{ output: T; sha256: string | undefined }>;
+  /** The bundle's SHA-256 (undefined when made without), once the sink has every chunk. */
+  private readonly collected: Promise<string | undefined>;
 
   /**
    * With `digest` false, `result()` gives no SHA-256 and the output is not hashed. The bytes
@@ -374,12 +381,18 @@ export class OrderedBundleWriter<T = Buffer> {
     this.letListingOn(true);
   }
 
-  /** What the sink gave and the bundle's SHA-256 (unless made without), once `end()` was called and every entry is written. */
+  /**
+   * What the sink gave and the bundle's SHA-256 (unless made without), once `end()` was
+   * called and every entry is written. Asked for once: the writer then lets go of what it
+   * held and is kept as the last of its kind (see keepForNext).
+   */
   async result(): Promise<{ output: T; sha256: string | undefined }> {
     const [written, collected] = await Promise.allSettled([this.written, this.collected]);
     if (collected.status === 'fulfilled') {
       if (written.status === 'rejected') throw written.reason;
-      return collected.value;
+      const output = this.sink.finish();
+      this.keepForNext();
+      return { output, sha256: collected.value };
     }
     // A sink that refused a chunk (a full disk) stops the compressor and so the writer, whose
     // error then only says the output closed: the sink's tells what happened.
@@ -432,15 +445,27 @@ export class OrderedBundleWriter<T = Buffer> {
     }
   }
 
-  /** The output, into the sink as it is compressed. */
-  private async collect(): Promise<{ output: T; sha256: string | undefined }> {
+  /** The output, into the sink as it is compressed; its SHA-256 (unless made without). */
+  private async collect(): Promise<string | undefined> {
     const digest = this.digest ? createHash('sha256') : undefined;
     for await (const chunk of this.gzip.output()) {
       if (this.stopped) throw new Error('bundle writing stopped');
       digest?.update(chunk);
       this.sink.write(chunk);
     }
-    return { output: this.sink.finish(), sha256: digest?.digest('hex') };
+    return digest?.digest('hex');
+  }
+
+  /**
+   * The bundle went to its caller: this writer lets go of what it still holds (its sink let
+   * go of the output when it gave it; the queue holds only written entries, let go one by
+   * one) and is kept for the next bundle (see keepShape).
+   */
+  private keepForNext(): void {
+    this.queue.length = 0;
+    this.next = 0;
+    this.folders.clear();
+    keepShape(this);
   }
 
   private notify(): void {

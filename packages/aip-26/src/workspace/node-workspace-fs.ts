@@ -17,6 +17,7 @@ import {
 } from '@agentproto/fs-inside';
 import type { WorkspaceEntry, WorkspaceFs } from '../code/types.js';
 import type { OpenedFile } from '../tar/bundle-plan.js';
+import { keepShape } from '../tar/keep-shape.js';
 
 /** A path in the workspace that cannot be used: a link out of it, a loop, a dangling link. */
 export class WorkspaceLinkError extends Error {
@@ -171,6 +172,8 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     readManifest: (rel) => reader.readManifest(rel),
   };
   readers.set(workspace, { reader, functions: { ...workspace } });
+  // Holds a path and a folder descriptor until the next turn at most: kept for its shape (see keepShape).
+  keepShape(reader);
   return workspace;
 }
 
