@@ -268,9 +268,13 @@ async function buildWhileListing<T>(
   const { output, sha256 } = written;
   // Files measured as they were opened are all counted now (one source: its bytes are the bundle's).
   const bytes = overlay.totalBytes;
-  // Kept for the next bundle, as the writer keeps itself once it gave its output (see keepShape).
-  overlay.keepForNext();
-  keepShape(feed);
+  // Kept for the next bundle, as the writer keeps itself once it gave its output (see
+  // keepShape). Not after a writer that declined: they would hold it, and it holds the
+  // entries it had queued when it stopped.
+  if (!writer.declined) {
+    overlay.keepForNext();
+    keepShape(feed);
+  }
   return {
     output,
     report: {
