@@ -11,7 +11,7 @@ import { tempDir } from '../support/workspace.js';
  * A host writing a bundle to a file is killed at a random point: the file at the path must be
  * the whole bundle or not there at all, never a prefix of it. Each round starts a process that
  * writes the bundle of a ~12 MB workspace with `defineCodeToFile` and kills it (SIGKILL) after
- * a random delay within the time a whole write takes.
+ * a random delay within the time a whole write takes, the rounds spread over that time.
  */
 const ROUNDS = 12;
 
@@ -58,7 +58,10 @@ describe('a bundle file, when the process writing it is killed', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const { child, done } = start(root, path);
       started = performance.now();
-      const delay = wholeMs * (0.3 + 0.7 * Math.random());
+      // Random within one of ROUNDS equal slices of the span, each round its own: the kills
+      // spread over all of it, so some land while the bundle is written whatever share of
+      // the run that is (drawn over the whole span, all 12 missed it now and then).
+      const delay = wholeMs * (0.3 + (0.7 * (round + Math.random())) / ROUNDS);
       await new Promise((resolve) => setTimeout(resolve, delay));
       child.kill('SIGKILL');
       await done;
