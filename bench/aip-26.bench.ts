@@ -9,13 +9,17 @@
  *     printed beside it (a cold process as a whole is the CLI's target, below). GNU `tar
  *     -czf` (one core) is a second baseline line, and Node's zlib alone on GNU tar's stream
  *     (already in memory) with defineCode's settings, the floor under any bundler built on
- *     it, a third. Memory above the process baseline <= the compressed bundle + 64 MiB.
+ *     it, a third. Beside the times, the CPU each takes (user + system, every thread): on
+ *     this many cores a wall time is at least CPU ÷ cores, so the CPU ratio says how much of a
+ *     wall ratio is work and how much is how fully the cores are used. Memory above the
+ *     process baseline <= the compressed bundle + 64 MiB.
  *  2. The CLI, `agentproto code bundle` as a whole process (the built bin), on the 2,000-file
  *     workspace against the same pipeline. Target <= 1.2, measured without NODE_EXTRA_CA_CERTS
  *     (a file every node start reads: a cost of the machine, printed beside it with the
  *     environment as inherited when it is set). Beside it, a Node process that does only the
  *     work itself for the same bundle, checking nothing (aip-26-cli-floor.child.cjs): what the
  *     CLI takes above it is its own code and checks, what it takes above tar | pigz is Node's.
+ *     Then the CPU of each (a few more runs, through the shell's `times`), `node -e 0` too.
  *     Needs `pnpm build` first (or AGENTPROTO_BIN naming a bin); skipped with a note when
  *     there is none.
  *  3. A second defineCode with a SHA-pinned github source: zero requests to the git server
@@ -31,7 +35,7 @@ import { basename, join, resolve } from 'node:path';
 import { defineCodeWithReport, githubConnector } from '@agentproto/aip-26';
 import { openContentStore } from '@agentproto/content-cache';
 import { makeRepo, startGitHttpServer } from '@agentproto/testkit';
-import { median, sourceLikeFiles, time, writeFiles } from './lib.ts';
+import { childrenCpuMs, median, sourceLikeFiles, time, writeFiles } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CORES = availableParallelism();
@@ -55,14 +59,22 @@ try {
     const pigz: number[] = [];
     const gnu: number[] = [];
     const floor: number[] = [];
+    const oursCpu: number[] = [];
+    const pigzCpu: number[] = [];
+    const floorCpu: number[] = [];
     const memory: number[] = [];
     let compressed = 0;
     const tar = execFileSync('tar', [...TAR_FLAGS, '-cf', '-', 'src'], { cwd: workspace.root, maxBuffer: 2 ** 30 });
     for (let round = 0; round < ROUNDS; round++) {
       const baseline = async () => {
-        pigz.push(await time(async () => tarPigz(workspace.root, join(work, 'pigz.tar.gz'))));
+        let cpu = 0;
+        pigz.push(await time(async () => (cpu = tarPigz(workspace.root, join(work, 'pigz.tar.gz')))));
+        pigzCpu.push(cpu);
         gnu.push(await time(async () => tarGzip(workspace.root, join(work, 'gnu.tar.gz'))));
+        const start = process.cpuUsage();
         floor.push(await time(() => deflateAlone(tar)));
+        const used = process.cpuUsage(start);
+        floorCpu.push((used.user + used.system) / 1000);
       };
       if (round % 2 === 0) await baseline();
       // defineCode in a fresh process: its peak memory is measured against that process's own baseline.
@@ -71,8 +83,15 @@ try {
         ['--expose-gc', '--conditions=@agentproto/source', '--import', 'tsx', CHILD, workspace.root],
         { encoding: 'utf8' },
       );
-      const measured = JSON.parse(out) as { ms: number; warmMs: number; bundleBytes: number; peakAboveMiB: number };
+      const measured = JSON.parse(out) as {
+        ms: number;
+        warmMs: number;
+        warmCpuMs: number;
+        bundleBytes: number;
+        peakAboveMiB: number;
+      };
       ours.push(measured.warmMs);
+      oursCpu.push(measured.warmCpuMs);
       cold.push(measured.ms);
       memory.push(measured.peakAboveMiB);
       compressed = measured.bundleBytes;
@@ -92,6 +111,9 @@ try {
     );
     console.log(
       `  zlib alone (defineCode's settings, on ${CORES} cores, GNU tar's stream already in memory) ${median(floor).toFixed(0)} ms (${spread(floor)}): tar | pigz is ${(median(pigz) / median(floor)).toFixed(3)}x it, defineCode ${(median(ours) / median(floor)).toFixed(3)}x`,
+    );
+    console.log(
+      `  CPU (user + system, every thread), median ms: defineCode ${median(oursCpu).toFixed(0)}, tar | pigz ${median(pigzCpu).toFixed(0)} (${(median(oursCpu) / median(pigzCpu)).toFixed(3)}x), zlib alone ${median(floorCpu).toFixed(0)}; on ${CORES} cores at least ${(median(oursCpu) / CORES).toFixed(0)} and ${(median(pigzCpu) / CORES).toFixed(0)} ms of wall`,
     );
     console.log(
       `  peak memory above the process baseline: median ${median(memory).toFixed(1)} MiB, max ${Math.max(...memory).toFixed(1)} MiB; budget = bundle ${(compressed / 2 ** 20).toFixed(1)} MiB + 64 MiB = ${(compressed / 2 ** 20 + 64).toFixed(1)} MiB`,
@@ -119,6 +141,7 @@ try {
     const bare = environments.map((): number[] => []);
     const floor: number[] = [];
     const pigz: number[] = [];
+    const pigzCpu: number[] = [];
     const floorArgs = [CLI_FLOOR, small.root, join(work, 'floor.tar.gz')];
     for (let round = 0; round < ROUNDS * 2; round++) {
       const command = async () => {
@@ -128,7 +151,11 @@ try {
         }
         floor.push(await time(async () => execFileSync(process.execPath, floorArgs, { env: environments[0]![1] })));
       };
-      const baseline = async () => pigz.push(await time(async () => tarPigz(small.root, join(work, 'pigz.tar.gz'))));
+      const baseline = async () => {
+        let cpu = 0;
+        pigz.push(await time(async () => (cpu = tarPigz(small.root, join(work, 'pigz.tar.gz')))));
+        pigzCpu.push(cpu);
+      };
       if (round % 2 === 0) {
         await command();
         await baseline();
@@ -147,6 +174,24 @@ try {
     const sameWork = tarBytes('floor.tar.gz') === tarBytes('cli.tar.gz');
     console.log(
       `  a Node process doing only the work (${basename(CLI_FLOOR)}: list, read, deflate with defineCode's settings, write; no checks), ${environments[0]![0]}: ${median(floor).toFixed(0)} ms (${spread(floor)}), ${(median(floor) / median(pigz)).toFixed(3)}x tar | pigz; agentproto code bundle is ${(median(ours[0]!) / median(floor)).toFixed(3)}x it${sameWork ? '' : " (NOT COMPARABLE: its tar is not the size of the CLI's)"}`,
+    );
+    // The CPU of each whole process: a few more runs, not timed, each through a shell whose
+    // `times` reports what its child took.
+    const cpuOf = (command: string[]) =>
+      childrenCpuMs(
+        execFileSync('sh', ['-c', '"$@" > /dev/null && times', 'sh', ...command], {
+          encoding: 'utf8',
+          env: environments[0]![1],
+        }),
+      );
+    const cpu = { ours: [] as number[], floor: [] as number[], bare: [] as number[] };
+    for (let round = 0; round < 5; round++) {
+      cpu.ours.push(cpuOf([process.execPath, ...args]));
+      cpu.floor.push(cpuOf([process.execPath, ...floorArgs]));
+      cpu.bare.push(cpuOf([process.execPath, '-e', '0']));
+    }
+    console.log(
+      `  CPU (user + system, every thread), median ms, ${environments[0]![0]}: agentproto code bundle ${median(cpu.ours).toFixed(0)}, the Node-only process ${median(cpu.floor).toFixed(0)}, node -e 0 ${median(cpu.bare).toFixed(0)}; tar | pigz ${median(pigzCpu).toFixed(0)} (its timed runs): the CLI takes ${(median(cpu.ours) / median(pigzCpu)).toFixed(3)}x its CPU`,
     );
     const ratio = median(ours[0]!) / median(pigz);
     if (ratio > 1.2) missed += 1;
@@ -195,11 +240,17 @@ async function makeWorkspace(
   return { root, files: files.size, mib: (await writeFiles(root, files)) / 2 ** 20 };
 }
 
-/** The baseline: GNU tar's deterministic stream through pigz on every core. */
-function tarPigz(root: string, out: string): void {
-  execFileSync('sh', ['-c', `tar ${TAR_FLAGS.join(' ')} -cf - src | pigz -p ${CORES} > "$1"`, 'sh', out], {
-    cwd: root,
-  });
+/**
+ * The baseline: GNU tar's deterministic stream through pigz on every core. Returns the CPU
+ * tar and pigz took (the shell's `times`, printed once both ended).
+ */
+function tarPigz(root: string, out: string): number {
+  return childrenCpuMs(
+    execFileSync('sh', ['-c', `tar ${TAR_FLAGS.join(' ')} -cf - src | pigz -p ${CORES} > "$1" && times`, 'sh', out], {
+      cwd: root,
+      encoding: 'utf8',
+    }),
+  );
 }
 
 /** GNU tar -czf: gzip on one core. */

@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractTarGz } from '@agentproto/aip-26';
-import { median, sourceLikeFiles, time, writeFiles } from './lib.ts';
+import { childrenCpuMs, median, sourceLikeFiles, time, writeFiles } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
@@ -86,12 +86,4 @@ try {
   );
 } finally {
   await rm(work, { recursive: true, force: true });
-}
-
-/** The children's user + system time from the second line of the shell's `times` ("0m0.600s 0m0.370s"). */
-function childrenCpuMs(times: string): number {
-  const line = times.trim().split('\n')[1] ?? '';
-  const seconds = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  if (seconds.length !== 2) throw new Error(`unexpected output of times: ${JSON.stringify(times)}`);
-  return (seconds[0]! + seconds[1]!) * 1000;
 }

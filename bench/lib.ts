@@ -16,6 +16,18 @@ export async function time(run: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+/**
+ * The children's user + system time, in ms, from output that ends with what the shell's
+ * `times` printed: its last line ("0m0.600s 0m0.370s") is the CPU of every child the shell
+ * waited for.
+ */
+export function childrenCpuMs(times: string): number {
+  const line = times.trim().split('\n').at(-1) ?? '';
+  const seconds = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  if (seconds.length !== 2) throw new Error(`unexpected output of times: ${JSON.stringify(times)}`);
+  return (seconds[0]! + seconds[1]!) * 1000;
+}
+
 /** xorshift32: a fast, deterministic stream of 32-bit numbers, good enough for sizes and bytes. */
 export function xorshift(seed: number): () => number {
   let state = seed >>> 0 || 1;
