@@ -82,6 +82,31 @@ describe('shellQuote', () => {
     );
   });
 
+  it('leaves a path unquoted exactly when every character is a letter, mark or digit of any script, or one of _ @ % + = : , . / - and # (= and # not first)', () => {
+    const safe = /^[\p{L}\p{M}\p{N}_@%+:,./-][\p{L}\p{M}\p{N}_@%+=:,./#-]*$/u;
+    const plain = (path: string) => shellQuote(path) === path;
+    // Every ASCII character, and some beyond it, alone, first and after a plain start.
+    const characters = [
+      ...Array.from({ length: 128 }, (_, code) => String.fromCharCode(code)),
+      'é',
+      'Ж',
+      '٣',
+      '\u0301',
+      'ｱ',
+      '\u00a0',
+      '\u202e',
+    ];
+    for (const character of characters)
+      for (const path of [character, `${character}a`, `a${character}`, `a/${character}b`])
+        expect(plain(path), JSON.stringify(path)).toBe(safe.test(path));
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...characters), { maxLength: 8 }), (parts) => {
+        const path = parts.join('');
+        expect(plain(path)).toBe(safe.test(path));
+      }),
+    );
+  });
+
   it('never lets a control character through, quoted or not', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (text) => {
