@@ -25,11 +25,6 @@ function files(count: number): Record<string, string> {
 }
 
 /**
- * Between two bundles the SDK keeps the last object of each class a bundle is made of, for
- * V8's sake (see keepShape): each must have let go of everything of its bundle first. A
- * host that drops a bundle, or the manifest it was made from, gets that memory back.
- */
-/**
  * Makes a bundle of the code `declare` gives with `bundle`, lets go of both, and tells
  * whether the bundle's bytes (when it gives them) and the code's first source as declared
  * (what every file of a bundle's overlay refers back to) were collected.
@@ -47,6 +42,11 @@ async function letGo(
   return { bytes: bytes === undefined || (await collected(bytes)), source: await collected(source) };
 }
 
+/**
+ * Between two bundles the SDK keeps the last object of each class a bundle is made of, for
+ * V8's sake (see keepShape): each must have let go of everything of its bundle first. A
+ * host that drops a bundle, or the manifest it was made from, gets that memory back.
+ */
 describe('what is kept from one bundle to the next holds nothing of it', () => {
   it('a bundle in memory and the source it was made from are collected once the host lets go of them', async () => {
     const workspaceRoot = await makeWorkspace(files(200));
