@@ -17,7 +17,6 @@
  *
  * BENCH_CASES=validate (or write) runs one comparison alone, e.g. under `node --cpu-prof`.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,7 +29,7 @@ import {
   validatePlugin,
   writePlugin,
 } from '@agentproto/agent-plugins';
-import { median, report, textContent, time, xorshift } from './lib.ts';
+import { flushPageCache, median, report, textContent, time, xorshift } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CASES = new Set((process.env.BENCH_CASES ?? 'validate,write').split(','));
@@ -125,11 +124,6 @@ async function writePlainly(files: ReadonlyMap<string, PackageFile>, dir: string
     await writeFile(abs, file.bytes);
     await chmod(abs, file.mode);
   }
-}
-
-/** Each timed write starts with no dirty pages left by the one before. */
-function flushPageCache(): void {
-  execFileSync('sync');
 }
 
 const ms = (values: number[]) => values.map((v) => v.toFixed(0)).join(' ');

@@ -14,25 +14,19 @@
  *  2. A hit on a 10,000-file object. Target median <= 1 ms.
  *  3. 64 concurrent acquisitions of one key in one process. Target: exactly one fill.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openContentStore } from '@agentproto/content-cache';
-import { median, report, syntheticTree, time, writeAll, writeTree } from './lib.ts';
+import { flushPageCache, median, report, syntheticTree, time, writeAll, writeTree } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CORES = availableParallelism();
 const files = syntheticTree(10_000, 1024, 64 * 1024);
 const totalBytes = [...files.values()].reduce((n, b) => n + b.length, 0);
 console.log(`tree: ${files.size} files, ${(totalBytes / 2 ** 20).toFixed(1)} MiB; ${ROUNDS} rounds, alternating`);
-
-/** Each timed write starts with no dirty pages left by the one before. */
-function flushPageCache(): void {
-  execFileSync('sync');
-}
 
 /** CPU time (ms) of the main thread and of all the others (thread pool, workers), from /proc. */
 function threadCpu(): { main: number; others: number } {

@@ -3,9 +3,10 @@
  * (the workspace of aip-26.bench.ts), made once with `tar -czf`; then rounds alternate
  * `extractTarGz` (every rule of the safe reader, staging folder and rename) and `tar -xzf`
  * (a child process, start-up included), each into a fresh folder on the same filesystem.
- * Target: ratio of medians <= 1.2. BENCH_DIR picks the filesystem (default: the OS temp
- * folder); on a disk shared with other work the figures follow its write-back, on tmpfs
- * (BENCH_DIR=/dev/shm) they measure the extractors themselves.
+ * Target: ratio of medians <= 1.2. Each run starts after a `sync`, so neither pays for the
+ * writeback of the tree the one before it wrote (or removed). BENCH_DIR picks the filesystem
+ * (default: the OS temp folder); on a disk shared with other work the figures still follow
+ * its load, on tmpfs (BENCH_DIR=/dev/shm) they measure the extractors themselves.
  */
 import { execFileSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -13,7 +14,7 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractTarGz } from '@agentproto/aip-26';
-import { childrenCpuMs, median, sourceLikeFiles, time, writeFiles } from './lib.ts';
+import { childrenCpuMs, flushPageCache, median, sourceLikeFiles, time, writeFiles } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
@@ -42,6 +43,7 @@ try {
     const oursDest = join(work, `ours-${round + 1}`);
     const gnuDest = join(work, `gnu-${round + 1}`);
     const runOurs = async () => {
+      flushPageCache();
       const cpu = process.cpuUsage();
       const ms = await time(() => extractTarGz(createReadStream(archive), oursDest, options));
       const used = process.cpuUsage(cpu);
@@ -53,6 +55,7 @@ try {
     };
     const runGnu = async () => {
       await mkdir(gnuDest);
+      flushPageCache();
       let times = '';
       const ms = await time(async () => {
         // `times` prints the shell's own CPU, then its children's (tar, which waited for gzip).
