@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -8,7 +9,10 @@ import {
   RunFileMissingError,
   WorkspaceChangedError,
   WorkspaceLinkError,
+  type BundleReport,
+  type DefineCodeOptions,
   type WorkspaceFs,
+  defineCode,
   defineCodeToFile,
   defineCodeWithReport,
   nodeWorkspaceFs,
@@ -19,10 +23,11 @@ import { makeWorkspace, tempDir } from './support/workspace.js';
 const LIMITS = { maxBytes: 64 * 1024 * 1024, maxFiles: 1_000 };
 
 /**
- * A bundle written to a file lists its one workspace folder without a `stat` of each file:
- * each file is measured by the descriptor it is opened with when the archive reaches it
- * (see MeasureOnOpen). These pin down that reader and that the bundle, its report and its
- * refusals are the ones `defineCodeWithReport` (which measures while listing) gives.
+ * A bundle of one workspace folder, in memory or written to a file, lists that folder
+ * without a `stat` of each file: each file is measured by the descriptor it is opened with
+ * when the archive reaches it (see MeasureOnOpen). These pin down that reader and that the
+ * bundle, its report and its refusals are the ones a listing that measures gives (a copy of
+ * the reader, which is always called as it is: see `measured`).
  */
 describe('nodeWorkspaceFs: a listing without a stat of each file, files measured as they are opened', () => {
   it('lists files without size or mode, and gives them from the open descriptor', async () => {
@@ -120,7 +125,20 @@ describe('nodeWorkspaceFs: a listing without a stat of each file, files measured
   });
 });
 
-describe('defineCodeToFile: one folder listed without a stat of each file gives what defineCodeWithReport gives', () => {
+/** The bundle of `args` by a listing that measures each file: through a copy of the reader, called as it is. */
+function measured(args: DefineCodeOptions & { workspaceRoot: string }) {
+  return defineCodeWithReport({ ...args, fs: { ...nodeWorkspaceFs(args.workspaceRoot) } });
+}
+
+/** The bundle of `args` in memory, and written to a file: the two writers that measure files as they open them. */
+async function bothWriters(args: DefineCodeOptions): Promise<{ bundle: Buffer; report: BundleReport }[]> {
+  const inMemory = await defineCodeWithReport(args);
+  const path = join(await tempDir(), 'bundle.tar.gz');
+  const report = await defineCodeToFile(args, path);
+  return [inMemory, { bundle: await readFile(path), report }];
+}
+
+describe('one folder listed without a stat of each file, in memory or to a file, gives what a measuring listing gives', () => {
   /** A folder of files over several 1 MiB blocks, with an executable, a link and a nested folder. */
   async function workspace(extra: Record<string, string> = {}) {
     const spec: Parameters<typeof makeWorkspace>[0] = {
@@ -137,16 +155,27 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
   it('the same bytes, modes and report', async () => {
     const root = await workspace();
     const code = { sources: [{ local: 'src/' }] };
-    const path = join(await tempDir(), 'bundle.tar.gz');
-    const expected = await defineCodeWithReport({ workspaceRoot: root, code });
-    const report = await defineCodeToFile({ workspaceRoot: root, code }, path);
-    const written = await readFile(path);
-    expect(written.equals(expected.bundle)).toBe(true);
-    expect(report).toEqual(expected.report);
-    expect(report.bytes).toBeGreaterThan(3_600_000);
-    const entries = await readBundleEntries(written, LIMITS);
-    expect(entries.find((entry) => entry.path === 'src/bin/tool.sh')?.executable).toBe(true);
-    expect(entries.find((entry) => entry.path === 'src/empty.txt')?.data.length).toBe(0);
+    const expected = await measured({ workspaceRoot: root, code });
+    for (const { bundle, report } of await bothWriters({ workspaceRoot: root, code })) {
+      expect(bundle.equals(expected.bundle)).toBe(true);
+      expect(report).toEqual(expected.report);
+      expect(report.bytes).toBeGreaterThan(3_600_000);
+      const entries = await readBundleEntries(bundle, LIMITS);
+      expect(entries.find((entry) => entry.path === 'src/bin/tool.sh')?.executable).toBe(true);
+      expect(entries.find((entry) => entry.path === 'src/empty.txt')?.data.length).toBe(0);
+    }
+  });
+
+  it('a bundle past 32 MiB compressed, its size known only at its end in memory: the same bytes and report', async () => {
+    const root = await makeWorkspace({ 'src/notes.txt': 'incompressible files follow' });
+    for (let i = 0; i < 20; i++) await writeFile(join(root, `src/r${i}.bin`), randomBytes(2 << 20));
+    const code = { sources: [{ local: 'src/' }] };
+    const expected = await measured({ workspaceRoot: root, code });
+    expect(expected.bundle.length).toBeGreaterThan(40 << 20);
+    for (const { bundle, report } of await bothWriters({ workspaceRoot: root, code })) {
+      expect(bundle.equals(expected.bundle)).toBe(true);
+      expect(report).toEqual(expected.report);
+    }
   });
 
   it('names listed out of archive order: measured and packed the sorted way, the same bytes and report', async () => {
@@ -154,11 +183,11 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     // that packs while listing declines, and the files are measured and packed in order.
     const root = await workspace({ 'src/zz/\u{1f600}.txt': 'smile', 'src/zz/\ue000.txt': 'private' });
     const code = { sources: [{ local: 'src/' }] };
-    const path = join(await tempDir(), 'bundle.tar.gz');
-    const expected = await defineCodeWithReport({ workspaceRoot: root, code });
-    const report = await defineCodeToFile({ workspaceRoot: root, code }, path);
-    expect((await readFile(path)).equals(expected.bundle)).toBe(true);
-    expect(report).toEqual(expected.report);
+    const expected = await measured({ workspaceRoot: root, code });
+    for (const { bundle, report } of await bothWriters({ workspaceRoot: root, code })) {
+      expect(bundle.equals(expected.bundle)).toBe(true);
+      expect(report).toEqual(expected.report);
+    }
   });
 
   it('the byte limit refuses at the same file with the same count, before a byte of it is read, and before the run file is missing', async () => {
@@ -166,19 +195,25 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     const code = { sources: [{ local: 'src/' }] };
     const out = await tempDir();
     for (const run of [undefined, 'src/missing.py']) {
-      const expected = await defineCodeWithReport({ workspaceRoot: root, code, run, limits: { maxBytes: 2_000_000 } })
+      const args = { workspaceRoot: root, code, run, limits: { maxBytes: 2_000_000 } };
+      const expected = await measured(args)
         .then(() => undefined)
         .catch((error: unknown) => error);
-      const refused = await defineCodeToFile(
-        { workspaceRoot: root, code, run, limits: { maxBytes: 2_000_000 } },
-        join(out, 'b.tar.gz'),
-      ).catch((error: unknown) => error);
       expect(expected).toBeInstanceOf(BundleSizeError);
-      expect(refused).toBeInstanceOf(BundleSizeError);
-      expect({ ...(refused as BundleSizeError) }).toEqual({ ...(expected as BundleSizeError) });
-      expect((refused as Error).message).toBe((expected as Error).message);
+      const refusals = [
+        await defineCodeWithReport(args).catch((error: unknown) => error),
+        await defineCodeToFile(args, join(out, 'b.tar.gz')).catch((error: unknown) => error),
+      ];
+      for (const refused of refusals) {
+        expect(refused).toBeInstanceOf(BundleSizeError);
+        expect({ ...(refused as BundleSizeError) }).toEqual({ ...(expected as BundleSizeError) });
+        expect((refused as Error).message).toBe((expected as Error).message);
+      }
     }
     // Under the limit, the missing run file is what is refused.
+    await expect(defineCodeWithReport({ workspaceRoot: root, code, run: 'src/missing.py' })).rejects.toBeInstanceOf(
+      RunFileMissingError,
+    );
     await expect(
       defineCodeToFile({ workspaceRoot: root, code, run: 'src/missing.py' }, join(out, 'c.tar.gz')),
     ).rejects.toBeInstanceOf(RunFileMissingError);
@@ -191,17 +226,17 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
     await writeFile(huge, '');
     await truncate(huge, 8 * 2 ** 30);
     const out = await tempDir();
-    const started = performance.now();
-    const before = process.memoryUsage().rss;
-    const refused = await defineCodeToFile(
-      { workspaceRoot: root, code: { sources: [{ local: 'src/' }] } },
-      join(out, 'b.tar.gz'),
-    ).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(BundleSizeError);
-    expect(refused).toMatchObject({ limit: 'bytes', max: 100 * 2 ** 20, source: 'sources[0]' });
-    expect((refused as BundleSizeError).actual).toBeGreaterThan(8 * 2 ** 30);
-    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 2 ** 20);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    const args = { workspaceRoot: root, code: { sources: [{ local: 'src/' }] } };
+    for (const write of [() => defineCode(args), () => defineCodeToFile(args, join(out, 'b.tar.gz'))]) {
+      const started = performance.now();
+      const before = process.memoryUsage().rss;
+      const refused = await write().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(BundleSizeError);
+      expect(refused).toMatchObject({ limit: 'bytes', max: 100 * 2 ** 20, source: 'sources[0]' });
+      expect((refused as BundleSizeError).actual).toBeGreaterThan(8 * 2 ** 30);
+      expect(process.memoryUsage().rss - before).toBeLessThan(256 * 2 ** 20);
+      expect(performance.now() - started).toBeLessThan(10_000);
+    }
     expect(await readdir(out)).toEqual([]);
   });
 
@@ -275,13 +310,14 @@ describe('defineCodeToFile: one folder listed without a stat of each file gives 
       }
       return entries;
     };
-    const path = join(await tempDir(), 'bundle.tar.gz');
-    const report = await defineCodeToFile(
-      { workspaceRoot: root, code: { sources: [{ local: 'src/' }] }, fs: disk },
-      path,
-    );
-    const entries = await readBundleEntries(await readFile(path), LIMITS);
-    expect(entries.find((entry) => entry.path === 'src/m119/f.js')?.data.toString()).toBe(grown);
-    expect(report.bytes).toBe(entries.reduce((sum, entry) => sum + entry.data.length, 0));
+    for (const { bundle, report } of await bothWriters({
+      workspaceRoot: root,
+      code: { sources: [{ local: 'src/' }] },
+      fs: disk,
+    })) {
+      const entries = await readBundleEntries(bundle, LIMITS);
+      expect(entries.find((entry) => entry.path === 'src/m119/f.js')?.data.toString()).toBe(grown);
+      expect(report.bytes).toBe(entries.reduce((sum, entry) => sum + entry.data.length, 0));
+    }
   });
 });

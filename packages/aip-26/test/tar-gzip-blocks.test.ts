@@ -4,6 +4,7 @@ import { constants, deflateRawSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { bundleStream, readTarGz, writeBundle } from '../src/index.js';
 import { DeflateLane, GZIP_BLOCK_BYTES, LANE_OUTPUT_BYTES, ParallelGzip } from '../src/tar/parallel-gzip.js';
+import { memorySink } from '../src/tar/write-bundle.js';
 
 describe('gzip in independent blocks', () => {
   it('writes a multi-block gzip that gzip -t, zlib and GNU tar all accept, byte for byte', async () => {
@@ -52,6 +53,80 @@ describe('gzip in independent blocks', () => {
       })(),
     );
     expect(b.equals(a)).toBe(true);
+  });
+});
+
+/**
+ * The bundle in memory when its bound is known only after the last chunk (files measured as
+ * they are packed): a provisional buffer of fresh pages, then the bundle as one buffer.
+ */
+describe('a bundle in memory whose size is known only at its end', () => {
+  const MiB = 1 << 20;
+  /** Writes `total` bytes in chunks of `chunk` (each of its own byte values), the bound known after `known` bytes (never: undefined). */
+  function fill(total: number, chunk: number, known?: number) {
+    let written = 0;
+    let ended = false;
+    const sink = memorySink(() => (ended || (known !== undefined && written >= known) ? total + 1024 : undefined));
+    const parts: Buffer[] = [];
+    for (let i = 0; written < total; i++) {
+      const part = Buffer.alloc(Math.min(chunk, total - written), i % 251);
+      sink.write(part);
+      parts.push(part);
+      written += part.length;
+    }
+    const finish = () => {
+      ended = true;
+      return sink.finish();
+    };
+    return { sink, expected: Buffer.concat(parts), finish };
+  }
+
+  it('a small bundle gets memory of its own size, not the provisional buffer nor a slice of a shared pool', () => {
+    for (const total of [100, 3000, 5 * MiB]) {
+      const { expected, finish } = fill(total, 64 * 1024);
+      const bundle = finish();
+      expect(bundle.equals(expected)).toBe(true);
+      expect(bundle.byteOffset).toBe(0);
+      expect(bundle.buffer.byteLength).toBe(total);
+    }
+  });
+
+  it('one past a quarter of the provisional buffer is a view of it, zero past its end', () => {
+    const { expected, finish } = fill(12 * MiB, MiB);
+    const bundle = finish();
+    expect(bundle.equals(expected)).toBe(true);
+    expect(bundle.buffer.byteLength).toBeGreaterThan(32 * MiB);
+    expect(new Uint8Array(bundle.buffer, bundle.byteOffset + bundle.length).every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('one that outgrows it, its bound still unknown, is joined once into a buffer of its size', () => {
+    const { expected, finish } = fill(75 * MiB + 12345, MiB + 7);
+    const bundle = finish();
+    expect(bundle.length).toBe(expected.length);
+    expect(bundle.equals(expected)).toBe(true);
+    expect(bundle.buffer.byteLength).toBe(expected.length);
+  });
+
+  it('one whose bound becomes known before it outgrows the provisional buffer goes on in one buffer of the bound', () => {
+    const { expected, finish } = fill(40 * MiB, MiB, 20 * MiB);
+    const bundle = finish();
+    expect(bundle.equals(expected)).toBe(true);
+    expect(bundle.buffer.byteLength).toBe(40 * MiB + 1024);
+  });
+
+  it('one whose bound is known at its first chunk is one buffer of that bound, as before', () => {
+    const { expected, finish } = fill(40 * MiB, MiB, 0);
+    const bundle = finish();
+    expect(bundle.equals(expected)).toBe(true);
+    expect(bundle.buffer.byteLength).toBe(40 * MiB + 1024);
+  });
+
+  it('is never finished before its bound is known, nor twice', () => {
+    const { sink } = fill(1000, 100);
+    expect(() => sink.finish()).toThrow(/before its entries were all known/);
+    const { finish } = fill(1000, 100);
+    finish();
+    expect(finish).toThrow(/finished twice/);
   });
 });
 

@@ -151,13 +151,12 @@ async function defineCodeWith(
  * listing declined its entries (see OrderedBundleWriter) and the sorted writer takes over.
  */
 export interface BundleTarget<T> {
-  sink: SinkFactory<T>;
   /**
-   * Whether the sink needs no bound of the bundle's size before its last chunk (a file
-   * does; one buffer in memory is sized from it). A workspace folder is then listed without
-   * a `stat` of each file: each is measured as it is opened to be packed.
+   * Takes chunks before the bundle's bound is known (a file, or memory filled
+   * provisionally: see memorySink): a workspace folder packed while it is listed is listed
+   * without a `stat` of each file, each measured as it is opened to be packed.
    */
-  needsNoBound: boolean;
+  sink: SinkFactory<T>;
   take(bundle: Buffer): T;
   restart(): void;
   bytes(output: T): number;
@@ -165,7 +164,6 @@ export interface BundleTarget<T> {
 
 const IN_MEMORY: BundleTarget<Buffer> = {
   sink: memorySink,
-  needsNoBound: false,
   take: (bundle) => bundle,
   restart() {},
   bytes: (bundle) => bundle.length,
@@ -234,11 +232,12 @@ async function build<T>(
 
 /**
  * A plan of one workspace source: its files come in archive order as the folder is listed
- * (see OrderedBundleWriter), so they are packed and compressed while the listing goes on.
- * Every check runs as in `build`, in the same order: a source or limit refusal, a missing
- * run file or case twins are thrown before any packing error, and the bundle is only
- * returned once they all passed. Files that do not come in order (names beyond ASCII may
- * list in another order) are packed the usual way once listed: the same bytes.
+ * (see OrderedBundleWriter), so they are packed and compressed while the listing goes on,
+ * each measured as it is opened to be packed, not by a `stat` as it is listed. Every check
+ * runs as in `build`, in the same order: a source or limit refusal, a missing run file or
+ * case twins are thrown before any packing error, and the bundle is only returned once
+ * they all passed. Files that do not come in order (names beyond ASCII may list in another
+ * order) are packed the usual way once listed: the same bytes.
  */
 async function buildWhileListing<T>(
   args: DefineCodeOptions,
@@ -251,7 +250,7 @@ async function buildWhileListing<T>(
   const feed = new WriterFeed(writer);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(args, fs, plan, feed, target.needsNoBound);
+    materialized = await materialize(args, fs, plan, feed, true);
   } catch (error) {
     writer.stop();
     throw error;

@@ -54,8 +54,6 @@ class PartialFile implements BundleTarget<number> {
   private fd: number | undefined;
   /** The temporary file exists (until renamed or removed). */
   private created = false;
-  /** A file is written chunk by chunk from offset 0: it needs no bound of its size. */
-  readonly needsNoBound = true;
 
   constructor(private readonly target: string) {
     // A name the file system takes whatever the target's length (a name is at most 255 bytes).

@@ -132,34 +132,26 @@ export interface BundleSink<T> {
  */
 export type SinkFactory<T> = (bound: () => number | undefined) => BundleSink<T>;
 
-/** The bundle in one buffer (see OutputBuffer): chunks that come before the bound is known are copied and held until then. */
+/**
+ * The bundle in memory (see OutputBuffer): sized from the bound when it is known by the
+ * first chunk, else filled provisionally and sized at the end.
+ */
 export const memorySink: SinkFactory<Buffer> = (bound) => {
-  const early: Buffer[] = [];
   let output: OutputBuffer | undefined;
   let finished = false;
-  const settle = (): OutputBuffer | undefined => {
-    if (output === undefined) {
-      const bytes = bound();
-      if (bytes === undefined) return undefined;
-      output = new OutputBuffer(bytes);
-      for (const held of early.splice(0)) output.append(held);
-    }
-    return output;
-  };
   return {
     write(chunk) {
-      const ready = settle();
-      if (ready) ready.append(chunk);
-      else early.push(Buffer.from(chunk));
+      output ??= new OutputBuffer(bound());
+      output.append(chunk, bound);
     },
     finish() {
       if (finished) throw new Error('bundle finished twice');
-      const ready = settle();
-      if (!ready) throw new Error('bundle finished before its entries were all known');
+      if (bound() === undefined) throw new Error('bundle finished before its entries were all known');
       // The bundle is its caller's now: the sink (which a writer kept for its shape may hold) lets go of it.
       finished = true;
+      const bytes = output?.bytes() ?? Buffer.alloc(0);
       output = undefined;
-      return ready.bytes();
+      return bytes;
     },
   };
 };
@@ -616,23 +608,60 @@ const FRESH_MAPPING_BYTES = (32 << 20) + (64 << 10);
  * process that had bundled before, `Buffer.alloc` of the bound took 24-61 ms in 3 of 8 calls
  * (clearing reused heap memory: ~5,900 page faults, before the first block was compressed);
  * 33 or 40 MiB took at most 3.7 ms in 30 calls of a loop where 31 MiB took up to 75 ms.
+ *
+ * When output comes before the bound is known (files measured only as they are packed), the
+ * first buffer is provisional: FRESH_MAPPING_BYTES, of which only the pages written become
+ * resident. A bundle that ends under a quarter of it is copied into a buffer of its size, so
+ * a small bundle does not hold 32 MiB of address space (and of V8's count of external
+ * memory). One that outgrows it goes on in further buffers of that size, joined once at the
+ * end: a copy of the bundle, and the bundle twice for a moment, only past 32 MiB compressed.
  */
 class OutputBuffer {
   private buffer: Buffer;
   private length = 0;
-  constructor(bound: number) {
-    this.buffer = Buffer.alloc(bound >= 16 << 20 ? Math.max(bound, FRESH_MAPPING_BYTES) : bound);
+  /** Filled buffers before `buffer`, when the bound was still unknown as each filled. */
+  private readonly filled: Buffer[] = [];
+  private readonly provisional: boolean;
+  constructor(bound: number | undefined) {
+    this.provisional = bound === undefined;
+    this.buffer = freshBuffer(bound ?? FRESH_MAPPING_BYTES);
   }
-  append(chunk: Buffer): void {
-    if (this.length + chunk.length > this.buffer.length) {
-      // Not expected (the bound holds for zlib), but never wrong: grow.
-      const grown = Buffer.alloc(Math.max(this.buffer.length * 2, this.length + chunk.length));
-      this.buffer.copy(grown, 0, 0, this.length);
-      this.buffer = grown;
-    }
+  append(chunk: Buffer, bound: () => number | undefined): void {
+    if (this.length + chunk.length > this.buffer.length) this.makeRoom(chunk.length, bound());
     this.length += chunk.copy(this.buffer, this.length);
   }
-  bytes(): Buffer {
-    return this.buffer.subarray(0, this.length);
+
+  /** Room for `needed` more bytes; `known` is the bound, if it is known now. */
+  private makeRoom(needed: number, known: number | undefined): void {
+    if (known === undefined) {
+      // Still unknown: this buffer is kept as it is, and a fresh one goes on.
+      this.filled.push(this.buffer.subarray(0, this.length));
+      this.buffer = freshBuffer(Math.max(needed, FRESH_MAPPING_BYTES));
+      this.length = 0;
+      return;
+    }
+    // Known: the rest of the bundle in one buffer. (Past the bound, which zlib's output never
+    // is, but never wrong: it doubles.)
+    let before = 0;
+    for (const buffer of this.filled) before += buffer.length;
+    const rest = known - before >= this.length + needed ? known - before : 2 * (this.length + needed);
+    const grown = freshBuffer(rest);
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
   }
+
+  bytes(): Buffer {
+    const last = this.buffer.subarray(0, this.length);
+    if (this.filled.length > 0) return Buffer.concat([...this.filled, last]);
+    if (!this.provisional || this.length >= this.buffer.length / 4) return last;
+    // Its own memory, not a slice of Node's shared pool: the host that drops it frees it.
+    const own = Buffer.allocUnsafeSlow(this.length);
+    last.copy(own);
+    return own;
+  }
+}
+
+/** A zeroed buffer of at least `bytes`: past FRESH_MAPPING_BYTES from 16 MiB on, so it is fresh zero pages. */
+function freshBuffer(bytes: number): Buffer {
+  return Buffer.alloc(bytes >= 16 << 20 ? Math.max(bytes, FRESH_MAPPING_BYTES) : bytes);
 }

@@ -111,16 +111,23 @@ describe('a workspace whose folders are swapped for links while it is read', () 
     await raceBuilds(race, async () => [gunzipSync((await defineCodeWithReport({ code, workspaceRoot })).bundle)]);
   });
 
-  it('the same for a bundle written to a file, its one folder listed without a stat of each file and each measured as it is opened', async () => {
+  it('the same for a bundle in memory and one written to a file, their one folder listed without a stat of each file and each measured as it is opened', async () => {
     const race = await scene();
     const { workspaceRoot } = race;
     const code = { sources: [{ local: 'src' }] };
     const path = join(workspaceRoot, '..', `bundle-${Math.random().toString(36).slice(2)}.tar.gz`);
     expect((await defineCodeToFile({ code, workspaceRoot }, path)).files).toBe(4);
+    expect((await defineCodeWithReport({ code, workspaceRoot })).report.files).toBe(4);
     await raceBuilds(race, async () => {
+      const inMemory = await defineCodeWithReport({ code, workspaceRoot });
       await rm(path, { force: true });
       const report = await defineCodeToFile({ code, workspaceRoot }, path);
-      return [gunzipSync(await readFile(path)), JSON.stringify(report)];
+      return [
+        gunzipSync(inMemory.bundle),
+        JSON.stringify(inMemory.report),
+        gunzipSync(await readFile(path)),
+        JSON.stringify(report),
+      ];
     });
   });
 
