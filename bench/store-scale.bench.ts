@@ -4,9 +4,15 @@
  * declaration link per object). Targets:
  *  1. A hit (acquire of a stored key, in a process that has not seen it yet) stays under
  *     1 ms median at both sizes.
- *  2. `list` and `gc` take time linear in the store's size: the ratio of the large store's
- *     time to the small one's is printed beside the ratio of their sizes (10); target
- *     <= 12 (10 with 20% for the noise of a shared machine).
+ *  2. `list`, `entries` and `gc` take time linear in the store's size. Each runs right after
+ *     the baseline below (a plain read of the records it reads), and its time is taken as a
+ *     multiple of that read's, paired round by round; target: that multiple at 1,000,000
+ *     keys is at most 1.2x the one at 100,000 (the same, with 20% for the noise of a shared
+ *     machine), so nothing the store adds to the reads grows faster than the store. The
+ *     plain time ratio of the two sizes is printed too, beside the baseline's own: on this
+ *     project's VMs a plain read of 10x the records took 7.4-13.1x the time (the kernel's
+ *     lookup of each name slows as the cached names grow), so a bound on it would measure
+ *     the filesystem.
  *  3. Memory stays bounded: peak RSS and heap above the process's baseline while `gc` runs
  *     and while `entries` streams the listing; target: under 64 MiB at 1,000,000 keys.
  *     (`list()` returns every record in arrays, so its memory is that of its answer.)
@@ -290,8 +296,13 @@ async function main(): Promise<void> {
       const spread = (m: number[]) => `${Math.min(...m).toFixed(0)}-${Math.max(...m).toFixed(0)}`;
       const readA = small[`read ${operation}`]!.ms;
       const readB = large[`read ${operation}`]!.ms;
+      // Each operation's time over the baseline read just before it, in the same round.
+      const overRead = (ms: number[], read: number[]) => median(ms.map((t, i) => t / read[i]!));
+      const multipleA = overRead(a.ms, readA);
+      const multipleB = overRead(b.ms, readB);
+      const growth = multipleB / multipleA;
       console.log(
-        `summary ${operation} time 1M keys / 100k keys: ${median(b.ms).toFixed(0)} ms (${spread(b.ms)}) / ${median(a.ms).toFixed(0)} ms (${spread(a.ms)}) = ${ratio.toFixed(2)} for 10x the size (target <= 12, ${ratio <= 12 ? 'met' : 'MISSED'}); baseline, a plain read of every record: ${median(readB).toFixed(0)} ms / ${median(readA).toFixed(0)} ms = ${(median(readB) / median(readA)).toFixed(2)}; ours / baseline: ${(median(a.ms) / median(readA)).toFixed(2)} at 100k keys, ${(median(b.ms) / median(readB)).toFixed(2)} at 1M keys`,
+        `summary ${operation} time, as a multiple of a plain read of the same records (paired by round): ${multipleA.toFixed(2)} at 100k keys, ${multipleB.toFixed(2)} at 1M keys: ${growth.toFixed(2)}x (target <= 1.2, ${growth <= 1.2 ? 'met' : 'MISSED'}); time 1M keys / 100k keys: ${median(b.ms).toFixed(0)} ms (${spread(b.ms)}) / ${median(a.ms).toFixed(0)} ms (${spread(a.ms)}) = ${ratio.toFixed(2)} for 10x the size, the plain read's ${median(readB).toFixed(0)} ms / ${median(readA).toFixed(0)} ms = ${(median(readB) / median(readA)).toFixed(2)}`,
       );
       const rss = median(b.rss);
       const heap = median(b.heap);
@@ -312,6 +323,10 @@ if (process.argv[2] === '--child') {
   // Only builds one store: `--build <root> <objects> <keys>`, to measure with `--child` by hand.
   const [, , , root, objects, keys] = process.argv;
   build(root!, Number(objects), Number(keys));
+} else if (process.argv[2] === '--garbage') {
+  // Only adds what the next gc must remove: `--garbage <root> <objects> <keys>`.
+  const [, , , root, objects, keys] = process.argv;
+  console.log(JSON.stringify(addGarbage(root!, Number(objects), Number(keys))));
 } else {
   await main();
 }

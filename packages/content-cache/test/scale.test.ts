@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type StoreEntry, type StoreFs, nodeStoreFs, openContentStore } from '@agentproto/content-cache';
-import { canonicalKey } from '../src/canonical-key.js';
+import { canonicalKey, keyDigest as keyDigestOf } from '../src/canonical-key.js';
 import { storeState } from './support/inspect.js';
 import { tempDir } from './support/temp.js';
 import { fillWith, keyFor } from './support/trees.js';
@@ -180,6 +180,80 @@ describe('a store of any size', () => {
     }
     ticking = false;
     expect((await store.list()).keys).toHaveLength(2003);
+  });
+
+  /** `populated`, plus `count` key records whose object is gone, and links whose object is gone. */
+  async function withGarbage(count: number, fs: StoreFs) {
+    const { root } = await populated();
+    for (let i = 0; i < count; i++) {
+      const text = canonicalKey(keyFor(`gone${i}`, { i }));
+      const digest = createHash('sha256').update(text).digest('hex');
+      await writeFile(join(root, 'keys', `${digest}.json`), `{"objectId":"${'e'.repeat(64)}","key":${text}}\n`);
+      await symlink(`../objects/${'e'.repeat(64)}/content`, join(root, 'links', `gone${i}`));
+    }
+    return { root, store: await openContentStore({ root, fs }) };
+  }
+
+  /**
+   * A filesystem whose `rm` of a record takes `ms` milliseconds, counting how many run at
+   * once; one that `fail` picks fails at once.
+   */
+  function slowRemovals(ms: number, fail?: (path: string) => boolean) {
+    const removals = { running: 0, most: 0, done: 0, runningAtEnd: -1 };
+    const fs: StoreFs = {
+      ...nodeStoreFs,
+      rm: (async (path: string, options?: object) => {
+        removals.running += 1;
+        removals.most = Math.max(removals.most, removals.running);
+        try {
+          if (fail?.(path)) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          await nodeStoreFs.rm(path, options);
+          removals.done += 1;
+        } finally {
+          removals.running -= 1;
+        }
+      }) as StoreFs['rm'],
+    };
+    return { fs, removals };
+  }
+
+  it('gc removes a few records at once while it goes on reading, and reports each removal once', async () => {
+    const { fs, removals } = slowRemovals(3);
+    const { root, store } = await withGarbage(60, fs);
+    const report = await store.gc();
+    // The damaged record and the 60 keys; the dangling link and the 60 links.
+    expect(report.removedKeys).toBe(61);
+    expect(report.removedLinks).toBe(61);
+    expect(removals.most).toBeGreaterThan(1);
+    expect(removals.most).toBeLessThanOrEqual(4);
+    expect(removals.running).toBe(0);
+    expect(storeState(root).keys).toHaveLength(3);
+    expect((await store.list()).links).toHaveLength(2);
+    // Objects nothing reaches any more, moved a few at once too, in the report in id order.
+    for (const { key } of (await store.list()).keys) await rm(join(root, 'keys', `${keyDigestOf(key)}.json`));
+    await rm(join(root, 'links'), { recursive: true });
+    await mkdir(join(root, 'links'));
+    const objects = (await store.list()).objects.map((object) => object.objectId);
+    const second = await store.gc();
+    expect(second.removedObjects).toEqual([...objects].sort());
+    expect((await store.list()).objects).toEqual([]);
+  });
+
+  it('a removal that fails ends gc with CACHE_IO only once no other removal is still running', async () => {
+    // The fourth key removal fails while the three before it are still running.
+    let keyRemovals = 0;
+    const { fs, removals } = slowRemovals(50, (path) => path.includes(join('keys', '')) && ++keyRemovals === 4);
+    const { store } = await withGarbage(40, fs);
+    const refused = await store.gc().catch((error: unknown) => {
+      removals.runningAtEnd = removals.running;
+      return error;
+    });
+    expect(refused).toMatchObject({ code: 'CACHE_IO' });
+    expect(removals.runningAtEnd).toBe(0);
+    // The lock was let go after them: the next gc takes it and removes the rest.
+    const next = await store.gc();
+    expect(next.removedKeys + removals.done).toBeGreaterThan(40);
   });
 
   it('an unreadable folder fails entries() with CACHE_IO naming it', async () => {

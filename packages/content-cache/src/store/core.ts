@@ -316,7 +316,7 @@ class RecentSet<T> {
  * as runs finish (so a streamed listing stays streamed). The first failure stops pulling and
  * is thrown once the runs in progress have settled.
  */
-async function forEachConcurrently<T>(
+export async function forEachConcurrently<T>(
   items: AsyncIterable<T>,
   limit: number,
   run: (item: T) => Promise<unknown>,
@@ -324,20 +324,24 @@ async function forEachConcurrently<T>(
   const iterator = items[Symbol.asyncIterator]();
   let failed = false;
   const worker = async () => {
-    while (!failed) {
-      const next = await iterator.next();
-      if (next.done) return;
-      try {
+    try {
+      while (!failed) {
+        const next = await iterator.next();
+        if (next.done) return;
         await run(next.value);
-      } catch (error) {
-        failed = true;
-        throw error;
       }
+    } catch (error) {
+      failed = true;
+      throw error;
     }
   };
+  let settled: PromiseSettledResult<void>[];
   try {
-    await Promise.all(Array.from({ length: limit }, worker));
+    // Every run settles before this returns or throws: none is left going after it.
+    settled = await Promise.allSettled(Array.from({ length: limit }, worker));
   } finally {
     await iterator.return?.();
   }
+  const failure = settled.find((result) => result.status === 'rejected');
+  if (failure) throw failure.reason;
 }
