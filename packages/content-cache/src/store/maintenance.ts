@@ -222,22 +222,16 @@ export async function collectGarbage(core: StoreCore): Promise<GcReport> {
     const objects = new ObjectIdSet();
     for await (const id of sliced(core.names(core.layout.objects))) objects.add(id);
     objects.seal();
-    await forEachConcurrently(
-      unreachingRecords(core, core.layout.keys, objects, keyReaches),
-      REMOVALS,
-      async (found) => {
+    const records = [
+      [core.layout.keys, keyReaches, 'removedKeys'],
+      [core.layout.links, linkReaches, 'removedLinks'],
+    ] as const;
+    for (const [folder, reaches, counted] of records) {
+      await forEachConcurrently(unreachingRecords(core, folder, objects, reaches), REMOVALS, async (found) => {
         if (found.temporary) await removeIfOld(core, found.path);
-        else if (await removeFile(core, found.path)) report.removedKeys += 1;
-      },
-    );
-    await forEachConcurrently(
-      unreachingRecords(core, core.layout.links, objects, linkReaches),
-      REMOVALS,
-      async (found) => {
-        if (found.temporary) await removeIfOld(core, found.path);
-        else if (await removeFile(core, found.path)) report.removedLinks += 1;
-      },
-    );
+        else if (await removeFile(core, found.path)) report[counted] += 1;
+      });
+    }
     await forEachConcurrently(unreachedObjects(objects), REMOVALS, async (objectId) => {
       const marker = readOrSkip(() => core.readMarkerSync(objectId));
       if (await core.moveToTrash(core.layout.object(objectId))) {
@@ -303,6 +297,7 @@ async function* unreachingRecords(
   }
 }
 
+/** The objects nothing reached, as the async iterable forEachConcurrently takes. */
 async function* unreachedObjects(objects: ObjectIdSet): AsyncGenerator<string> {
   yield* objects.unreached();
 }
