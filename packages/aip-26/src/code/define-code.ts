@@ -250,7 +250,7 @@ async function buildWhileListing<T>(
   const feed = new WriterFeed(writer);
   let materialized: Awaited<ReturnType<typeof materialize>>;
   try {
-    materialized = await materialize(args, fs, plan, feed, true);
+    materialized = await materialize(args, fs, plan, feed);
   } catch (error) {
     writer.stop();
     throw error;
@@ -436,13 +436,17 @@ async function cachedArchive(cache: ContentStore, files: ReadonlyMap<string, Bun
   return readFile(join(stored.path, BUNDLE));
 }
 
+/**
+ * The plan's files merged into an overlay. With a `listener` (a writer packing while the
+ * folder is listed), workspace files are listed unmeasured and measured as they are opened.
+ */
 async function materialize(
   args: DefineCodeOptions,
   fs: WorkspaceFs,
   plan: CodePlan,
   listener?: OverlayListener,
-  measureOnOpen = false,
 ): Promise<{ overlay: Overlay; report: CodeReport }> {
+  const measureOnOpen = listener !== undefined;
   const limits = { ...DEFAULT_LIMITS, ...args.limits };
   const overlay = new Overlay(limits, listener);
   const sources: SourceReport[] = [];

@@ -226,7 +226,7 @@ export class StoreCore {
   async emptyTrash(): Promise<void> {
     this.trashed = false;
     // A few removals at a time, however much a gc moved there: each holds a folder's listing.
-    await forEachConcurrently(this.names(this.layout.trash), 4, (name) =>
+    await forEachConcurrently(this.names(this.layout.trash), REMOVALS_AT_ONCE, (name) =>
       this.fs.rm(join(this.layout.trash, name), { recursive: true, force: true }).catch(() => undefined),
     ).catch(() => undefined);
   }
@@ -253,6 +253,12 @@ export class StoreCore {
     }
   }
 }
+
+/**
+ * Removals the store has going at once on libuv's thread pool (emptying the trash, gc), while
+ * the calling thread goes on: four, the pool's default size.
+ */
+export const REMOVALS_AT_ONCE = 4;
 
 /** Bytes readRecordSync reads at once; key records and markers take ~200-300. */
 const RECORD_BUFFER = 4096;
