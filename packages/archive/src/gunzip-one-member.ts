@@ -15,9 +15,13 @@ import { ArchiveError } from './errors.js';
  * writers pad to a block); a second member or any other byte stops the read with
  * ArchiveError (`gzip-member`, `trailing-data`) before a byte of it is inflated.
  *
- * Backpressure holds both ways: a chunk is acknowledged only once the inflater has taken it,
- * and the inflater pauses while this stream's reader is full, so a gzip bomb is inflated no
- * faster than the consumer (the tar meter, which counts and stops it) reads.
+ * Input reaches the inflater in pieces of at least `chunkSize` bytes (the last may be
+ * shorter): each write is a trip through libuv's thread pool and back, so a source read in
+ * 64 KiB chunks (a file stream's default) would otherwise cost a trip per chunk whatever
+ * `chunkSize` says of the output. Backpressure holds both ways: at most `chunkSize` bytes
+ * of input are held before the inflater has taken them, and the inflater pauses while this
+ * stream's reader is full, so a gzip bomb is inflated no faster than the consumer (the tar
+ * meter, which counts and stops it) reads.
  */
 export class GunzipOneMember extends Transform {
   private readonly inflate: zlib.InflateRaw;
@@ -31,8 +35,16 @@ export class GunzipOneMember extends Transform {
   private crc = 0;
   private size = 0;
   private readonly inflated: Promise<void>;
+  /**
+   * Deflate data received and not handed to the inflater yet, copied into one buffer of
+   * `chunkSize` bytes that is handed over when full and reused once the inflater has taken it
+   * (a fresh buffer per piece would cost its page faults every time).
+   */
+  private piece: Buffer | undefined;
+  private pieceLength = 0;
 
-  constructor(chunkSize = 64 * 1024) {
+  /** @param chunkSize - The size of each output chunk, and the least input handed to the inflater at once. */
+  constructor(private readonly chunkSize = 64 * 1024) {
     super();
     this.inflate = zlib.createInflateRaw({ chunkSize });
     this.inflate.on('data', (out: Buffer) => {
@@ -69,12 +81,11 @@ export class GunzipOneMember extends Transform {
         const rest = this.header.subarray(length);
         this.header = Buffer.alloc(0);
         this.state = 'body';
-        if (rest.length === 0) callback();
-        else this.feed(rest, callback);
+        this.hold(rest, callback);
         return;
       }
       if (this.state === 'body') {
-        this.feed(chunk, callback);
+        this.hold(chunk, callback);
         return;
       }
       this.takeTrailer(chunk);
@@ -82,6 +93,52 @@ export class GunzipOneMember extends Transform {
     } catch (error) {
       callback(error as Error);
     }
+  }
+
+  /**
+   * Hands `chunk` on in pieces of `chunkSize` bytes, and acknowledges it once every full piece
+   * it completed has been taken; what is left waits in `piece` for the next chunk or the end.
+   * A chunk at least `chunkSize` long that starts a piece goes as it is, without a copy.
+   */
+  private hold(chunk: Buffer, callback: TransformCallback): void {
+    let at = 0;
+    const fed = (error?: Error | null): void => (error ? callback(error) : next());
+    const next = (): void => {
+      try {
+        while (at < chunk.length) {
+          if (this.state !== 'body') {
+            // The deflate stream ended in the piece just fed: the rest is its trailer and beyond.
+            this.takeTrailer(chunk.subarray(at));
+            break;
+          }
+          if (this.pieceLength === 0 && chunk.length - at >= this.chunkSize) {
+            const whole = chunk.subarray(at);
+            at = chunk.length;
+            this.feed(whole, fed);
+            return;
+          }
+          this.piece ??= Buffer.allocUnsafeSlow(this.chunkSize);
+          const copied = chunk.copy(this.piece, this.pieceLength, at);
+          this.pieceLength += copied;
+          at += copied;
+          if (this.pieceLength === this.chunkSize) {
+            this.feed(this.takePiece(), fed);
+            return;
+          }
+        }
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    };
+    next();
+  }
+
+  /** The bytes in `piece`, which may be filled again once the inflater has taken them. */
+  private takePiece(): Buffer {
+    const bytes = (this.piece as Buffer).subarray(0, this.pieceLength);
+    this.pieceLength = 0;
+    return bytes;
   }
 
   /**
@@ -130,6 +187,11 @@ export class GunzipOneMember extends Transform {
           this.header.length === 0 ? 'the gzip stream is empty' : 'the gzip header is cut short',
         ),
       );
+      return;
+    }
+    // What is held goes to the inflater first; it may end the deflate stream.
+    if (this.state === 'body' && this.pieceLength > 0) {
+      this.feed(this.takePiece(), (error) => (error ? callback(error) : this._flush(callback)));
       return;
     }
     // In the body the deflate stream has not ended yet: finishing makes zlib report a cut
