@@ -58,10 +58,10 @@ export interface ArchiveFile {
 }
 
 /**
- * The inflater's output chunks, and the least deflate data it takes at once. Each chunk is a
- * trip through libuv's thread pool and back (a futex wake, an eventfd write, an epoll wake):
- * on 10,000 files / 100 MiB, 1 MiB instead of 256 KiB out and 64 KiB in took the trips from
- * about 900 to 130 and extraction's CPU by about 9%.
+ * The inflater's output chunks, and the least deflate data it takes at once. Each hand-over
+ * is a trip through libuv's thread pool and back (a futex wake, an eventfd write, an epoll
+ * wake): on 10,000 files / 100 MiB read from a file stream, 1 MiB instead of 256 KiB out and
+ * 64 KiB in took the trips from 865 to 132, and extraction's CPU by about 13%.
  */
 const INFLATE_CHUNK_BYTES = 1 << 20;
 
