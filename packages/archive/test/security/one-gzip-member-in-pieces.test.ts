@@ -51,7 +51,7 @@ async function gunzip(
     return write(chunk, callback);
   };
   const out: Buffer[] = [];
-  // Copies of the input, so a reader that kept a reference to a chunk could not pass by luck.
+  // Each chunk in memory of its own: a reader that read past a chunk's end would not find the next bytes there by luck.
   const input = Readable.from(
     chunks.map((chunk) => Buffer.from(chunk)),
     { objectMode: false },
