@@ -3,7 +3,8 @@
  *  1. defineCode on a 10,000-file, ~100 MiB workspace and on a 2,000-file, ~30 MiB one,
  *     against `tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - src |
  *     pigz -p <cores>` on the same tree, in the same run (alternating, the order flipped each
- *     round). Each round is a fresh process that calls defineCode twice: the first call is
+ *     round). Each round is a fresh process that calls defineCode (the built package, as every
+ *     benchmark imports it: see scripts/run-benches.mjs) twice: the first call is
  *     the first bundle of a cold process, the second a host bundling again (the library in
  *     use). Target wall ratio <= 1.0 on both workspaces for the second call; the first is
  *     printed beside it (a cold process as a whole is the CLI's target, below). GNU `tar
@@ -20,8 +21,7 @@
  *     work itself for the same bundle, checking nothing (aip-26-cli-floor.child.cjs): what the
  *     CLI takes above it is its own code and checks, what it takes above tar | pigz is Node's.
  *     Then the CPU of each (a few more runs, through the shell's `times`), `node -e 0` too.
- *     Needs `pnpm build` first (or AGENTPROTO_BIN naming a bin); skipped with a note when
- *     there is none.
+ *     `pnpm bench` builds it first when it is stale (or AGENTPROTO_BIN names a bin).
  *  3. A second defineCode with a SHA-pinned github source: zero requests to the git server
  *     (counted by the testkit server) and <= 5% of the cold time.
  */
@@ -78,11 +78,9 @@ try {
       };
       if (round % 2 === 0) await baseline();
       // defineCode in a fresh process: its peak memory is measured against that process's own baseline.
-      const out = execFileSync(
-        process.execPath,
-        ['--expose-gc', '--conditions=@agentproto/source', '--import', 'tsx', CHILD, workspace.root],
-        { encoding: 'utf8' },
-      );
+      const out = execFileSync(process.execPath, ['--expose-gc', ...process.execArgv, CHILD, workspace.root], {
+        encoding: 'utf8',
+      });
       const measured = JSON.parse(out) as {
         ms: number;
         warmMs: number;

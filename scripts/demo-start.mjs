@@ -8,10 +8,9 @@
 // build is stale, or fails.
 import { spawn, spawnSync } from 'node:child_process';
 import { constants } from 'node:os';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { staleBuilds } from './workspace-builds.mjs';
+import { pnpmCommand, staleBuilds } from './workspace-builds.mjs';
 
 const scripts = fileURLToPath(new URL('.', import.meta.url));
 const root = process.env.AGENTPROTO_DEMO_WORKSPACE || join(scripts, '..');
@@ -24,14 +23,6 @@ const TOUR_PACKAGES = [
   '@agentproto/testkit',
 ];
 
-/** The pnpm that runs this script (`pnpm demo`), or the project's own through npx when run directly. */
-async function pnpmCommand() {
-  const execPath = process.env.npm_execpath;
-  if (execPath && /pnpm/.test(execPath)) return [execPath];
-  const { packageManager } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
-  return ['npx', '-y', packageManager];
-}
-
 const stale = await staleBuilds(root, TOUR_PACKAGES);
 if (stale.length > 0) {
   const terminal = process.stderr.isTTY === true;
@@ -39,7 +30,7 @@ if (stale.length > 0) {
   if (terminal) process.stderr.write(`building ${count} before the tour…`);
   // Only the stale packages: tsup leaves workspace dependencies external, so a fresh one stays as it is.
   const filters = stale.flatMap((name) => ['--filter', name]);
-  const pnpm = await pnpmCommand();
+  const pnpm = await pnpmCommand(root);
   const build = spawnSync(pnpm[0], [...pnpm.slice(1), '-r', ...filters, 'build'], {
     cwd: root,
     encoding: 'utf8',

@@ -1,7 +1,7 @@
 // Whether a workspace package's dist/ is what `pnpm build` would write from its src/ now: every
 // file its manifest loads from dist/ exists and is newer than every file under src/, its
-// package.json and its tsup.config.ts. Read by `pnpm agentproto` (run dist/ or src/) and
-// `pnpm demo` (build first or not); a few hundred stat calls, a few milliseconds.
+// package.json and its tsup.config.ts. Read by `pnpm agentproto` (run dist/ or src/), `pnpm
+// demo` and `pnpm bench` (build first or not); a few hundred stat calls, a few milliseconds.
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -45,6 +45,22 @@ async function workspacePackages(root) {
     }),
   );
   return new Map(found.filter((pkg) => pkg !== undefined).map((pkg) => [pkg.manifest.name, pkg]));
+}
+
+/** @param {string} root @returns {Promise<string[]>} the name of every package under packages/. */
+export async function workspacePackageNames(root) {
+  return [...(await workspacePackages(root)).keys()].sort();
+}
+
+/**
+ * The pnpm that runs the calling script (`pnpm demo`, `pnpm bench`), or the project's own
+ * through npx when the script was run directly. @param {string} root @returns {Promise<string[]>}
+ */
+export async function pnpmCommand(root) {
+  const execPath = process.env.npm_execpath;
+  if (execPath && /pnpm/.test(execPath)) return [execPath];
+  const { packageManager } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+  return ['npx', '-y', packageManager];
 }
 
 /** @param {{ dir: string, manifest: Manifest }} pkg @returns {Promise<boolean>} */

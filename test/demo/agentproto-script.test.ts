@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staleBuilds } from '../../scripts/workspace-builds.mjs';
+import { staleBuilds, workspacePackageNames } from '../../scripts/workspace-builds.mjs';
 import { runChild, withoutPackageManagerEnv } from './support/child.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -95,6 +95,12 @@ describe('staleBuilds: which dist/ folders are older than their src/', () => {
   it('is empty when every package on the chain was built after its sources; one off the chain is not named', async () => {
     expect(await staleBuilds(workspace, ['@t/app'])).toEqual([]);
     expect(await staleBuilds(workspace, ['@t/unrelated'])).toEqual(['@t/unrelated']);
+  });
+
+  it('over every package under packages/ (what `pnpm bench` checks), names only the unbuilt one', async () => {
+    const names = await workspacePackageNames(workspace);
+    expect(names).toEqual(['@t/app', '@t/lib', '@t/unrelated']);
+    expect(await staleBuilds(workspace, names)).toEqual(['@t/unrelated']);
   });
 
   it('names a dependency whose source changed after its build, however deep the file', async () => {
