@@ -504,7 +504,7 @@ describe('the packed packages', () => {
 
   it('ship the licence of every dependency their dist/ inlines, in dist/THIRD-PARTY-LICENSES.md', async () => {
     const inlined: Record<string, string[]> = {
-      '@agentproto/agent-plugins': ['modern-tar', 'yaml'],
+      '@agentproto/agent-plugins': ['modern-tar'],
       '@agentproto/documents': ['yaml', 'smol-toml'],
       '@agentproto/skill-providers': ['p-limit', 'yocto-queue'],
     };
@@ -532,6 +532,22 @@ describe('the packed packages', () => {
         expect(shipped).toContain((await readFile(join(root, licence), 'utf8')).trim());
       }
     }
+  });
+
+  it('inline each dependency in one package at most: a process loads one copy of it', async () => {
+    // agent-plugins reads YAML nodes with documents' LineCounter, isMap and isSeq, not a yaml of its own.
+    const inliners = new Map<string, string[]>();
+    for (const { name, entries } of packed) {
+      if (!entries.includes('dist/THIRD-PARTY-LICENSES.md')) continue;
+      const shipped = await readFile(
+        join(project, 'node_modules', ...name.split('/'), 'dist', 'THIRD-PARTY-LICENSES.md'),
+        'utf8',
+      );
+      for (const [, dependency] of shipped.matchAll(/^## (\S+) /gm))
+        inliners.set(dependency!, [...(inliners.get(dependency!) ?? []), name]);
+    }
+    expect(inliners.size).toBeGreaterThan(0);
+    expect([...inliners].filter(([, names]) => names.length > 1)).toEqual([]);
   });
 
   it('name the same repository, homepage and issue tracker, each at its own folder, with keywords', () => {

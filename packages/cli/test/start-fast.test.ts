@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,7 +26,8 @@ export async function resolve(specifier, context, next) {
 
 /**
  * The modules the real bin resolves for one command line, from the workspace's TypeScript
- * sources, with a line `v8 flags: …` where it changes V8's flags.
+ * sources, with a line `v8 flags: …` where it changes V8's flags, and at the end a line
+ * `required: <file>` for each CommonJS module the process required (createRequire included).
  */
 async function modulesLoaded(args: string[]): Promise<string[]> {
   const dir = await scratch();
@@ -38,8 +39,8 @@ async function modulesLoaded(args: string[]): Promise<string[]> {
     register,
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`,
   );
-  const flags = join(dir, 'flags.cjs');
-  await writeFile(flags, FLAG_PRELOAD);
+  const flags = join(dir, 'preload.cjs');
+  await writeFile(flags, PRELOAD);
   await writeFile(log, '');
   await execFileAsync(
     process.execPath,
@@ -79,16 +80,28 @@ function agentprotoPackages(urls: readonly string[]): string[] {
 
 /**
  * Records, in the load log, each change of V8's flags at run time, where it comes among the
- * modules resolved (a CommonJS preload: it patches node:v8 before the bin imports it).
+ * modules resolved (a CommonJS preload: it patches node:v8 before the bin imports it), and at
+ * exit the CommonJS modules required: a library loaded with createRequire on first use never
+ * passes through the ESM hook.
  */
-const FLAG_PRELOAD = `const { appendFileSync } = require('node:fs');
+const PRELOAD = `const { appendFileSync } = require('node:fs');
 const v8 = require('node:v8');
 const set = v8.setFlagsFromString;
 v8.setFlagsFromString = (flags) => {
   appendFileSync(process.env.AGENTPROTO_LOAD_LOG, 'v8 flags: ' + flags + '\\n');
   set(flags);
 };
+process.on('exit', () => {
+  const required = Object.keys(require.cache).map((file) => 'required: ' + file + '\\n');
+  appendFileSync(process.env.AGENTPROTO_LOAD_LOG, required.join(''));
+});
 `;
+
+/** Which of agent-plugins' on-demand libraries (src/libraries.ts) were loaded, by ESM or CommonJS. */
+function onDemandLibraries(lines: readonly string[]): string[] {
+  const names = lines.map((line) => /\/node_modules\/(fflate|minimatch|fastest-levenshtein)\//.exec(line)?.[1]);
+  return [...new Set(names.filter((name) => name !== undefined))].sort();
+}
 
 describe('start fast: --version and help load no command group', () => {
   it.each([
@@ -111,6 +124,28 @@ describe('start fast: --version and help load no command group', () => {
     expect(loaded.some((url) => url.endsWith('/src/commands/plugin.ts'))).toBe(true);
     for (const name of ['content-cache', 'skill-providers', 'aip-26', 'git'])
       expect(agentprotoPackages(loaded)).not.toContain(name);
+  });
+
+  it('plugin validate of a folder loads none of the libraries only uploads, globs and configurations need', async () => {
+    const source = await scratch();
+    await mkdir(join(source, 'skills', 'review'), { recursive: true });
+    await writeFile(
+      join(source, 'skills', 'review', 'SKILL.md'),
+      '---\nname: review\ndescription: Reviews.\n---\nRead.\n',
+    );
+    const validated = await modulesLoaded(['plugin', 'validate', source]);
+    expect(validated.some((line) => line.endsWith('/packages/agent-plugins/src/index.ts'))).toBe(true);
+    expect(onDemandLibraries(validated)).toEqual([]);
+    // The check above can fail: building it with an include glob matches files against it.
+    await writeFile(
+      join(source, 'plugin.toml'),
+      '[plugin]\nname = "acme.review"\nversion = "1.0.0"\ninclude = ["notes/**"]\n',
+    );
+    await mkdir(join(source, 'notes'));
+    await writeFile(join(source, 'notes', 'a.md'), 'A note.\n');
+    const out = join(await scratch(), 'acme.review');
+    const built = await modulesLoaded(['plugin', 'build', join(source, 'plugin.toml'), '--out', out]);
+    expect(onDemandLibraries(built)).toEqual(['minimatch']);
   });
 
   it('code bundle of workspace files loads no store, git or registry client; a github source loads them', async () => {

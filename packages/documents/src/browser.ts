@@ -4,6 +4,9 @@
 // Parse a document within its limits: size, depth and node count checked before and while parsing
 export { parseUntrustedYaml, parseYamlDocument, yamlDocumentValue } from './yaml.js';
 export type { YamlParseOptions } from './yaml.js';
+// yaml's own, for a caller reading a parsed document's nodes and positions: the copy of yaml
+// this package parses with, so no second one is loaded beside it
+export { isMap, isSeq, LineCounter } from 'yaml';
 export { parseUntrustedJson } from './json.js';
 export type { JsonParseOptions } from './json.js';
 export { parseUntrustedToml } from './toml.js';

@@ -1,5 +1,5 @@
 import { isDotGit } from '@agentproto/archive';
-import { minimatch } from 'minimatch';
+import { minimatch } from '#libraries';
 import { type Finding, findingFrom } from '../findings.js';
 import { BUNDLE_FINDING_CODES } from './codes.js';
 import { byteOrder } from '../text.js';
@@ -74,7 +74,7 @@ export function selectIncluded(
     let matched = 0;
     for (const path of candidates) {
       // dot: a file named .env is a file like any other; the author asked for the folder.
-      if (minimatch(path, pattern, { dot: true, nonegate: true, nocomment: true })) {
+      if (minimatch().minimatch(path, pattern, { dot: true, nonegate: true, nocomment: true })) {
         selected.add(path);
         matched += 1;
       }

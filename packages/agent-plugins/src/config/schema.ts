@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { PLUGIN_CONFIG_SCHEMA } from './schema-file.js';
-import { distance } from 'fastest-levenshtein';
+import { levenshtein } from '#libraries';
 import { CONFIG_VALIDATORS } from '../generated/validators.js';
 
 /** The seed's spellings of the keys this package names in camelCase. */
@@ -130,7 +130,7 @@ function knownKeys(schema: unknown, depth = 0): string[] {
 function closestKey(key: string, known: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of known) {
-    const edits = distance(key, name);
+    const edits = levenshtein().distance(key, name);
     if (edits <= Math.min(2, key.length - 1) && (best === undefined || edits < best.distance))
       best = { name, distance: edits };
   }

@@ -1,4 +1,4 @@
-import { minimatch } from 'minimatch';
+import { minimatch } from '#libraries';
 import { type PackageFile, SIDECAR, byteOrder } from '../bundle/include.js';
 import type { AuthorConfig, McpServerConfig, PluginConfig } from '../config/types.js';
 import { namespaceFolderProblem, splitExtensions } from '../extensions/index.js';
@@ -288,10 +288,10 @@ const MATCH_OPTIONS = { dot: true, nonegate: true, nocomment: true } as const;
  * with character classes rather than backslashes, which an include glob may not hold.
  */
 function literalGlob(path: string): string | undefined {
-  const escaped = minimatch.escape(path, { windowsPathsNoEscape: true });
+  const escaped = minimatch().escape(path, { windowsPathsNoEscape: true });
   // minimatch expands braces before it reads classes, so "[{]" does not protect a brace.
   const glob = escaped.replace(/[{}]/g, '?');
-  return minimatch(path, glob, MATCH_OPTIONS) ? glob : undefined;
+  return minimatch().minimatch(path, glob, MATCH_OPTIONS) ? glob : undefined;
 }
 
 /**

@@ -3,12 +3,13 @@ import {
   DocumentTooDeepError,
   DocumentTooLargeError,
   FRONTMATTER_LIMITS,
+  LineCounter,
   findFrontmatter,
+  isMap,
+  isSeq,
   parseYamlDocument,
   yamlDocumentValue,
 } from '@agentproto/documents';
-import { LineCounter, isMap, isSeq } from 'yaml';
-import type { Node as YamlNode } from 'yaml';
 import { type Finding, findingFrom } from '../findings.js';
 import { SKILL_FINDING_CODES, type SkillFindingCode } from './codes.js';
 import { isRecord } from '../values.js';
@@ -140,7 +141,7 @@ export function parseFrontmatter(bytes: Uint8Array, file: string): Frontmatter {
     return { data: undefined, body, problems };
   }
 
-  const contents = doc.contents as YamlNode | null;
+  const contents = doc.contents;
   if (!isMap(contents)) {
     const what = contents === null ? 'empty' : isSeq(contents) ? 'a list' : 'a scalar';
     report('skill.frontmatter-not-mapping', `is ${what}, not a mapping of fields`);

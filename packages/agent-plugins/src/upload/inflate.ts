@@ -1,6 +1,6 @@
 // Bounded inflation over fflate's streaming decoders: the input is pushed a slice at a time and
 // every chunk of output is counted before it is kept, so a bomb stops within a slice's worth.
-import { Gunzip, Inflate, inflateSync } from 'fflate';
+import { fflate } from '#libraries';
 import { type UploadTree, UploadRefused, refuse } from './tree-builder.js';
 
 /** Input bytes pushed at a time: at most ~1,032 times this comes out of one push. */
@@ -38,7 +38,7 @@ export function inflateEntry(data: Uint8Array, size: number, tree: UploadTree, n
     tree.unpack(size);
     let out: Uint8Array;
     try {
-      out = inflateSync(data, { out: new Uint8Array(size + 1) });
+      out = fflate().inflateSync(data, { out: new Uint8Array(size + 1) });
     } catch (error) {
       throw refuse('upload.malformed', name, `holds damaged deflate data (${message(error)})`);
     }
@@ -53,7 +53,7 @@ export function inflateEntry(data: Uint8Array, size: number, tree: UploadTree, n
   const chunks: Uint8Array[] = [];
   let length = 0;
   let ended = false;
-  const inflater = new Inflate((chunk, final) => {
+  const inflater = new (fflate().Inflate)((chunk, final) => {
     length += chunk.length;
     if (length > size) throw refuse('upload.malformed', name, `inflates to more than the ${size} bytes it declares`);
     tree.unpack(chunk.length);
@@ -85,7 +85,7 @@ export function gunzipUpload(data: Uint8Array, tree: UploadTree): Uint8Array {
   let ended = false;
   // A tar holds a header (and up to 511 bytes of padding) per entry beside the files' bytes.
   const headroom = 1024 * tree.limits.maxEntries + 1024 * 1024;
-  const gunzip = new Gunzip((chunk, final) => {
+  const gunzip = new (fflate().Gunzip)((chunk, final) => {
     length += chunk.length;
     tree.unpack(chunk.length, headroom);
     chunks.push(chunk);

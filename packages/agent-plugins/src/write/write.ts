@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '#libraries';
 import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isDotGit } from '@agentproto/archive';
@@ -43,7 +43,7 @@ export async function writePlugin(
   // Every path is checked before the first byte is written anywhere.
   for (const path of files.keys()) checkedPath(path, target);
   await mkdir(dirname(target), { recursive: true });
-  const staging = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
+  const staging = join(dirname(target), `.${basename(target)}.tmp-${nodeCrypto().randomBytes(6).toString('hex')}`);
   try {
     await mkdir(staging, { mode: 0o755 });
     for (const [path, file] of files) {
