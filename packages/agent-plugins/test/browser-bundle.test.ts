@@ -33,6 +33,27 @@ describe('the browser bundle of validation', () => {
     expect([...bundle.inputs.keys()].filter((input) => nodeOnly.test(input))).toEqual([]);
   });
 
+  it('keeps only the members of fflate and minimatch the package calls (#libraries, browser condition)', async () => {
+    const bundle = await bundleForBrowser(ENTRY, root, SOURCES);
+    const here = fileURLToPath(new URL('../', import.meta.url));
+    const bytesOf = (inputs: Map<string, number>, name: string) =>
+      [...inputs].find(([input]) => input.startsWith(`${name}@`))?.[1] ?? 0;
+    for (const [name, members] of [
+      ['fflate', 'Gunzip, Inflate, inflateSync'],
+      ['minimatch', 'escape, minimatch'],
+    ] as const) {
+      const alone = await bundleForBrowser(`export { ${members} } from '${name}';`, here);
+      const whole = await bundleForBrowser(`export * from '${name}';`, here);
+      // The same members bundled alone, give or take the minifier's names; fflate whole is 6x that.
+      expect({ name, inBundle: bytesOf(bundle.inputs, name) <= 1.2 * bytesOf(alone.inputs, name) }).toEqual({
+        name,
+        inBundle: true,
+      });
+      expect(bytesOf(alone.inputs, name)).toBeGreaterThan(0);
+      if (name === 'fflate') expect(bytesOf(whole.inputs, name)).toBeGreaterThan(3 * bytesOf(alone.inputs, name));
+    }
+  });
+
   it('runs with web globals alone and gives the verdicts, and the import, of the folder', async () => {
     const whole = `export * from '@agentproto/agent-plugins';`;
     const bundle = await bundleForBrowser(whole, root, { ...SOURCES, format: 'iife', globalName: 'agentPlugins' });
