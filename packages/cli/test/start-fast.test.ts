@@ -115,6 +115,8 @@ describe('start fast: --version and help load no command group', () => {
     expect(loaded.some((url) => url.endsWith('/src/main.ts'))).toBe(true);
     expect(agentprotoPackages(loaded)).toEqual([]);
     expect(loaded.filter((url) => /\/src\/commands\//.test(url))).toEqual([]);
+    // node:v8 is for code bundle's flags alone.
+    expect(loaded).not.toContain('node:v8');
   });
 
   it('plugin validate loads the plugin group and agent-plugins, and no store, git or code package', async () => {
