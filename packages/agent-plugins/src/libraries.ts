@@ -14,31 +14,24 @@ import type * as NodeCrypto from 'node:crypto';
  * usual way.
  */
 const load = createRequire(import.meta.url);
-let fflateModule: typeof Fflate | undefined;
-let minimatchModule: typeof Minimatch | undefined;
-let levenshteinModule: typeof Levenshtein | undefined;
-let cryptoModule: typeof NodeCrypto | undefined;
+
+/** The module `name`, required by the first call and kept. */
+function onFirstUse<T>(name: string): () => T {
+  let loaded: T | undefined;
+  return () => {
+    loaded ??= load(name) as T;
+    return loaded;
+  };
+}
 
 /** fflate: the inflaters of uploads (.zip entries, .tar.gz). */
-export function fflate(): typeof Fflate {
-  fflateModule ??= load('fflate') as typeof Fflate;
-  return fflateModule;
-}
+export const fflate = onFirstUse<typeof Fflate>('fflate');
 
 /** minimatch: include globs, and the globs an import reports. */
-export function minimatch(): typeof Minimatch {
-  minimatchModule ??= load('minimatch') as typeof Minimatch;
-  return minimatchModule;
-}
+export const minimatch = onFirstUse<typeof Minimatch>('minimatch');
 
 /** fastest-levenshtein: the key a misspelled one was probably meant to be. */
-export function levenshtein(): typeof Levenshtein {
-  levenshteinModule ??= load('fastest-levenshtein') as typeof Levenshtein;
-  return levenshteinModule;
-}
+export const levenshtein = onFirstUse<typeof Levenshtein>('fastest-levenshtein');
 
 /** node:crypto: a bundle's digest, the random names of staging folders. */
-export function nodeCrypto(): typeof NodeCrypto {
-  cryptoModule ??= load('node:crypto') as typeof NodeCrypto;
-  return cryptoModule;
-}
+export const nodeCrypto = onFirstUse<typeof NodeCrypto>('node:crypto');

@@ -80,7 +80,7 @@ function agentprotoPackages(urls: readonly string[]): string[] {
 
 /**
  * Records, in the load log, each change of V8's flags at run time, where it comes among the
- * modules resolved (a CommonJS preload: it patches node:v8 before the bin imports it), and at
+ * modules resolved (a CommonJS preload: it patches node:v8 before the bin loads it), and at
  * exit the CommonJS modules required: a library loaded with createRequire on first use never
  * passes through the ESM hook.
  */
