@@ -43,14 +43,16 @@ describe('the browser bundle of validation', () => {
       ['minimatch', 'escape, minimatch'],
     ] as const) {
       const alone = await bundleForBrowser(`export { ${members} } from '${name}';`, here);
-      const whole = await bundleForBrowser(`export * from '${name}';`, here);
       // The same members bundled alone, give or take the minifier's names; fflate whole is 6x that.
       expect({ name, inBundle: bytesOf(bundle.inputs, name) <= 1.2 * bytesOf(alone.inputs, name) }).toEqual({
         name,
         inBundle: true,
       });
       expect(bytesOf(alone.inputs, name)).toBeGreaterThan(0);
-      if (name === 'fflate') expect(bytesOf(whole.inputs, name)).toBeGreaterThan(3 * bytesOf(alone.inputs, name));
+      if (name === 'fflate') {
+        const whole = await bundleForBrowser(`export * from '${name}';`, here);
+        expect(bytesOf(whole.inputs, name)).toBeGreaterThan(3 * bytesOf(alone.inputs, name));
+      }
     }
   });
 
