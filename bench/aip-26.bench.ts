@@ -103,7 +103,7 @@ try {
     console.log(
       `  the first call of a cold process: ${median(cold).toFixed(0)} ms (${spread(cold)}), ratio ${(median(cold) / median(pigz)).toFixed(3)}`,
     );
-    console.log(`  per-round ratios: ${ours.map((o, i) => (o / pigz[i]!).toFixed(2)).join(' ')}`);
+    console.log(`  per-round ratios: ${perRound(ours, pigz, 1.0)}`);
     console.log(
       `  GNU tar -czf (one core) ${median(gnu).toFixed(0)} ms: defineCode is ${(median(ours) / median(gnu)).toFixed(3)}x it`,
     );
@@ -167,6 +167,9 @@ try {
         `  agentproto code bundle vs tar | pigz, 2,000 files (median ms, whole process), ${label}: ours ${median(ours[i]!).toFixed(0)} (${spread(ours[i]!)}), tar | pigz ${median(pigz).toFixed(0)} (${spread(pigz)}), ratio ${(median(ours[i]!) / median(pigz)).toFixed(3)}; node -e 0 alone ${median(bare[i]!).toFixed(0)} ms`,
       );
     }
+    console.log(
+      `  per-round ratios, ${environments[0]![0]}: ${perRound(ours[0]!, pigz, 1.2)}; the Node-only process's: ${perRound(floor, pigz, 1.2)}`,
+    );
     // The same work: the floor's tar holds the same entries, headers and padding as the CLI's.
     const tarBytes = (file: string) => zlib.gunzipSync(readFileSync(join(work, file))).length;
     const sameWork = tarBytes('floor.tar.gz') === tarBytes('cli.tar.gz');
@@ -282,6 +285,17 @@ async function deflateAlone(tar: Buffer): Promise<void> {
     stream.close();
   };
   await Promise.all([lane(), lane(), lane(), lane()]);
+}
+
+/**
+ * Each round's ratio (ours ÷ the baseline of the same round), then their median and how many
+ * rounds were over `target`: how a run's ratio of medians came about, and how far its rounds
+ * agree on which side of the target it is.
+ */
+function perRound(ours: number[], baseline: number[], target: number): string {
+  const ratios = ours.map((o, i) => o / baseline[i]!);
+  const over = ratios.filter((r) => r > target).length;
+  return `${ratios.map((r) => r.toFixed(2)).join(' ')} (median ${median(ratios).toFixed(3)}; over ${target.toFixed(1)} in ${over} of ${ratios.length})`;
 }
 
 /** min-max of a sample. */
